@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+// Mutex policies over Boost.Thread; link keel::boost_sync (it brings
+// libboost_thread, which boost::shared_mutex needs even when "header-only").
+#pragma once
+
+#include <string_view>
+
+#include <boost/thread/shared_mutex.hpp>
+
+#include "keel/core/mutex_policy.hpp"
+
+namespace keel {
+
+/** @brief Readers in parallel, writers alone, through boost::shared_mutex. */
+struct boost_shared_mutex_policy {
+  using mutex_type = boost::shared_mutex;
+  static constexpr std::string_view name = "boost";
+  static constexpr bool is_thread_safe = true;
+};
+
+/**
+ * @brief Through boost::upgrade_mutex: besides shared and exclusive locks it
+ * offers an upgrade lock (one reader that may become the writer without
+ * letting another writer in between); guarded::upgrade uses it.
+ */
+struct boost_upgrade_mutex_policy {
+  using mutex_type = boost::upgrade_mutex;
+  static constexpr std::string_view name = "upgrade";
+  static constexpr bool is_thread_safe = true;
+};
+
+}  // namespace keel

@@ -439,12 +439,12 @@ inline std::error_code make_status_code(status code) noexcept { return {code, ac
 inline std::error_code make_error_code(errc code) noexcept { return {static_cast<int>(code), acl_category()}; }
 
 /**
- * @brief keel's condition @p condition as a std::error_condition, to test an
+ * @brief keel's condition @p value as a std::error_condition, to test an
  * ACL status against it: `ec == keel::acl::condition(keel::errc::null_parameter)`
  * holds for ACLNN_ERR_PARAM_NULLPTR. Throws: nothing.
  */
-inline std::error_condition condition(keel::errc condition) noexcept {
-  return {static_cast<int>(condition), keel::keel_category()};
+inline std::error_condition condition(keel::errc value) noexcept {
+  return {static_cast<int>(value), keel::keel_category()};
 }
 
 namespace detail {

@@ -41,8 +41,8 @@ bool spin_until(Pred&& pred) {
   const auto until = clock::now() + spin_window;
   for (unsigned i = 1;; ++i) {
     if (pred()) return true;
-    cpu_relax();
-    if ((i & 63) == 0 && clock::now() > until) return false;
+    poll_delay();
+    if ((i & 255) == 0 && clock::now() > until) return false;
   }
 }
 
@@ -121,14 +121,22 @@ struct group_state : ref_counted {
   std::uint64_t id;
   std::uint64_t marked_on;
   std::vector<replay_task> building;  // while marking (dev->capture_mutex)
-  std::mutex m;                       // guards `tasks` (swapped by updates)
+  std::vector<kernel_kind> signature;  // the kinds an update must match; fixed at group end
+  spin_lock m;                         // guards `tasks` (swapped by updates)
   std::shared_ptr<const std::vector<replay_task>> tasks;
   std::atomic<bool> updating{false};
   std::atomic<bool> model_alive{false};
 
   std::shared_ptr<const std::vector<replay_task>> current() {
-    std::lock_guard<std::mutex> lock(m);
+    std::lock_guard<spin_lock> lock(m);
     return tasks;
+  }
+  void replace(std::shared_ptr<const std::vector<replay_task>> list) {
+    {
+      std::lock_guard<spin_lock> lock(m);
+      tasks.swap(list);
+    }
+    // the old tasks (and what they hold) are released here, outside the lock
   }
 };
 
@@ -204,32 +212,40 @@ struct stream_state : ref_counted {
   void run() {
     std::uint64_t h = 0;
     for (;;) {
-      const std::uint64_t t = ring.tail();
-      if (h == t) {
-        if (spin_until([&] { return ring.tail() != h || stopping.load(std::memory_order_relaxed); }) &&
-            ring.tail() != h)
+      slot* s = ring.ready(h);
+      if (s == nullptr) {
+        // Idle. Publish progress for synchronize() first (seq_cst pairs with
+        // the waiters count), then poll the next slot only every few hundred
+        // nanoseconds: each poll pulls the line a submitter is about to
+        // write, and letting it fill a batch first is what makes tiny tasks
+        // cheap. After the spin window, sleep.
+        ring.set_head(h, std::memory_order_seq_cst);
+        if (waiters.load(std::memory_order_seq_cst) > 0) {
+          std::lock_guard<std::mutex> lock(m);
+          done_cv.notify_all();
+        }
+        if (spin_until([&] {
+              poll_delay();
+              return ring.ready(h) != nullptr || stopping.load(std::memory_order_relaxed);
+            }) &&
+            ring.ready(h) != nullptr)
           continue;
         std::unique_lock<std::mutex> lock(m);
         sleeping.store(true, std::memory_order_seq_cst);
-        wake_cv.wait(lock, [&] { return ring.tail() != h || stopping.load(std::memory_order_seq_cst); });
+        wake_cv.wait(lock, [&] { return ring.ready(h) != nullptr || stopping.load(std::memory_order_seq_cst); });
         sleeping.store(false, std::memory_order_relaxed);
-        if (ring.tail() == h) return;  // stopping, and drained
+        if (ring.ready(h) == nullptr) return;  // stopping, and drained
         continue;
       }
-      for (; h != t; ++h) {
-        slot& s = ring.at(h);
-        try {
-          s.fn(s.storage, !failed.load(std::memory_order_relaxed));
-        } catch (...) {
-          record_failure(std::current_exception());
-        }
-        ring.set_head(h + 1, std::memory_order_release);
+      try {
+        s->fn(s->storage, dev, !failed.load(std::memory_order_relaxed));
+      } catch (...) {
+        record_failure(std::current_exception());
       }
-      ring.set_head(h, std::memory_order_seq_cst);
-      if (waiters.load(std::memory_order_seq_cst) > 0) {
-        std::lock_guard<std::mutex> lock(m);
-        done_cv.notify_all();
-      }
+      // Progress is published every 64 tasks (and whenever the worker goes
+      // idle): a store per task would bounce the line with a synchronize()
+      // polling it.
+      if ((++h & 63) == 0) ring.set_head(h, std::memory_order_release);
     }
   }
 
@@ -523,15 +539,22 @@ struct backend {
   /** f(launch_context&) is the kernel's body; kind is what updates match. */
   template <class F>
   static void launch_kernel(stream_handle s, kernel_kind kind, F&& f) {
-    auto body = [dev = s->dev, fn = std::forward<F>(f)]() {
-      launch_context ctx(*dev);
-      fn(ctx);
-    };
     if (s->redirect.load(std::memory_order_acquire) == 0) {
-      s->submit<false>(std::move(body));
+      // The device comes from the stream when the task runs, so a kernel
+      // with a few scalar arguments still fits in a ring slot.
+      s->submit<false>([fn = std::forward<F>(f)](void* dev) {
+        launch_context ctx(*static_cast<device*>(dev));
+        fn(ctx);
+      });
       return;
     }
-    detail::redirect_task(*s, std::move(body), detail::replay_task::category::kernel, kind, "keel::stream::launch");
+    detail::redirect_task(
+        *s,
+        [dev = s->dev, fn = std::forward<F>(f)]() {
+          launch_context ctx(*dev);
+          fn(ctx);
+        },
+        detail::replay_task::category::kernel, kind, "keel::stream::launch");
   }
 
   static void copy_async(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind,
@@ -864,6 +887,10 @@ struct backend {
     if (!s->session || dev.group_stream != s)
       throw_error(errc::invalid_state, "keel::task_group_scope::end", s->describe() + " is not marking a task group");
     detail::ref_ptr<detail::group_state> g = s->session->open_group;
+    std::vector<kernel_kind> signature;
+    signature.reserve(g->building.size());
+    for (const auto& t : g->building) signature.push_back(t.kind());
+    g->signature = std::move(signature);
     g->tasks = std::make_shared<const std::vector<detail::replay_task>>(std::move(g->building));
     s->session->open_group = {};
     dev.group_stream = nullptr;
@@ -924,23 +951,19 @@ struct backend {
     if (staged.empty()) return;  // an update with no tasks leaves the group as it was
     if (!g->model_alive.load(std::memory_order_acquire))
       throw_error(errc::invalid_state, api, "the model of task group #" + std::to_string(g->id) + " was destroyed");
-    const auto current = g->current();
-    const std::size_t expected = current ? current->size() : 0;
+    const std::size_t expected = g->signature.size();
     if (staged.size() != expected)
       throw_error(errc::update_violation, api,
                   "task group #" + std::to_string(g->id) + " has " + std::to_string(expected) +
                       " tasks and the update issued " + std::to_string(staged.size()) + "; the group is unchanged");
     for (std::size_t i = 0; i < expected; ++i)
-      if ((*current)[i].kind() != staged[i].kind())
+      if (g->signature[i] != staged[i].kind())
         throw_error(errc::update_violation, api,
                     "task " + std::to_string(i) + " of group #" + std::to_string(g->id) + " is kernel '" +
-                        std::string((*current)[i].kind().name()) + "' and the update issued '" +
+                        std::string(g->signature[i].name()) + "' and the update issued '" +
                         std::string(staged[i].kind().name()) + "'; the group is unchanged");
     auto list = std::make_shared<const std::vector<detail::replay_task>>(std::move(staged));
-    s->submit<true>([g, list]() mutable {
-      std::lock_guard<std::mutex> swap_lock(g->m);
-      g->tasks = std::move(list);
-    });
+    s->submit<true>([g, list]() mutable { g->replace(std::move(list)); });
   }
 
   /** Leaves update mode with the group unchanged. */

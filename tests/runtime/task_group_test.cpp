@@ -62,7 +62,7 @@ TEST_CASE("task_group: RAII checklist, every field after moves", "[runtime][task
   CHECK(moved.size() == 1);
   CHECK_FALSE(f.group);
   KEEL_REQUIRE_ERROR(f.group.size(), errc::invalid_handle, "moved from");
-  KEEL_REQUIRE_ERROR((keel::host::update_scope{f.u, f.group}), errc::invalid_handle, "empty");
+  KEEL_REQUIRE_ERROR({ keel::host::update_scope attempt(f.u, f.group); }, errc::invalid_handle, "empty");
   f.group = std::move(moved);
   CHECK(f.group.get() == native);
   swap(f.group, moved);
@@ -185,7 +185,7 @@ TEST_CASE("task_group: groups are marked during capture and updated on streams t
   KEEL_REQUIRE_ERROR({ keel::host::task_group_scope mark{f.s}; }, errc::capture_violation, "is not capturing");
   f.capture(1.0f);
   keel::host::capture_scope capture{f.u};
-  KEEL_REQUIRE_ERROR((keel::host::update_scope{f.u, f.group}), errc::capture_violation,
+  KEEL_REQUIRE_ERROR({ keel::host::update_scope attempt(f.u, f.group); }, errc::capture_violation,
                      "updates are issued on a stream that is not capturing");
 }
 
@@ -198,7 +198,7 @@ TEST_CASE("task_group: one update of a group at a time; a second is an error, ne
   std::string second;
   std::thread([&] { second = keel_test::error_of([&] { keel::host::update_scope again{u2, f.group}; }); }).join();
   CHECK(keel_test::contains(second, "is already being updated"));
-  KEEL_REQUIRE_ERROR((keel::host::update_scope{f.u, f.group}), errc::update_violation, "already updating");
+  KEEL_REQUIRE_ERROR({ keel::host::update_scope attempt(f.u, f.group); }, errc::update_violation, "already updating");
   first.end();
   keel::host::update_scope third{u2, f.group};  // free again
   third.end();
@@ -210,7 +210,7 @@ TEST_CASE("task_group: updating a group whose model was destroyed is an error", 
   f.model.reset();
   CHECK_FALSE(f.group.model_alive());
   CHECK(f.group.size() == 1);  // the handle itself stays valid
-  KEEL_REQUIRE_ERROR((keel::host::update_scope{f.u, f.group}), errc::invalid_state, "was destroyed");
+  KEEL_REQUIRE_ERROR({ keel::host::update_scope attempt(f.u, f.group); }, errc::invalid_state, "was destroyed");
 }
 
 TEST_CASE("task_group: a concurrent update through an external event takes effect in the running execution",

@@ -35,14 +35,23 @@ using clock = std::chrono::steady_clock;
 // sleeping thread costs ~25 us here (perf-anchors section 3), so a burst of
 // work that arrives within this window is picked up at spinning speed.
 inline constexpr std::chrono::microseconds spin_window{50};
+// For the first couple of microseconds the spin is pure; after that each
+// poll yields, so that on an oversubscribed machine (more runnable threads
+// than cores, e.g. a build running beside us) the spinner hands its core to
+// the thread it is waiting for instead of starving it.
+inline constexpr unsigned pure_spin_polls = 64;
 
 template <class Pred>
 bool spin_until(Pred&& pred) {
   const auto until = clock::now() + spin_window;
   for (unsigned i = 1;; ++i) {
     if (pred()) return true;
-    poll_delay();
-    if ((i & 255) == 0 && clock::now() > until) return false;
+    if (i < pure_spin_polls) {
+      poll_delay();
+    } else {
+      std::this_thread::yield();
+      if ((i & 15) == 0 && clock::now() > until) return false;
+    }
   }
 }
 

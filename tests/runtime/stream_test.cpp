@@ -206,3 +206,12 @@ TEST_CASE("stream: device synchronize waits for every stream", "[runtime][stream
   keel::host::synchronize(test_device());
   CHECK(n == 200);
 }
+
+TEST_CASE("stream: a task cannot synchronize its own stream", "[runtime][stream]") {
+  keel::host::stream s{test_device()};
+  keel::host::stream_ref self = s;
+  std::string what;
+  s.launch_host([self, &what] { what = keel_test::error_of([&] { self.synchronize(); }); });
+  s.synchronize();
+  CHECK(keel_test::contains(what, "cannot wait for its own stream"));
+}

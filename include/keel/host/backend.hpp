@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -131,8 +132,12 @@ struct group_state : ref_counted {
   std::uint64_t marked_on;
   std::vector<replay_task> building;  // while marking (dev->capture_mutex)
   std::vector<kernel_kind> signature;  // the kinds an update must match; fixed at group end
-  spin_lock m;                         // guards `tasks` (swapped by updates)
-  std::shared_ptr<const std::vector<replay_task>> tasks;
+  spin_lock m;                         // guards `tasks` and `spare` (swapped by updates)
+  std::shared_ptr<std::vector<replay_task>> tasks;
+  // Lists updates replaced, kept for later updates to refill, so a steady
+  // stream of updates allocates nothing (several, because the update stream
+  // may not have reached the last swap when the next update is issued).
+  std::array<std::shared_ptr<std::vector<replay_task>>, 4> spares;
   std::atomic<bool> updating{false};
   std::atomic<bool> model_alive{false};
 
@@ -140,12 +145,36 @@ struct group_state : ref_counted {
     std::lock_guard<spin_lock> lock(m);
     return tasks;
   }
-  void replace(std::shared_ptr<const std::vector<replay_task>> list) {
+  void replace(std::shared_ptr<std::vector<replay_task>> list) {
+    std::lock_guard<spin_lock> lock(m);
+    tasks.swap(list);
+    for (auto& slot : spares) {
+      if (!slot) {
+        slot.swap(list);
+        break;
+      }
+    }
+    // a list no slot took is released after the lock
+  }
+  // A list for an update to fill: the spare one if nothing else holds it
+  // (an execution that started before the last swap may still run it).
+  std::shared_ptr<std::vector<replay_task>> take_spare() {
+    std::shared_ptr<std::vector<replay_task>> list;
     {
       std::lock_guard<spin_lock> lock(m);
-      tasks.swap(list);
+      for (auto& slot : spares) {
+        if (slot && slot.use_count() == 1) {
+          list = std::move(slot);
+          break;
+        }
+      }
     }
-    // the old tasks (and what they hold) are released here, outside the lock
+    if (list) {
+      list->clear();
+    } else {
+      list = std::make_shared<std::vector<replay_task>>();
+    }
+    return list;
   }
 };
 
@@ -489,6 +518,9 @@ struct backend {
   /** Waits for the stream's work; reports (and clears) its error state. */
   static void synchronize(stream_handle s) {
     static constexpr const char* api = "keel::stream::synchronize";
+    if (std::this_thread::get_id() == s->worker.get_id())
+      throw_error(errc::would_deadlock, api,
+                  "a task running on " + s->describe() + " cannot wait for its own stream");
     if (s->redirect.load(std::memory_order_acquire) == 1) {
       std::lock_guard<std::mutex> lock(s->dev->capture_mutex);
       if (s->session) detail::check_unsafe(*s->session, api, "synchronizing a capturing stream");
@@ -900,7 +932,7 @@ struct backend {
     signature.reserve(g->building.size());
     for (const auto& t : g->building) signature.push_back(t.kind());
     g->signature = std::move(signature);
-    g->tasks = std::make_shared<const std::vector<detail::replay_task>>(std::move(g->building));
+    g->tasks = std::make_shared<std::vector<detail::replay_task>>(std::move(g->building));
     s->session->open_group = {};
     dev.group_stream = nullptr;
     return g.release();
@@ -950,9 +982,17 @@ struct backend {
     if (!s->updating) throw_error(errc::invalid_state, api, s->describe() + " is not updating a task group");
     detail::ref_ptr<detail::group_state> g = std::move(s->updating);
     s->updating = {};
-    std::vector<detail::replay_task> staged = std::move(s->staged);
-    s->staged.clear();
+    std::vector<detail::replay_task> staged;
+    staged.swap(s->staged);
     s->redirect.store(0, std::memory_order_release);
+    struct keep_capacity {  // hands the staging vector back, emptied, for the next update
+      std::vector<detail::replay_task>& from;
+      std::vector<detail::replay_task>& to;
+      ~keep_capacity() {
+        from.clear();
+        to.swap(from);
+      }
+    } keep{staged, s->staged};
     struct release_flag {
       detail::group_state* g;
       ~release_flag() { g->updating.store(false, std::memory_order_release); }
@@ -971,7 +1011,9 @@ struct backend {
                     "task " + std::to_string(i) + " of group #" + std::to_string(g->id) + " is kernel '" +
                         std::string(g->signature[i].name()) + "' and the update issued '" +
                         std::string(staged[i].kind().name()) + "'; the group is unchanged");
-    auto list = std::make_shared<const std::vector<detail::replay_task>>(std::move(staged));
+    auto list = g->take_spare();
+    list->reserve(staged.size());
+    for (auto& t : staged) list->push_back(std::move(t));
     s->submit<true>([g, list]() mutable { g->replace(std::move(list)); });
   }
 

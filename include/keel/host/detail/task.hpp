@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdlib>
 #include <cstdint>
 #include <memory>
 #include <new>
@@ -214,43 +215,80 @@ class task_ring {
 };
 
 // A task a model keeps and runs many times: one indirect call per replay, no
-// allocation, no queue. Move-only; owns its callable.
+// queue. A callable of up to 48 bytes lives inside the task (a kernel with a
+// few arguments), so capturing and updating allocate nothing for it.
 class replay_task {
  public:
   enum class category : std::uint8_t { host, kernel, copy, event, group, model };
 
   template <class F>
-  replay_task(F&& f, category cat, kernel_kind kind = kernel_kind{""})
-      : obj_(new std::decay_t<F>(std::forward<F>(f))),
-        invoke_([](void* p) { (*static_cast<std::decay_t<F>*>(p))(); }),
-        destroy_([](void* p) noexcept { delete static_cast<std::decay_t<F>*>(p); }),
-        kind_(kind),
-        category_(cat) {}
-  replay_task(replay_task&& o) noexcept
-      : obj_(std::exchange(o.obj_, nullptr)), invoke_(o.invoke_), destroy_(o.destroy_), kind_(o.kind_),
-        category_(o.category_) {}
+  replay_task(F&& f, category cat, kernel_kind kind = kernel_kind{""}) : kind_(kind), category_(cat) {
+    using T = std::decay_t<F>;
+    if constexpr (sizeof(T) <= sizeof(storage_) && alignof(T) <= alignof(std::max_align_t) &&
+                  std::is_nothrow_move_constructible_v<T>) {
+      obj_ = ::new (static_cast<void*>(storage_)) T(std::forward<F>(f));
+      manage_ = [](op o, void* self, void* to) noexcept {
+        T* t = static_cast<T*>(self);
+        if (o == op::move) ::new (to) T(std::move(*t));
+        t->~T();
+      };
+    } else {
+      obj_ = new T(std::forward<F>(f));
+      manage_ = [](op o, void* self, void*) noexcept {
+        if (o == op::destroy) delete static_cast<T*>(self);
+      };
+      heap_ = true;
+    }
+    invoke_ = [](void* p) { (*static_cast<T*>(p))(); };
+  }
+  replay_task(replay_task&& o) noexcept { take(o); }
   replay_task& operator=(replay_task&& o) noexcept {
-    replay_task tmp(std::move(o));
-    std::swap(obj_, tmp.obj_);
-    std::swap(invoke_, tmp.invoke_);
-    std::swap(destroy_, tmp.destroy_);
-    std::swap(kind_, tmp.kind_);
-    std::swap(category_, tmp.category_);
+    if (this != &o) {
+      reset();
+      take(o);
+    }
     return *this;
   }
-  ~replay_task() {
-    if (obj_) destroy_(obj_);
-  }
+  replay_task(const replay_task&) = delete;
+  replay_task& operator=(const replay_task&) = delete;
+  ~replay_task() { reset(); }
+
   void operator()() const { invoke_(obj_); }
   kernel_kind kind() const noexcept { return kind_; }
   category cat() const noexcept { return category_; }
 
  private:
-  void* obj_;
-  void (*invoke_)(void*);
-  void (*destroy_)(void*) noexcept;
-  kernel_kind kind_;
-  category category_;
+  enum class op : std::uint8_t { move, destroy };
+  using manage_fn = void (*)(op, void*, void*) noexcept;
+
+  void take(replay_task& o) noexcept {
+    invoke_ = o.invoke_;
+    manage_ = o.manage_;
+    kind_ = o.kind_;
+    category_ = o.category_;
+    heap_ = o.heap_;
+    if (o.obj_ == nullptr) {
+      obj_ = nullptr;
+    } else if (heap_) {
+      obj_ = std::exchange(o.obj_, nullptr);
+    } else {
+      manage_(op::move, o.obj_, storage_);  // moves, then destroys the source
+      obj_ = storage_;
+      o.obj_ = nullptr;
+    }
+  }
+  void reset() noexcept {
+    if (obj_ != nullptr) manage_(op::destroy, obj_, nullptr);
+    obj_ = nullptr;
+  }
+
+  void* obj_ = nullptr;
+  void (*invoke_)(void*) = nullptr;
+  manage_fn manage_ = nullptr;
+  kernel_kind kind_{""};
+  category category_ = category::host;
+  bool heap_ = false;
+  alignas(std::max_align_t) unsigned char storage_[48];
 };
 /// @endcond
 

@@ -362,7 +362,16 @@ class library_loader {
    *   registers is already taken), errc::would_deadlock (the library's own
    *   initialisation asked for a lease on it).
    */
-  library_lease acquire(const std::filesystem::path& path, const load_options& options = {});
+  library_lease acquire(std::string_view path, const load_options& options = {});
+  library_lease acquire(const char* path, const load_options& options = {}) {
+    return acquire(std::string_view(path), options);
+  }
+  library_lease acquire(const std::string& path, const load_options& options = {}) {
+    return acquire(std::string_view(path), options);
+  }
+  library_lease acquire(const std::filesystem::path& path, const load_options& options = {}) {
+    return acquire(std::string_view(path.native()), options);
+  }
 
   /** @brief Canonical paths of the libraries that currently have leases. */
   std::vector<std::string> loaded() const {
@@ -375,9 +384,9 @@ class library_loader {
   }
 
   /** @brief The number of holders of the library @p path (0 if not leased); no load happens. */
-  std::size_t use_count(const std::filesystem::path& path) const {
+  std::size_t use_count(std::string_view path) const {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = spellings_.find(path.native());
+    auto it = spellings_.find(path);
     return it == spellings_.end() ? 0 : it->second->count.load(std::memory_order_relaxed);
   }
 
@@ -470,20 +479,22 @@ class library_loader {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   // Spelling as given -> record: a known spelling needs no canonicalisation.
-  std::unordered_map<std::string, record*> spellings_;
+  // Ordered with a transparent comparator: found by string_view, no allocation.
+  std::map<std::string, record*, std::less<>> spellings_;
   std::map<file_key, std::unique_ptr<record>> records_;
   std::vector<detail::registry_hooks*> hooks_;
   detail::owner_id next_id_ = 1;
 };
 
-inline library_lease library_loader::acquire(const std::filesystem::path& path, const load_options& options) {
+inline library_lease library_loader::acquire(std::string_view spelling, const load_options& options) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = spellings_.find(path.native());
+    auto it = spellings_.find(spelling);
     if (it != spellings_.end() && try_share(*it->second)) return library_lease(it->second);
   }
 
   // First sight of this spelling, or the library is not loaded: find the file.
+  const std::filesystem::path path(spelling);
   std::error_code ec;
   const std::filesystem::path canonical = std::filesystem::canonical(path, ec);
   if (ec) fail(errc::library_load_failed, path.string(), "cannot resolve the path: " + ec.message());
@@ -506,12 +517,12 @@ inline library_lease library_loader::acquire(const std::filesystem::path& path, 
   record& rec = *found->second;
   // Remember a spelling only once it leads to a loaded library, so a failed
   // acquisition leaves nothing behind.
-  auto remember = [&](const std::string& spelling) {
-    if (spellings_.emplace(spelling, &rec).second) rec.spellings.push_back(spelling);
+  auto remember = [&](std::string_view spelling) {
+    if (spellings_.emplace(std::string(spelling), &rec).second) rec.spellings.emplace_back(spelling);
   };
   for (;;) {
     if (try_share(rec)) {
-      remember(path.native());
+      remember(spelling);
       return library_lease(&rec);
     }
     if (rec.state == detail::library_state::unloaded) break;
@@ -558,7 +569,7 @@ inline library_lease library_loader::acquire(const std::filesystem::path& path, 
   rec.count.store(1, std::memory_order_release);
   rec.state = detail::library_state::loaded;
   rec.loading_thread = {};
-  remember(path.native());
+  remember(spelling);
   remember(rec.path);
   changed_.notify_all();
   end_loads(lock);
@@ -710,7 +721,10 @@ inline release_result library_loader::release(record& rec) noexcept {
   rec.link_map = nullptr;
   // Forget the spellings: if the file is replaced before the next load, the
   // next acquisition must look at the file system again.
-  for (const auto& s : rec.spellings) spellings_.erase(s);
+  for (const auto& s : rec.spellings) {
+    auto it = spellings_.find(s);
+    if (it != spellings_.end()) spellings_.erase(it);
+  }
   rec.spellings.clear();
   rec.state = detail::library_state::unloaded;
   changed_.notify_all();

@@ -188,3 +188,37 @@ TEST_CASE("registry: registering inside dlopen does not deadlock with a reader w
   CHECK(lease.release() == release_result::unloaded);
   CHECK(passes().remove("host_pass"));
 }
+
+TEST_CASE("library_lease: concurrent first acquisitions load the library once", "[plugin][library_lease][threads]") {
+  reset_events();
+  for (int round = 0; round < 5; ++round) {
+    std::atomic<int> ready{0};
+    std::vector<keel::library_lease> leases(4);
+    std::vector<std::thread> threads;
+    for (std::size_t t = 0; t < leases.size(); ++t) {
+      threads.emplace_back([&, t] {
+        ++ready;
+        while (ready.load() < static_cast<int>(leases.size())) std::this_thread::yield();
+        leases[t] = loader().acquire(passes_path);
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (const auto& l : leases) CHECK(l == leases[0]);
+    CHECK(leases[0].use_count() == leases.size());
+    CHECK(events().inits == round + 1);
+    CHECK(events().constructions == round + 1);
+    CHECK(passes().size() == 2);
+    // Concurrent releases: exactly one of them is the last.
+    std::atomic<int> last{0};
+    threads.clear();
+    for (auto& l : leases) {
+      threads.emplace_back([&] {
+        if (l.release() == release_result::unloaded) ++last;
+      });
+    }
+    for (auto& t : threads) t.join();
+    CHECK(last == 1);
+    CHECK(events().finis == round + 1);
+    CHECK(passes().size() == 0);
+  }
+}

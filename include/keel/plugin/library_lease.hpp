@@ -63,7 +63,10 @@ inline constexpr const char* fini = "keel_plugin_fini";
 inline constexpr const char* register_entries = "keel_plugin_register";
 }  // namespace entry_point
 
-/** @brief How a library is loaded the first time; later leases share that load. */
+/**
+ * @brief How a library is loaded the first time; later leases share that load.
+ * A plain value: copyable, no thread safety of its own, nothing throws.
+ */
 struct load_options {
   /// Fail with errc::symbol_not_found unless the library exports keel_plugin_init.
   bool require_init = false;

@@ -25,7 +25,10 @@
 
 namespace keel {
 
-/** @brief Who registered an entry: the host program or a leased library. */
+/**
+ * @brief Who registered an entry: the host program or a leased library.
+ * A plain value (a copy taken under the registry's lock); nothing throws but allocation.
+ */
 struct entry_owner {
   bool host = true;     ///< registered by the host program (not removed by any release)
   std::string library;  ///< canonical path of the owning library, empty for the host

@@ -263,7 +263,7 @@ TEST_CASE("cast: every dtype pair on every target matches the scalar conversion"
           cast(*k, in.view, out.view);
           std::string first;
           const std::size_t bad = compare_out(out.view, [&](const std::int64_t* idx, unsigned char* want, unsigned char*) {
-            const char* p = element(in.view, idx, shape.size());
+            const char* p = element(in.view, idx, in.view.dim());
             detail::strided_convert(want, out.view.type(), 1, p, in.view.type(), 1, 1);
             return false;
           }, first);

@@ -43,12 +43,17 @@ inline std::size_t gemm_tile_count(const gemm_args& p) {
 
 inline std::size_t gemm_workspace_floats() { return gemm_mc * gemm_kc + gemm_kc * gemm_nc; }
 
-// acc (gemm_mr x nr, contiguous) = packed A panel (kc x gemm_mr) times
-// packed B sliver (kc x nr).
-template <class D>
-HWY_INLINE void gemm_micro(D d, std::size_t kc, const float* HWY_RESTRICT pa, const float* HWY_RESTRICT pb,
-                           float* HWY_RESTRICT acc) {
+// acc (gemm_mr x nr, contiguous) = A panel (gemm_mr x kc) times packed B
+// sliver (kc x nr). A is either packed (element (r, k) at pa[k * gemm_mr + r])
+// or read in place from row-major rows lda apart (element (r, k) at
+// pa[r * lda + k]): six sequential streams cache as well as a packed panel,
+// and skipping the copy saves a pass over A per column block.
+template <bool PackedA, class D>
+HWY_INLINE void gemm_micro(D d, std::size_t kc, const float* HWY_RESTRICT pa, std::ptrdiff_t lda,
+                           const float* HWY_RESTRICT pb, float* HWY_RESTRICT acc) {
   const std::size_t lanes = hn::Lanes(d);
+  const std::ptrdiff_t rs = PackedA ? 1 : lda;  // row step
+  const std::ptrdiff_t ks = PackedA ? static_cast<std::ptrdiff_t>(gemm_mr) : 1;  // k step
   auto c00 = hn::Zero(d), c01 = hn::Zero(d), c10 = hn::Zero(d), c11 = hn::Zero(d);
   auto c20 = hn::Zero(d), c21 = hn::Zero(d), c30 = hn::Zero(d), c31 = hn::Zero(d);
   auto c40 = hn::Zero(d), c41 = hn::Zero(d), c50 = hn::Zero(d), c51 = hn::Zero(d);
@@ -58,22 +63,22 @@ HWY_INLINE void gemm_micro(D d, std::size_t kc, const float* HWY_RESTRICT pa, co
     auto a = hn::Set(d, pa[0]);
     c00 = hn::MulAdd(a, b0, c00);
     c01 = hn::MulAdd(a, b1, c01);
-    a = hn::Set(d, pa[1]);
+    a = hn::Set(d, pa[rs]);
     c10 = hn::MulAdd(a, b0, c10);
     c11 = hn::MulAdd(a, b1, c11);
-    a = hn::Set(d, pa[2]);
+    a = hn::Set(d, pa[2 * rs]);
     c20 = hn::MulAdd(a, b0, c20);
     c21 = hn::MulAdd(a, b1, c21);
-    a = hn::Set(d, pa[3]);
+    a = hn::Set(d, pa[3 * rs]);
     c30 = hn::MulAdd(a, b0, c30);
     c31 = hn::MulAdd(a, b1, c31);
-    a = hn::Set(d, pa[4]);
+    a = hn::Set(d, pa[4 * rs]);
     c40 = hn::MulAdd(a, b0, c40);
     c41 = hn::MulAdd(a, b1, c41);
-    a = hn::Set(d, pa[5]);
+    a = hn::Set(d, pa[5 * rs]);
     c50 = hn::MulAdd(a, b0, c50);
     c51 = hn::MulAdd(a, b1, c51);
-    pa += gemm_mr;
+    pa += ks;
     pb += 2 * lanes;
   }
   const std::size_t nr = 2 * lanes;
@@ -92,12 +97,38 @@ HWY_INLINE void gemm_micro(D d, std::size_t kc, const float* HWY_RESTRICT pa, co
 }
 
 // out = alpha * acc + (first ? beta * self : out), for the valid part of a
-// micro-tile. Scalar: it touches M*N elements once per KC block, under 1% of
-// the work at the sizes where speed matters, and handles any out strides.
-inline void gemm_store(const gemm_args& p, std::int64_t b, std::size_t i0, std::size_t j0, std::size_t rows,
-                       std::size_t cols, std::size_t nr, const float* acc, bool first) {
+// micro-tile. Full tiles with unit column stride (the common case) use
+// vectors; edge tiles and odd strides take the scalar loop. Either way the
+// epilogue touches M*N elements once per KC block.
+template <class D>
+HWY_INLINE void gemm_store(D d, const gemm_args& p, std::int64_t b, std::size_t i0, std::size_t j0, std::size_t rows,
+                           std::size_t cols, std::size_t nr, const float* acc, bool first) {
   float* out = p.out + b * p.out_stride[0];
   const float* self = p.self != nullptr ? p.self + b * p.self_stride[0] : nullptr;
+  const bool self_vector = self == nullptr || p.self_stride[2] == 1 || p.self_stride[2] == 0;
+  if (rows == gemm_mr && cols == nr && p.out_stride[2] == 1 && (!first || self_vector)) {
+    const std::size_t lanes = hn::Lanes(d);
+    const auto valpha = hn::Set(d, p.alpha);
+    const auto vbeta = hn::Set(d, p.beta);
+    for (std::size_t r = 0; r < gemm_mr; ++r) {
+      const auto i = static_cast<std::int64_t>(i0 + r);
+      float* o = out + i * p.out_stride[1] + static_cast<std::int64_t>(j0);
+      for (std::size_t v = 0; v < cols; v += lanes) {
+        const auto a = hn::LoadU(d, acc + r * nr + v);
+        hn::Vec<D> base;
+        if (!first) {
+          base = hn::LoadU(d, o + v);
+        } else if (self == nullptr) {
+          base = hn::Zero(d);  // beta == 0: self is never read, NaN in it stays out
+        } else {
+          const float* s = self + i * p.self_stride[1] + static_cast<std::int64_t>(j0 + v) * p.self_stride[2];
+          base = hn::Mul(vbeta, p.self_stride[2] == 0 ? hn::Set(d, s[0]) : hn::LoadU(d, s));
+        }
+        hn::StoreU(hn::MulAdd(valpha, a, base), d, o + v);
+      }
+    }
+    return;
+  }
   for (std::size_t r = 0; r < rows; ++r) {
     const auto i = static_cast<std::int64_t>(i0 + r);
     for (std::size_t c = 0; c < cols; ++c) {
@@ -119,7 +150,9 @@ inline void gemm_store(const gemm_args& p, std::int64_t b, std::size_t i0, std::
 // block and sweeps all rows, so workers never share a written element.
 inline void gemm_f32(const gemm_args& p, std::size_t tile_begin, std::size_t tile_end, float* scratch) {
   const hn::ScalableTag<float> d;
-  const std::size_t nr = 2 * hn::Lanes(d);
+  const std::size_t lanes = hn::Lanes(d);
+  const std::size_t nr = 2 * lanes;
+  const bool a_direct = p.a_stride[2] == 1;
   const auto m = static_cast<std::size_t>(p.m), n = static_cast<std::size_t>(p.n), k = static_cast<std::size_t>(p.k);
   const std::size_t n_blocks = (n + gemm_nc - 1) / gemm_nc;
   float* pack_a = scratch;
@@ -135,7 +168,7 @@ inline void gemm_f32(const gemm_args& p, std::size_t tile_begin, std::size_t til
       std::fill(acc, acc + gemm_mr * nr, 0.0f);
       for (std::size_t i = 0; i < m; i += gemm_mr) {
         for (std::size_t j = jc; j < jc + nc; j += nr) {
-          gemm_store(p, b, i, j, std::min(gemm_mr, m - i), std::min(nr, jc + nc - j), nr, acc, true);
+          gemm_store(d, p, b, i, j, std::min(gemm_mr, m - i), std::min(nr, jc + nc - j), nr, acc, true);
         }
       }
       continue;
@@ -150,7 +183,9 @@ inline void gemm_f32(const gemm_args& p, std::size_t tile_begin, std::size_t til
           const float* src = b_b + static_cast<std::int64_t>(pc + kk) * p.b_stride[1] +
                              static_cast<std::int64_t>(jc + js) * p.b_stride[2];
           std::size_t c = 0;
-          if (p.b_stride[2] == 1) {
+          if (p.b_stride[2] == 1 && cols == nr) {
+            for (; c < nr; c += lanes) hn::StoreU(hn::LoadU(d, src + c), d, dst + kk * nr + c);
+          } else if (p.b_stride[2] == 1) {
             for (; c < cols; ++c) dst[kk * nr + c] = src[c];
           } else {
             for (; c < cols; ++c) dst[kk * nr + c] = src[static_cast<std::int64_t>(c) * p.b_stride[2]];
@@ -160,10 +195,13 @@ inline void gemm_f32(const gemm_args& p, std::size_t tile_begin, std::size_t til
       }
       for (std::size_t ic = 0; ic < m; ic += gemm_mc) {
         const std::size_t mc = std::min(gemm_mc, m - ic);
-        // Pack A[ic:ic+mc, pc:pc+kc] as MR-tall panels, zero-padded.
+        // Pack A[ic:ic+mc, pc:pc+kc] as MR-tall panels, zero-padded, unless
+        // its rows are contiguous (then full panels are read in place and
+        // only a short last panel is packed).
         for (std::size_t is = 0; is < mc; is += gemm_mr) {
-          float* dst = pack_a + is * kc;
           const std::size_t rows = std::min(gemm_mr, mc - is);
+          if (a_direct && rows == gemm_mr) continue;
+          float* dst = pack_a + is * kc;
           for (std::size_t kk = 0; kk < kc; ++kk) {
             std::size_t r = 0;
             for (; r < rows; ++r) {
@@ -175,8 +213,14 @@ inline void gemm_f32(const gemm_args& p, std::size_t tile_begin, std::size_t til
         }
         for (std::size_t js = 0; js < nc; js += nr) {
           for (std::size_t is = 0; is < mc; is += gemm_mr) {
-            gemm_micro(d, kc, pack_a + is * kc, pack_b + js * kc, acc);
-            gemm_store(p, b, ic + is, jc + js, std::min(gemm_mr, mc - is), std::min(nr, nc - js), nr, acc, pc == 0);
+            const std::size_t rows = std::min(gemm_mr, mc - is);
+            if (a_direct && rows == gemm_mr) {
+              const float* a_panel = a_b + static_cast<std::int64_t>(ic + is) * p.a_stride[1] + static_cast<std::int64_t>(pc);
+              gemm_micro<false>(d, kc, a_panel, static_cast<std::ptrdiff_t>(p.a_stride[1]), pack_b + js * kc, acc);
+            } else {
+              gemm_micro<true>(d, kc, pack_a + is * kc, 0, pack_b + js * kc, acc);
+            }
+            gemm_store(d, p, b, ic + is, jc + js, rows, std::min(nr, nc - js), nr, acc, pc == 0);
           }
         }
       }

@@ -32,13 +32,21 @@ inline void adaptive_avg_pool2d_f32(const float* in, std::size_t h, std::size_t 
     const std::size_t hs = i * h / oh;
     const std::size_t he = ((i + 1) * h + oh - 1) / oh;
     const float* row = in + static_cast<std::ptrdiff_t>(hs) * row_stride;
-    std::size_t x = 0;
-    for (; x + lanes <= w; x += lanes) {
+    auto column_sums = [&](std::size_t x) HWY_ATTR {
       auto acc = hn::LoadU(d, row + x);
       for (std::size_t r = hs + 1; r < he; ++r) {
         acc = hn::Add(acc, hn::LoadU(d, in + static_cast<std::ptrdiff_t>(r) * row_stride + x));
       }
       hn::StoreU(acc, d, scratch + x);
+    };
+    std::size_t x = 0;
+    for (; x + lanes <= w; x += lanes) column_sums(x);
+    if (x < w && w >= lanes) {
+      // The tail as one more full vector that overlaps the previous one: it
+      // recomputes a few sums with the same inputs in the same order, so
+      // they come out identical, and no lane reads past the row.
+      column_sums(w - lanes);
+      x = w;
     }
     for (; x < w; ++x) {
       float acc = row[x];

@@ -64,6 +64,9 @@ class plan {
   // `shared` holds shared_bytes (stages pass data through it), `scratch`
   // this worker's scratch_bytes.
   virtual void run_chunk(std::size_t stage, std::size_t chunk, char* shared, char* scratch) const = 0;
+  // A copy to bind another call's pointers and scalars into (an executor
+  // cache hit): plans shared with queued or captured work never change.
+  virtual std::shared_ptr<plan> clone() const = 0;
 
   op_kind op = op_kind::add;
   std::size_t shared_bytes = 0;

@@ -285,6 +285,10 @@ class elementwise_plan final : public plan {
     }
   }
 
+  std::shared_ptr<plan> clone() const override { return std::make_shared<elementwise_plan>(*this); }
+  /** Points operand `o` (0 = out, then the inputs in order) at t's memory; t has the planned dtype, shape and strides. */
+  void bind(std::size_t o, const tensor& t) noexcept { ops_[o].ptr = t.first(); }
+
   // Scalars, set by the operator that built the plan.
   float alpha_f = 1, value_f = 1;
   std::int64_t alpha_i = 1;
@@ -513,6 +517,11 @@ class pool_plan final : public plan {
   }
 
   std::size_t chunk_count(std::size_t) const noexcept override { return (planes_ + per_chunk_ - 1) / per_chunk_; }
+  std::shared_ptr<plan> clone() const override { return std::make_shared<pool_plan>(*this); }
+  void bind(const tensor& self, const tensor& out) noexcept {
+    self_ = self;
+    out_ = out;
+  }
 
   void run_chunk(std::size_t, std::size_t chunk, char*, char* scratch) const override {
     const std::size_t nd = self_.dim();
@@ -642,6 +651,16 @@ class baddbmm_plan final : public plan {
   }
 
   std::size_t stage_count() const noexcept override { return half_ ? 3 : 1; }
+  std::shared_ptr<plan> clone() const override { return std::make_shared<baddbmm_plan>(*this); }
+  /** Binds another call; beta's zero-ness must match the plan's (it decides whether self is read). */
+  void bind(const tensor& self, const tensor& b1, const tensor& b2, const tensor& out, float beta, float alpha) noexcept {
+    self_ = self;
+    b1_ = b1;
+    b2_ = b2;
+    out_ = out;
+    args_.beta = beta;
+    args_.alpha = alpha;
+  }
 
   std::size_t chunk_count(std::size_t stage) const noexcept override {
     if (!half_ || stage == 1) return (tiles_ + per_chunk_ - 1) / per_chunk_;

@@ -126,26 +126,46 @@ struct event_state : ref_counted {
   }
 };
 
+// A group's tasks as one execution sees them. `runners` counts executions
+// running the list, so an update may refill a replaced list only once
+// nobody runs it any more.
+struct task_list {
+  std::vector<replay_task> tasks;
+  std::atomic<int> runners{0};
+};
+
 struct group_state : ref_counted {
   explicit group_state(device& d, std::uint64_t stream) : id(d.next_id.fetch_add(1)), marked_on(stream) {}
   std::uint64_t id;
   std::uint64_t marked_on;
-  std::vector<replay_task> building;  // while marking (dev->capture_mutex)
+  std::vector<replay_task> building;   // while marking (dev->capture_mutex)
   std::vector<kernel_kind> signature;  // the kinds an update must match; fixed at group end
-  spin_lock m;                         // guards `tasks` and `spare` (swapped by updates)
-  std::shared_ptr<std::vector<replay_task>> tasks;
+  std::atomic<bool> updating{false};
+  std::atomic<bool> model_alive{false};
+  alignas(64) spin_lock m;             // guards `tasks` and `spares` (swapped by updates)
+  std::shared_ptr<task_list> tasks;
   // Lists updates replaced, kept for later updates to refill, so a steady
   // stream of updates allocates nothing (several, because the update stream
   // may not have reached the last swap when the next update is issued).
-  std::array<std::shared_ptr<std::vector<replay_task>>, 4> spares;
-  std::atomic<bool> updating{false};
-  std::atomic<bool> model_alive{false};
+  std::array<std::shared_ptr<task_list>, 4> spares;
 
-  std::shared_ptr<const std::vector<replay_task>> current() {
-    std::lock_guard<spin_lock> lock(m);
-    return tasks;
+  // The replay of the group node: runs the list current when the execution
+  // reaches the group.
+  void run() {
+    std::shared_ptr<task_list> list;
+    {
+      std::lock_guard<spin_lock> lock(m);
+      list = tasks;
+      if (!list) return;
+      list->runners.fetch_add(1, std::memory_order_relaxed);
+    }
+    struct done {
+      task_list& l;
+      ~done() { l.runners.fetch_sub(1, std::memory_order_release); }
+    } finished{*list};
+    for (const replay_task& t : list->tasks) t();
   }
-  void replace(std::shared_ptr<std::vector<replay_task>> list) {
+  void replace(std::shared_ptr<task_list> list) {
     std::lock_guard<spin_lock> lock(m);
     tasks.swap(list);
     for (auto& slot : spares) {
@@ -156,23 +176,23 @@ struct group_state : ref_counted {
     }
     // a list no slot took is released after the lock
   }
-  // A list for an update to fill: the spare one if nothing else holds it
-  // (an execution that started before the last swap may still run it).
-  std::shared_ptr<std::vector<replay_task>> take_spare() {
-    std::shared_ptr<std::vector<replay_task>> list;
+  // A list for an update to fill: a spare one that no execution runs any
+  // more (one that started before the last swap may still run it).
+  std::shared_ptr<task_list> take_spare() {
+    std::shared_ptr<task_list> list;
     {
       std::lock_guard<spin_lock> lock(m);
       for (auto& slot : spares) {
-        if (slot && slot.use_count() == 1) {
+        if (slot && slot->runners.load(std::memory_order_acquire) == 0) {
           list = std::move(slot);
           break;
         }
       }
     }
     if (list) {
-      list->clear();
+      list->tasks.clear();
     } else {
-      list = std::make_shared<std::vector<replay_task>>();
+      list = std::make_shared<task_list>();
     }
     return list;
   }
@@ -905,13 +925,7 @@ struct backend {
     detail::ref_ptr<detail::group_state> g(new detail::group_state(dev, s->id), {});
     c.groups.push_back(g);
     try {
-      c.nodes.push_back(detail::replay_task(
-          [g]() {
-            const auto list = g->current();
-            if (list)
-              for (const auto& t : *list) t();
-          },
-          detail::replay_task::category::group));
+      c.nodes.push_back(detail::replay_task([g]() { g->run(); }, detail::replay_task::category::group));
     } catch (...) {
       c.groups.pop_back();
       throw;
@@ -932,7 +946,9 @@ struct backend {
     signature.reserve(g->building.size());
     for (const auto& t : g->building) signature.push_back(t.kind());
     g->signature = std::move(signature);
-    g->tasks = std::make_shared<std::vector<detail::replay_task>>(std::move(g->building));
+    auto list = std::make_shared<detail::task_list>();
+    list->tasks = std::move(g->building);
+    g->tasks = std::move(list);
     s->session->open_group = {};
     dev.group_stream = nullptr;
     return g.release();
@@ -948,10 +964,7 @@ struct backend {
   }
 
   static void destroy_group(group_handle g) noexcept { detail::ref_ptr<detail::group_state>::drop(g); }
-  static std::size_t group_size(group_handle g) {
-    const auto list = g->current();
-    return list ? list->size() : 0;
-  }
+  static std::size_t group_size(group_handle g) noexcept { return g->signature.size(); }
   static bool group_model_alive(group_handle g) noexcept { return g->model_alive.load(std::memory_order_acquire); }
 
   static void update_begin(stream_handle s, group_handle g) {
@@ -1012,8 +1025,8 @@ struct backend {
                         std::string(g->signature[i].name()) + "' and the update issued '" +
                         std::string(staged[i].kind().name()) + "'; the group is unchanged");
     auto list = g->take_spare();
-    list->reserve(staged.size());
-    for (auto& t : staged) list->push_back(std::move(t));
+    list->tasks.reserve(staged.size());
+    for (auto& t : staged) list->tasks.push_back(std::move(t));
     s->submit<true>([g, list]() mutable { g->replace(std::move(list)); });
   }
 

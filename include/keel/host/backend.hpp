@@ -36,11 +36,11 @@ using clock = std::chrono::steady_clock;
 // sleeping thread costs ~25 us here (perf-anchors section 3), so a burst of
 // work that arrives within this window is picked up at spinning speed.
 inline constexpr std::chrono::microseconds spin_window{50};
-// For the first couple of microseconds the spin is pure; after that each
+// For the first few microseconds (a replay of a thousand tiny tasks) the spin is pure; after that each
 // poll yields, so that on an oversubscribed machine (more runnable threads
 // than cores, e.g. a build running beside us) the spinner hands its core to
 // the thread it is waiting for instead of starving it.
-inline constexpr unsigned pure_spin_polls = 64;
+inline constexpr unsigned pure_spin_polls = 256;  // about 2.5 us
 
 template <class Pred>
 bool spin_until(Pred&& pred) {

@@ -466,8 +466,18 @@ struct block : ref_counted {
  *   state; event records, waits, resets, releases and update swaps still run,
  *   so other streams never deadlock. query() reports without clearing.
  * - Models run on the executing stream, in capture order (a topological
- *   order of the recorded cross-stream dependencies).
- * - Destroying a stream waits for the work issued to it.
+ *   order of the recorded cross-stream dependencies), in one tight loop.
+ * - A stream's worker thread drains a ring of 2,048 tasks; issuing to a full
+ *   ring blocks until the worker catches up, like a device's launch queue,
+ *   so never fill a stream that waits for work the same thread issues later.
+ * - Destroying a stream waits for the work issued to it (a stream blocked on
+ *   an external event nobody records would wait forever); a capture it began
+ *   is discarded and reported, a capture it joined is invalidated.
+ * - A task must not synchronize its own stream (would_deadlock).
+ * - Update visibility: an update takes effect when its stream reaches the
+ *   end of the update; an execution that reaches the group afterwards runs
+ *   the new tasks, one already past it ran the old ones. Use
+ *   basic_concurrent_update to fence a running execution on the update.
  */
 struct backend {
   using device_type = device;

@@ -307,6 +307,21 @@ struct stream_state : ref_counted {
     }
   }
 
+  // After the worker has exited: control tasks submitted after it stopped
+  // still run (releases, event records); work is dropped unrun.
+  void run_leftovers() noexcept {
+    for (std::uint64_t h = ring.head();; ++h) {
+      slot* s = ring.ready(h);
+      if (s == nullptr) break;
+      try {
+        s->fn(s->storage, dev, false);
+      } catch (...) {
+        report_current_exception("keel::host::destroy_stream");
+      }
+      ring.set_head(h + 1, std::memory_order_release);
+    }
+  }
+
   void record_failure(std::exception_ptr e) {
     std::string what;
     try {
@@ -523,16 +538,20 @@ struct backend {
         }
       }
     }
-    {
-      std::lock_guard<std::mutex> lock(s->close_m);
-      s->closed = true;
-    }
     s->stopping.store(true, std::memory_order_seq_cst);
     {
       std::lock_guard<std::mutex> lock(s->m);
       s->wake_cv.notify_all();
     }
     s->worker.join();
+    {
+      // Releases issued from other threads while the worker drained still
+      // went to the ring (the stream was open); run what it did not reach.
+      // From here on a release frees at once: no work is left to outlive.
+      std::lock_guard<std::mutex> lock(s->close_m);
+      s->closed = true;
+      s->run_leftovers();
+    }
     if (s->failed.load(std::memory_order_acquire))
       report_error(make_error_code(errc::task_failed), "keel::host::destroy_stream", s->failure.c_str());
     {

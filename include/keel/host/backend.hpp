@@ -136,7 +136,9 @@ struct task_list {
 
 struct group_state : ref_counted {
   explicit group_state(device& d, std::uint64_t stream) : id(d.next_id.fetch_add(1)), marked_on(stream) {}
-  std::uint64_t id;
+  // Off the reference count's line: the update stream's worker drops a
+  // reference at every swap, and the updating thread reads these each update.
+  alignas(64) std::uint64_t id;
   std::uint64_t marked_on;
   std::vector<replay_task> building;   // while marking (dev->capture_mutex)
   std::vector<kernel_kind> signature;  // the kinds an update must match; fixed at group end

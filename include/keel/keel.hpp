@@ -4,3 +4,4 @@
 #pragma once
 
 #include "keel/core.hpp"
+#include "keel/runtime.hpp"

@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: Apache-2.0
+// keel::ops benchmarks, each beside its baseline from the same run.
+//
+// Run (one line):
+//   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE build/benchmarks/keel_benchmarks
+//       --benchmark_filter='BM_(triad|add|addcmul|cast|adaptive|baddbmm|sgemm)'
+//       --benchmark_out=ops.json --benchmark_out_format=json
+// OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE must be UNSET for the sgemm
+// baseline: this machine's environment sets them (Haswell, 512), which forces
+// OpenBLAS onto kernels about 1.8x slower than the ones it picks itself
+// (Cooperlake here); the baseline then flatters keel. The sgemm benchmark
+// labels itself with the core OpenBLAS chose and warns when they are set.
+// Plot: python3 benchmarks/plot_ops.py ops.json ops.png   (needs gnuplot)
+//
+// Threads: "1t" runs on the calling thread; "2t" splits the same work over
+// the calling thread and one helper (spin_pool below) for keel and for the
+// triad, and sets OpenBLAS to 2 threads.
+#include <benchmark/benchmark.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "harness.hpp"
+#include "keel/ops.hpp"
+#include "ops_baselines.hpp"
+
+namespace {
+
+namespace ops = keel::ops;
+namespace base = keel_bench::baseline;
+
+// A fork-join pool of the calling thread plus one helper, for the "2t" runs:
+// chunk indices are claimed from an atomic counter; the helper spins (with
+// yield) only while its benchmark runs.
+class spin_pool {
+ public:
+  spin_pool() : helper_([this] { loop(); }) {}
+  ~spin_pool() {
+    stop_.store(true, std::memory_order_release);
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+    helper_.join();
+  }
+  spin_pool(const spin_pool&) = delete;
+  spin_pool& operator=(const spin_pool&) = delete;
+
+  template <class Body>
+  void operator()(std::size_t count, Body&& body) {
+    body_ = [](void* ctx, std::size_t i, std::size_t w) { (*static_cast<std::remove_reference_t<Body>*>(ctx))(i, w); };
+    ctx_ = &body;
+    count_ = count;
+    next_.store(0, std::memory_order_relaxed);
+    const std::uint64_t gen = generation_.fetch_add(1, std::memory_order_acq_rel) + 1;
+    work(0);
+    while (finished_.load(std::memory_order_acquire) != gen) std::this_thread::yield();
+  }
+
+ private:
+  void work(std::size_t worker) {
+    for (std::size_t i; (i = next_.fetch_add(1, std::memory_order_acq_rel)) < count_;) body_(ctx_, i, worker);
+  }
+  void loop() {
+    std::uint64_t seen = 0;
+    for (;;) {
+      std::uint64_t gen;
+      while ((gen = generation_.load(std::memory_order_acquire)) == seen) std::this_thread::yield();
+      seen = gen;
+      if (stop_.load(std::memory_order_acquire)) return;
+      work(1);
+      finished_.store(gen, std::memory_order_release);
+    }
+  }
+
+  void (*body_)(void*, std::size_t, std::size_t) = nullptr;
+  void* ctx_ = nullptr;
+  std::size_t count_ = 0;
+  std::atomic<std::size_t> next_{0};
+  std::atomic<std::uint64_t> generation_{0}, finished_{0};
+  std::atomic<bool> stop_{false};
+  std::thread helper_;
+};
+
+std::vector<float> random_floats(std::size_t n, unsigned seed) {
+  std::vector<float> v(n);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+const ops::kernel_table& kernels() { return ops::dynamic_kernels(); }
+
+void set_bytes(benchmark::State& state, std::size_t bytes_per_iteration) {
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(bytes_per_iteration));
+  state.SetLabel(kernels().target);
+}
+
+// ------------------------------------------------------------ elementwise ---
+
+void BM_triad_baseline(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  auto b = random_floats(n, 1), c = random_floats(n, 2);
+  std::vector<float> a(n);
+  for (auto _ : state) {
+    base::triad(a.data(), b.data(), c.data(), 3.0f, 0, n);
+    benchmark::ClobberMemory();
+  }
+  set_bytes(state, 12 * n);
+}
+
+void BM_triad_baseline_2t(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  auto b = random_floats(n, 1), c = random_floats(n, 2);
+  std::vector<float> a(n);
+  spin_pool pool;
+  const std::size_t half = n / 2;
+  for (auto _ : state) {
+    pool(2, [&](std::size_t i, std::size_t) { base::triad(a.data(), b.data(), c.data(), 3.0f, i * half, i ? n : half); });
+    benchmark::ClobberMemory();
+  }
+  set_bytes(state, 12 * n);
+}
+
+void BM_add_f32(benchmark::State& state) {
+  const auto n = static_cast<std::int64_t>(state.range(0));
+  auto a = random_floats(static_cast<std::size_t>(n), 1), b = random_floats(static_cast<std::size_t>(n), 2);
+  std::vector<float> out(static_cast<std::size_t>(n));
+  const ops::tensor ta(a.data(), ops::dtype::float32, {n}), tb(b.data(), ops::dtype::float32, {n}),
+      to(out.data(), ops::dtype::float32, {n});
+  for (auto _ : state) {
+    ops::add(kernels(), ta, tb, 0.5f, to);  // phase one and two, every call
+    benchmark::ClobberMemory();
+  }
+  set_bytes(state, 12 * static_cast<std::size_t>(n));
+}
+
+void BM_add_f32_2t(benchmark::State& state) {
+  const auto n = static_cast<std::int64_t>(state.range(0));
+  auto a = random_floats(static_cast<std::size_t>(n), 1), b = random_floats(static_cast<std::size_t>(n), 2);
+  std::vector<float> out(static_cast<std::size_t>(n));
+  const ops::tensor ta(a.data(), ops::dtype::float32, {n}), tb(b.data(), ops::dtype::float32, {n}),
+      to(out.data(), ops::dtype::float32, {n});
+  spin_pool pool;
+  ops::executor ex = ops::prepare_add(kernels(), ta, tb, 0.5f, to, {2, ops::executor_use::repeatable});
+  for (auto _ : state) {
+    ex.run(nullptr, 0, pool);
+    benchmark::ClobberMemory();
+  }
+  set_bytes(state, 12 * static_cast<std::size_t>(n));
+}
+
+void BM_add_f32_scalar_loop(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  auto a = random_floats(n, 1), b = random_floats(n, 2);
+  std::vector<float> out(n);
+  for (auto _ : state) {
+    base::add_scalar_loop(out.data(), a.data(), b.data(), 0.5f, n);
+    benchmark::ClobberMemory();
+  }
+  set_bytes(state, 12 * n);
+}
+
+void BM_add_f32_eigen(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  auto a = random_floats(n, 1), b = random_floats(n, 2);
+  std::vector<float> out(n);
+  for (auto _ : state) {
+    base::add_eigen(out.data(), a.data(), b.data(), 0.5f, n);
+    benchmark::ClobberMemory();
+  }
+  set_bytes(state, 12 * n);
+}
+
+void BM_addcmul_f32(benchmark::State& state) {
+  const auto n = static_cast<std::int64_t>(state.range(0));
+  const auto un = static_cast<std::size_t>(n);
+  auto s = random_floats(un, 1), t1 = random_floats(un, 2), t2 = random_floats(un, 3);
+  std::vector<float> out(un);
+  const ops::tensor ts(s.data(), ops::dtype::float32, {n}), t1v(t1.data(), ops::dtype::float32, {n}),
+      t2v(t2.data(), ops::dtype::float32, {n}), to(out.data(), ops::dtype::float32, {n});
+  for (auto _ : state) {
+    ops::addcmul(kernels(), ts, t1v, t2v, 0.5f, to);
+    benchmark::ClobberMemory();
+  }
+  set_bytes(state, 16 * un);
+}
+
+void BM_addcmul_f32_eigen(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  auto s = random_floats(n, 1), t1 = random_floats(n, 2), t2 = random_floats(n, 3);
+  std::vector<float> out(n);
+  for (auto _ : state) {
+    base::addcmul_eigen(out.data(), s.data(), t1.data(), t2.data(), 0.5f, n);
+    benchmark::ClobberMemory();
+  }
+  set_bytes(state, 16 * n);
+}
+
+template <ops::dtype To>
+void BM_cast(benchmark::State& state) {
+  const auto n = static_cast<std::int64_t>(state.range(0));
+  auto in = random_floats(static_cast<std::size_t>(n), 1);
+  std::vector<std::uint16_t> out(static_cast<std::size_t>(n));
+  const ops::tensor ti(in.data(), ops::dtype::float32, {n}), to(out.data(), To, {n});
+  for (auto _ : state) {
+    ops::cast(kernels(), ti, to);
+    benchmark::ClobberMemory();
+  }
+  set_bytes(state, 6 * static_cast<std::size_t>(n));
+}
+
+template <bool BF16>
+void BM_cast_eigen(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  auto in = random_floats(n, 1);
+  std::vector<std::uint16_t> out(n);
+  for (auto _ : state) {
+    if (BF16) {
+      base::cast_bf16_eigen(out.data(), in.data(), n);
+    } else {
+      base::cast_f16_eigen(out.data(), in.data(), n);
+    }
+    benchmark::ClobberMemory();
+  }
+  set_bytes(state, 6 * n);
+}
+
+void BM_cast_f32_f16_scalar_loop(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  auto in = random_floats(n, 1);
+  std::vector<std::uint16_t> out(n);
+  for (auto _ : state) {
+    base::cast_f16_scalar_loop(out.data(), in.data(), n);
+    benchmark::ClobberMemory();
+  }
+  set_bytes(state, 6 * n);
+}
+
+// 4K .. 16M elements, x4: the curve for the plot; 64K and 16M carry the targets.
+void sizes(benchmark::internal::Benchmark* b) {
+  for (std::int64_t n = 4096; n <= (std::int64_t{1} << 24); n *= 4) b->Arg(n);
+}
+
+BENCHMARK(BM_triad_baseline)->Apply(sizes);
+BENCHMARK(BM_add_f32)->Apply(sizes);
+BENCHMARK(BM_add_f32_scalar_loop)->Apply(sizes);
+BENCHMARK(BM_addcmul_f32)->Apply(sizes);
+BENCHMARK_TEMPLATE(BM_cast, ops::dtype::float16)->Name("BM_cast_f32_f16")->Apply(sizes);
+BENCHMARK_TEMPLATE(BM_cast, ops::dtype::bfloat16)->Name("BM_cast_f32_bf16")->Apply(sizes);
+BENCHMARK(BM_cast_f32_f16_scalar_loop)->Apply(sizes);
+BENCHMARK(BM_triad_baseline_2t)->Arg(1 << 16)->Arg(1 << 24)->UseRealTime();
+BENCHMARK(BM_add_f32_2t)->Arg(1 << 16)->Arg(1 << 24)->UseRealTime();
+
+// Eigen only where it was found (a benchmark-only dependency).
+[[maybe_unused]] const bool eigen_registered = [] {
+  if (!base::have_eigen()) return false;
+  benchmark::RegisterBenchmark("BM_add_f32_eigen", BM_add_f32_eigen)->Apply(sizes);
+  benchmark::RegisterBenchmark("BM_addcmul_f32_eigen", BM_addcmul_f32_eigen)->Apply(sizes);
+  benchmark::RegisterBenchmark("BM_cast_f32_f16_eigen", BM_cast_eigen<false>)->Apply(sizes);
+  benchmark::RegisterBenchmark("BM_cast_f32_bf16_eigen", BM_cast_eigen<true>)->Apply(sizes);
+  return true;
+}();
+
+using keel_bench::measure;
+KEEL_BENCH_COMPARE("BM_add_f32", "BM_triad_baseline", ">= 0.9 at 16M (1 thread each)", measure::bandwidth);
+KEEL_BENCH_COMPARE("BM_addcmul_f32", "BM_triad_baseline", ">= 0.9 at 16M", measure::bandwidth);
+KEEL_BENCH_COMPARE("BM_cast_f32_f16", "BM_triad_baseline", ">= 0.9 at 16M", measure::bandwidth);
+KEEL_BENCH_COMPARE("BM_cast_f32_bf16", "BM_triad_baseline", ">= 0.9 at 16M", measure::bandwidth);
+KEEL_BENCH_COMPARE("BM_add_f32_2t", "BM_triad_baseline_2t", ">= 0.9 at 16M (2 threads each)", measure::bandwidth);
+KEEL_BENCH_COMPARE("BM_add_f32", "BM_add_f32_scalar_loop", "> 1 at 64K", measure::bandwidth);
+KEEL_BENCH_COMPARE("BM_add_f32", "BM_add_f32_eigen", "> 1 at 64K", measure::bandwidth);
+KEEL_BENCH_COMPARE("BM_addcmul_f32", "BM_add_f32_scalar_loop", "> 1 at 64K (scalar add loop)", measure::bandwidth);
+KEEL_BENCH_COMPARE("BM_addcmul_f32", "BM_addcmul_f32_eigen", "> 1 at 64K", measure::bandwidth);
+KEEL_BENCH_COMPARE("BM_cast_f32_f16", "BM_cast_f32_f16_scalar_loop", "> 1 at 64K", measure::bandwidth);
+KEEL_BENCH_COMPARE("BM_cast_f32_f16", "BM_add_f32_scalar_loop", "> 1 at 64K (scalar add loop)", measure::bandwidth);
+KEEL_BENCH_COMPARE("BM_cast_f32_f16", "BM_cast_f32_f16_eigen", "> 1 at 64K", measure::bandwidth);
+KEEL_BENCH_COMPARE("BM_cast_f32_bf16", "BM_add_f32_scalar_loop", "> 1 at 64K (scalar add loop)", measure::bandwidth);
+KEEL_BENCH_COMPARE("BM_cast_f32_bf16", "BM_cast_f32_bf16_eigen", "> 1 at 64K", measure::bandwidth);
+
+// --------------------------------------------------- adaptive_avg_pool2d ---
+
+constexpr std::int64_t pool_n = 8, pool_c = 64, pool_h = 56, pool_w = 56, pool_o = 7;
+constexpr std::size_t pool_in = pool_n * pool_c * pool_h * pool_w;
+
+void BM_adaptive_avg_pool2d(benchmark::State& state) {
+  auto in = random_floats(pool_in, 1);
+  std::vector<float> out(static_cast<std::size_t>(pool_n * pool_c * pool_o * pool_o));
+  const ops::tensor ti(in.data(), ops::dtype::float32, {pool_n, pool_c, pool_h, pool_w});
+  const ops::tensor to(out.data(), ops::dtype::float32, {pool_n, pool_c, pool_o, pool_o});
+  for (auto _ : state) {
+    ops::adaptive_avg_pool2d(kernels(), ti, pool_o, pool_o, to);
+    benchmark::ClobberMemory();
+  }
+  set_bytes(state, 4 * (pool_in + out.size()));
+}
+
+void BM_triad_pool_size(benchmark::State& state) {
+  state.SetLabel("triad over as many floats as the pooling input");
+  auto b = random_floats(pool_in, 1), c = random_floats(pool_in, 2);
+  std::vector<float> a(pool_in);
+  for (auto _ : state) {
+    base::triad(a.data(), b.data(), c.data(), 3.0f, 0, pool_in);
+    benchmark::ClobberMemory();
+  }
+  set_bytes(state, 12 * pool_in);
+}
+
+[[maybe_unused]] const bool pool_registered = [] {
+  benchmark::RegisterBenchmark("BM_adaptive_avg_pool2d/8x64x56x56/7x7", BM_adaptive_avg_pool2d);
+  benchmark::RegisterBenchmark("BM_triad_baseline/8x64x56x56/7x7", BM_triad_pool_size);
+  return true;
+}();
+KEEL_BENCH_COMPARE("BM_adaptive_avg_pool2d", "BM_triad_baseline", ">= 0.8 of triad bandwidth", measure::bandwidth);
+
+// --------------------------------------------------------------- baddbmm ---
+
+constexpr std::int64_t gemm_b = 4, gemm_m = 512, gemm_n = 512, gemm_k = 512;
+
+void gemm_counters(benchmark::State& state) {
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * gemm_b * gemm_m * gemm_n * gemm_k,
+                                                 benchmark::Counter::kIsIterationInvariantRate,
+                                                 benchmark::Counter::kIs1000);
+}
+
+void BM_baddbmm_f32(benchmark::State& state, int threads) {
+  auto b1 = random_floats(static_cast<std::size_t>(gemm_b * gemm_m * gemm_k), 1);
+  auto b2 = random_floats(static_cast<std::size_t>(gemm_b * gemm_k * gemm_n), 2);
+  auto self = random_floats(static_cast<std::size_t>(gemm_b * gemm_m * gemm_n), 3);
+  std::vector<float> out(self.size());
+  const ops::tensor t1(b1.data(), ops::dtype::float32, {gemm_b, gemm_m, gemm_k});
+  const ops::tensor t2(b2.data(), ops::dtype::float32, {gemm_b, gemm_k, gemm_n});
+  const ops::tensor ts(self.data(), ops::dtype::float32, {gemm_b, gemm_m, gemm_n});
+  const ops::tensor to(out.data(), ops::dtype::float32, {gemm_b, gemm_m, gemm_n});
+  ops::executor ex = ops::prepare_baddbmm(kernels(), ts, t1, t2, 1.0f, 1.0f, to,
+                                          {static_cast<std::size_t>(threads), ops::executor_use::repeatable});
+  std::vector<unsigned char> ws(ex.workspace_size());
+  if (threads == 1) {
+    for (auto _ : state) ex.run(ws.data(), ws.size());
+  } else {
+    spin_pool pool;
+    for (auto _ : state) ex.run(ws.data(), ws.size(), pool);
+  }
+  gemm_counters(state);
+  state.SetLabel(kernels().target);
+}
+
+void BM_sgemm_openblas(benchmark::State& state, int threads) {
+  auto b1 = random_floats(static_cast<std::size_t>(gemm_b * gemm_m * gemm_k), 1);
+  auto b2 = random_floats(static_cast<std::size_t>(gemm_b * gemm_k * gemm_n), 2);
+  auto out = random_floats(static_cast<std::size_t>(gemm_b * gemm_m * gemm_n), 3);
+  for (auto _ : state) {
+    base::sgemm_batched(out.data(), b1.data(), b2.data(), gemm_b, gemm_m, gemm_n, gemm_k, threads);
+  }
+  gemm_counters(state);
+  std::string label = std::string("OpenBLAS core ") + base::openblas_core();
+  if (std::getenv("OPENBLAS_CORETYPE") != nullptr || std::getenv("OPENBLAS_L2_SIZE") != nullptr) {
+    label += " (WARNING: OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE set; unset them for the real baseline)";
+  }
+  state.SetLabel(label);
+}
+
+[[maybe_unused]] const bool gemm_registered = [] {
+  for (int threads : {1, 2}) {
+    const std::string suffix = "/4x512x512x512/" + std::to_string(threads) + "t";
+    benchmark::RegisterBenchmark(("BM_baddbmm_f32" + suffix).c_str(), BM_baddbmm_f32, threads)->UseRealTime();
+    if (base::have_openblas()) {
+      benchmark::RegisterBenchmark(("BM_sgemm_openblas_baseline" + suffix).c_str(), BM_sgemm_openblas, threads)
+          ->UseRealTime();
+    }
+  }
+  return true;
+}();
+KEEL_BENCH_COMPARE("BM_baddbmm_f32", "BM_sgemm_openblas_baseline", ">= 0.8 of OpenBLAS (same shapes, threads)");
+
+}  // namespace

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: Apache-2.0
+// Runtime benchmarks: the host backend's stream hand-off, model replay, group
+// update and cross-stream events, each beside the baseline the issue names.
+#include <benchmark/benchmark.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "harness.hpp"
+#include "keel/runtime.hpp"
+
+namespace {
+
+constexpr int tiny_tasks = 1000;
+
+// The baseline of the issue: std::mutex + condition_variable +
+// std::function queue, drained by one thread, notify per push.
+class cv_queue {
+ public:
+  cv_queue() : worker_([this] { run(); }) {}
+  ~cv_queue() {
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      stop_ = true;
+    }
+    cv_.notify_one();
+    worker_.join();
+  }
+  void push(std::function<void()> f) {
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      q_.push_back(std::move(f));
+      ++pushed_;
+    }
+    cv_.notify_one();
+  }
+  void drain() {
+    std::unique_lock<std::mutex> lock(m_);
+    done_cv_.wait(lock, [&] { return done_ == pushed_; });
+  }
+
+ private:
+  void run() {
+    std::unique_lock<std::mutex> lock(m_);
+    for (;;) {
+      cv_.wait(lock, [&] { return stop_ || !q_.empty(); });
+      if (q_.empty()) return;
+      auto f = std::move(q_.front());
+      q_.pop_front();
+      lock.unlock();
+      f();
+      lock.lock();
+      if (++done_ == pushed_) done_cv_.notify_all();
+    }
+  }
+  std::mutex m_;
+  std::condition_variable cv_, done_cv_;
+  std::deque<std::function<void()>> q_;
+  std::uint64_t pushed_ = 0, done_ = 0;
+  bool stop_ = false;
+  std::thread worker_;
+};
+
+void BM_queue_baseline_tiny(benchmark::State& state) {
+  cv_queue q;
+  std::uint64_t counter = 0;
+  for (auto _ : state) {
+    for (int i = 0; i < tiny_tasks; ++i) q.push([&counter] { ++counter; });
+    q.drain();
+  }
+  benchmark::DoNotOptimize(counter);
+  state.SetItemsProcessed(state.iterations() * tiny_tasks);
+  state.counters["ns_per_task"] = benchmark::Counter(static_cast<double>(state.iterations() * tiny_tasks),
+                                                     benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_queue_baseline_tiny)->UseRealTime();
+
+void BM_queue_baseline_roundtrip(benchmark::State& state) {
+  cv_queue q;
+  std::uint64_t counter = 0;
+  for (auto _ : state) {
+    q.push([&counter] { ++counter; });
+    q.drain();
+  }
+  benchmark::DoNotOptimize(counter);
+}
+BENCHMARK(BM_queue_baseline_roundtrip)->UseRealTime();
+
+void BM_stream_eager_tiny(benchmark::State& state) {
+  keel::host::stream s{keel::host::default_device()};
+  std::uint64_t counter = 0;
+  for (auto _ : state) {
+    for (int i = 0; i < tiny_tasks; ++i) s.launch_host([&counter] { ++counter; });
+    s.synchronize();
+  }
+  benchmark::DoNotOptimize(counter);
+  state.SetItemsProcessed(state.iterations() * tiny_tasks);
+  state.counters["ns_per_task"] = benchmark::Counter(static_cast<double>(state.iterations() * tiny_tasks),
+                                                     benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_stream_eager_tiny)->UseRealTime();
+
+void BM_stream_roundtrip(benchmark::State& state) {
+  keel::host::stream s{keel::host::default_device()};
+  std::uint64_t counter = 0;
+  for (auto _ : state) {
+    s.launch_host([&counter] { ++counter; });
+    s.synchronize();
+  }
+  benchmark::DoNotOptimize(counter);
+}
+BENCHMARK(BM_stream_roundtrip)->UseRealTime();
+
+void BM_function_loop_tiny(benchmark::State& state) {
+  std::uint64_t counter = 0;
+  std::vector<std::function<void()>> fns;
+  for (int i = 0; i < tiny_tasks; ++i) fns.emplace_back([&counter] { ++counter; });
+  for (auto _ : state) {
+    for (auto& f : fns) f();
+    benchmark::ClobberMemory();
+  }
+  benchmark::DoNotOptimize(counter);
+  state.SetItemsProcessed(state.iterations() * tiny_tasks);
+  state.counters["ns_per_task"] = benchmark::Counter(static_cast<double>(state.iterations() * tiny_tasks),
+                                                     benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_function_loop_tiny)->UseRealTime();
+
+void BM_model_replay_tiny(benchmark::State& state) {
+  keel::host::stream s{keel::host::default_device()};
+  std::uint64_t counter = 0;
+  keel::host::model m;
+  {
+    keel::host::capture_scope capture{s};
+    for (int i = 0; i < tiny_tasks; ++i) s.launch_host([&counter] { ++counter; });
+    m = capture.end();
+  }
+  for (auto _ : state) {
+    m.execute(s);
+    s.synchronize();
+  }
+  benchmark::DoNotOptimize(counter);
+  state.SetItemsProcessed(state.iterations() * tiny_tasks);
+  state.counters["ns_per_task"] = benchmark::Counter(static_cast<double>(state.iterations() * tiny_tasks),
+                                                     benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_model_replay_tiny)->UseRealTime();
+
+void scale_kernel(keel::host::launch_context&, float* x, float alpha) { *x *= alpha; }
+constexpr int batch = 100;
+
+// One eager kernel launch (the issue's yardstick for a group update).
+void BM_stream_eager_launch(benchmark::State& state) {
+  keel::host::stream s{keel::host::default_device()};
+  float x = 1;
+  for (auto _ : state) {
+    for (int i = 0; i < batch; ++i) s.launch(keel::kernel_kind{"scale"}, &scale_kernel, &x, 1.0f);
+    s.synchronize();
+  }
+  state.SetItemsProcessed(state.iterations() * batch);
+  state.counters["ns_per_op"] = benchmark::Counter(static_cast<double>(state.iterations() * batch),
+                                                   benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_stream_eager_launch)->UseRealTime();
+
+// Replace a one-task group on an update stream (begin, launch, end: checked
+// and committed in stream order).
+void BM_group_update(benchmark::State& state) {
+  auto& dev = keel::host::default_device();
+  keel::host::stream s{dev};
+  keel::host::stream u{dev};
+  float x = 1;
+  keel::host::model m;
+  keel::host::task_group g;
+  {
+    keel::host::capture_scope capture{s};
+    keel::host::task_group_scope mark{s};
+    s.launch(keel::kernel_kind{"scale"}, &scale_kernel, &x, 1.0f);
+    g = mark.end();
+    m = capture.end();
+  }
+  for (auto _ : state) {
+    for (int i = 0; i < batch; ++i) {
+      keel::host::update_scope update{u, g};
+      u.launch(keel::kernel_kind{"scale"}, &scale_kernel, &x, 1.0f);
+      update.end();
+    }
+    u.synchronize();
+  }
+  state.SetItemsProcessed(state.iterations() * batch);
+  state.counters["ns_per_op"] = benchmark::Counter(static_cast<double>(state.iterations() * batch),
+                                                   benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_group_update)->UseRealTime();
+
+// Record on one stream, wait on another, per pair (the waiting stream runs
+// a tiny task after each wait).
+void BM_event_cross_stream(benchmark::State& state) {
+  auto& dev = keel::host::default_device();
+  keel::host::stream a{dev};
+  keel::host::stream b{dev};
+  keel::host::event e{dev};
+  std::uint64_t counter = 0;
+  for (auto _ : state) {
+    for (int i = 0; i < batch; ++i) {
+      a.launch_host([&counter] { ++counter; });
+      e.record(a);
+      b.wait(e);
+    }
+    b.synchronize();
+  }
+  benchmark::DoNotOptimize(counter);
+  state.SetItemsProcessed(state.iterations() * batch);
+  state.counters["ns_per_op"] = benchmark::Counter(static_cast<double>(state.iterations() * batch),
+                                                   benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_event_cross_stream)->UseRealTime();
+
+}  // namespace
+
+KEEL_BENCH_COMPARE("BM_stream_eager_tiny", "BM_queue_baseline_tiny", ">= 3x faster per task");
+KEEL_BENCH_COMPARE("BM_stream_roundtrip", "BM_queue_baseline_roundtrip", "round trip (informational)");
+KEEL_BENCH_COMPARE("BM_model_replay_tiny", "BM_stream_eager_tiny", ">= 10x faster per task than eager");
+KEEL_BENCH_COMPARE("BM_model_replay_tiny", "BM_function_loop_tiny", ">= 0.33 (within 3x of the loop)");
+KEEL_BENCH_COMPARE("BM_group_update", "BM_stream_eager_launch", ">= 1 (no more than one eager launch)");
+KEEL_BENCH_COMPARE("BM_event_cross_stream", "BM_queue_baseline_roundtrip", "informational");

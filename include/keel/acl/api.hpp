@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: Apache-2.0
+// The ACL function table: one typed entry per ACL function keel's ACL backend
+// calls, filled by name at run time from any resolver (dlsym on a library
+// handle, a keel plugin library lease), never linked at build time. A function
+// the runtime lacks is no error when the table is filled; calling it throws
+// keel::errc::not_supported naming the function.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <iterator>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "keel/acl/library.hpp"
+#include "keel/acl/types.hpp"
+#include "keel/core/error.hpp"
+
+// X(library, return type, name, parameter list): the ACL subset keel uses,
+// with the signatures CANN documents (hicann/runtime docs/zh/api_ref/
+// 02, 04, 06, 07, 11-03, 13 and 15; CANN aolapi reference for aclnn). keel's
+// enums stand for CANN's by-value enum parameters (same size and values);
+// tests/acl/headers_test.cpp checks each type against the declarations.
+#define KEEL_DETAIL_ACL_FUNCTIONS(X)                                                                             \
+  X(ascendcl, status, aclInit, (const char* configPath))                                                        \
+  X(ascendcl, status, aclFinalize, ())                                                                          \
+  X(ascendcl, const char*, aclGetRecentErrMsg, ())                                                              \
+  X(ascendcl, status, aclrtSetDevice, (std::int32_t deviceId))                                                  \
+  X(ascendcl, status, aclrtResetDevice, (std::int32_t deviceId))                                                \
+  X(ascendcl, status, aclrtGetDevice, (std::int32_t * deviceId))                                                \
+  X(ascendcl, status, aclrtGetDeviceCount, (std::uint32_t * count))                                             \
+  X(ascendcl, status, aclrtSynchronizeDevice, ())                                                               \
+  X(ascendcl, status, aclrtCreateStream, (stream_handle * stream))                                              \
+  X(ascendcl, status, aclrtCreateStreamWithConfig, (stream_handle * stream, std::uint32_t priority,             \
+                                                    std::uint32_t flag))                                        \
+  X(ascendcl, status, aclrtDestroyStream, (stream_handle stream))                                               \
+  X(ascendcl, status, aclrtDestroyStreamForce, (stream_handle stream))                                          \
+  X(ascendcl, status, aclrtSynchronizeStream, (stream_handle stream))                                           \
+  X(ascendcl, status, aclrtSynchronizeStreamWithTimeout, (stream_handle stream, std::int32_t timeout))          \
+  X(ascendcl, status, aclrtStreamQuery, (stream_handle stream, stream_status * status))                         \
+  X(ascendcl, status, aclrtStreamWaitEvent, (stream_handle stream, event_handle event))                         \
+  X(ascendcl, status, aclrtStreamWaitEventWithFlag, (stream_handle stream, event_handle event,                  \
+                                                     std::uint32_t timeout, std::uint32_t flag))                \
+  X(ascendcl, status, aclrtCreateEvent, (event_handle * event))                                                 \
+  X(ascendcl, status, aclrtCreateEventWithFlag, (event_handle * event, std::uint32_t flag))                     \
+  X(ascendcl, status, aclrtCreateEventExWithFlag, (event_handle * event, std::uint32_t flag))                   \
+  X(ascendcl, status, aclrtDestroyEvent, (event_handle event))                                                  \
+  X(ascendcl, status, aclrtRecordEvent, (event_handle event, stream_handle stream))                             \
+  X(ascendcl, status, aclrtRecordEventWithFlag, (event_handle event, stream_handle stream, std::uint32_t flag)) \
+  X(ascendcl, status, aclrtResetEvent, (event_handle event, stream_handle stream))                              \
+  X(ascendcl, status, aclrtQueryEventStatus, (event_handle event, event_recorded_status * status))              \
+  X(ascendcl, status, aclrtSynchronizeEvent, (event_handle event))                                              \
+  X(ascendcl, status, aclrtSynchronizeEventWithTimeout, (event_handle event, std::int32_t timeout))             \
+  X(ascendcl, status, aclrtEventElapsedTime, (float* ms, event_handle startEvent, event_handle endEvent))       \
+  X(ascendcl, status, aclrtMalloc, (void** devPtr, std::size_t size, malloc_policy policy))                     \
+  X(ascendcl, status, aclrtFree, (void* devPtr))                                                                \
+  X(ascendcl, status, aclrtMallocHost, (void** hostPtr, std::size_t size))                                      \
+  X(ascendcl, status, aclrtFreeHost, (void* hostPtr))                                                           \
+  X(ascendcl, status, aclrtMemcpy, (void* dst, std::size_t destMax, const void* src, std::size_t count,         \
+                                    memcpy_kind kind))                                                          \
+  X(ascendcl, status, aclrtMemcpyAsync, (void* dst, std::size_t destMax, const void* src, std::size_t count,    \
+                                         memcpy_kind kind, stream_handle stream))                               \
+  X(ascendcl, status, aclrtMemset, (void* devPtr, std::size_t maxCount, std::int32_t value, std::size_t count)) \
+  X(ascendcl, status, aclrtMemsetAsync, (void* devPtr, std::size_t maxCount, std::int32_t value,                \
+                                         std::size_t count, stream_handle stream))                              \
+  X(ascendcl, status, aclmdlRICaptureBegin, (stream_handle stream, capture_mode mode))                          \
+  X(ascendcl, status, aclmdlRICaptureGetInfo, (stream_handle stream, capture_status * status,                   \
+                                               model_handle * modelRI))                                         \
+  X(ascendcl, status, aclmdlRICaptureThreadExchangeMode, (capture_mode * mode))                                 \
+  X(ascendcl, status, aclmdlRICaptureEnd, (stream_handle stream, model_handle * modelRI))                       \
+  X(ascendcl, status, aclmdlRICaptureTaskGrpBegin, (stream_handle stream))                                      \
+  X(ascendcl, status, aclmdlRICaptureTaskGrpEnd, (stream_handle stream, task_group_handle * handle))            \
+  X(ascendcl, status, aclmdlRICaptureTaskUpdateBegin, (stream_handle stream, task_group_handle handle))         \
+  X(ascendcl, status, aclmdlRICaptureTaskUpdateEnd, (stream_handle stream))                                     \
+  X(ascendcl, status, aclmdlRIExecuteAsync, (model_handle modelRI, stream_handle stream))                       \
+  X(ascendcl, status, aclmdlRIExecute, (model_handle modelRI, std::int32_t timeout))                            \
+  X(ascendcl, status, aclmdlRIDestroy, (model_handle modelRI))                                                  \
+  X(nnopbase, tensor_handle, aclCreateTensor, (const std::int64_t* viewDims, std::uint64_t viewDimsNum,         \
+                                               data_type dataType, const std::int64_t* stride,                  \
+                                               std::int64_t offset, format dataFormat,                              \
+                                               const std::int64_t* storageDims, std::uint64_t storageDimsNum,   \
+                                               void* tensorData))                                               \
+  X(nnopbase, scalar_handle, aclCreateScalar, (void* value, data_type dataType))                                \
+  X(nnopbase, int_array_handle, aclCreateIntArray, (const std::int64_t* value, std::uint64_t size))             \
+  X(nnopbase, nn_status, aclDestroyTensor, (const ::aclTensor* tensor))                                         \
+  X(nnopbase, nn_status, aclDestroyScalar, (const ::aclScalar* scalar))                                         \
+  X(nnopbase, nn_status, aclDestroyIntArray, (const ::aclIntArray* array))                                      \
+  X(nnopbase, nn_status, aclSetAclOpExecutorRepeatable, (executor_handle executor))                             \
+  X(nnopbase, nn_status, aclDestroyAclOpExecutor, (executor_handle executor))                                   \
+  X(opapi, nn_status, aclnnAddGetWorkspaceSize, (const ::aclTensor* self, const ::aclTensor* other,             \
+                                                 const ::aclScalar* alpha, ::aclTensor* out,                    \
+                                                 std::uint64_t* workspaceSize, ::aclOpExecutor** executor))     \
+  X(opapi, nn_status, aclnnAdd, (void* workspace, std::uint64_t workspaceSize, executor_handle executor,        \
+                                 stream_handle stream))                                                         \
+  X(opapi, nn_status, aclnnAddcmulGetWorkspaceSize, (const ::aclTensor* self, const ::aclTensor* tensor1,       \
+                                                     const ::aclTensor* tensor2, const ::aclScalar* value,      \
+                                                     ::aclTensor* out, std::uint64_t* workspaceSize,            \
+                                                     ::aclOpExecutor** executor))                               \
+  X(opapi, nn_status, aclnnAddcmul, (void* workspace, std::uint64_t workspaceSize, executor_handle executor,    \
+                                     stream_handle stream))                                                     \
+  X(opapi, nn_status, aclnnCastGetWorkspaceSize, (const ::aclTensor* self, data_type dtype, ::aclTensor* out,   \
+                                                  std::uint64_t* workspaceSize, ::aclOpExecutor** executor))    \
+  X(opapi, nn_status, aclnnCast, (void* workspace, std::uint64_t workspaceSize, executor_handle executor,       \
+                                  stream_handle stream))                                                        \
+  X(opapi, nn_status, aclnnAdaptiveAvgPool2dGetWorkspaceSize, (const ::aclTensor* self,                         \
+                                                               const ::aclIntArray* outputSize,                 \
+                                                               ::aclTensor* out, std::uint64_t* workspaceSize,  \
+                                                               ::aclOpExecutor** executor))                     \
+  X(opapi, nn_status, aclnnAdaptiveAvgPool2d, (void* workspace, std::uint64_t workspaceSize,                    \
+                                               executor_handle executor, stream_handle stream))                 \
+  X(opapi, nn_status, aclnnBaddbmmGetWorkspaceSize, (const ::aclTensor* self, const ::aclTensor* batch1,        \
+                                                     const ::aclTensor* batch2, const ::aclScalar* beta,        \
+                                                     const ::aclScalar* alpha, ::aclTensor* out,                \
+                                                     std::int8_t cubeMathType, std::uint64_t* workspaceSize,    \
+                                                     ::aclOpExecutor** executor))                               \
+  X(opapi, nn_status, aclnnBaddbmm, (void* workspace, std::uint64_t workspaceSize, executor_handle executor,    \
+                                     stream_handle stream))
+
+namespace keel::acl {
+
+template <class Signature>
+class api_function;
+
+/**
+ * @brief One entry of the ACL function table: the function's name and its
+ * address in the runtime, or null when the runtime lacks it.
+ *
+ * Ownership: none; the library that holds the code must stay loaded while
+ * the entry is called. Thread safety: immutable; calls are as thread-safe as
+ * the ACL function. Exceptions: calling a missing function throws
+ * keel::error(keel::errc::not_supported); otherwise the call is the C call.
+ *
+ * @code
+ * keel::acl::status s = api.aclrtCreateStream(&stream);   // throws if absent
+ * if (api.aclmdlRICaptureTaskGrpBegin) { ... }            // feature test
+ * @endcode
+ */
+template <class R, class... Args>
+class api_function<R(Args...)> {
+ public:
+  using pointer = R (*)(Args...);
+
+  /** @brief An entry for @p name, resolved to @p address (null: missing). */
+  constexpr explicit api_function(const char* name, pointer address = nullptr) noexcept
+      : name_(name), address_(address) {}
+
+  /** @brief Calls the function. @throws keel::error(not_supported) when it is missing. */
+  R operator()(Args... args) const {
+    if (address_ == nullptr) throw_missing(name_);
+    return address_(args...);
+  }
+
+  /** @brief The ACL name, e.g. "aclrtCreateStream". Throws: nothing. */
+  constexpr const char* name() const noexcept { return name_; }
+  /** @brief The resolved address, or null. Throws: nothing. */
+  constexpr pointer get() const noexcept { return address_; }
+  /** @brief Whether the runtime provides the function. Throws: nothing. */
+  constexpr explicit operator bool() const noexcept { return address_ != nullptr; }
+
+ private:
+  [[noreturn]] static void throw_missing(const char* name) {
+    throw keel::error(keel::errc::not_supported, name, "not supported by this runtime (CANN too old?)");
+  }
+
+  const char* name_;
+  pointer address_;
+};
+
+/** @brief Name and home library of one function of the table. */
+struct function_info {
+  const char* name;
+  library home;
+};
+
+/**
+ * @brief Every ACL function the table holds, in table order, with the CANN
+ * library that exports it.
+ */
+inline constexpr function_info functions[] = {
+#define KEEL_DETAIL_ACL_INFO(lib, ret, name, params) {#name, library::lib},
+    KEEL_DETAIL_ACL_FUNCTIONS(KEEL_DETAIL_ACL_INFO)
+#undef KEEL_DETAIL_ACL_INFO
+};
+
+namespace detail {
+
+// dlsym and friends hand out void*; converting that to a function pointer is
+// only conditionally supported by a cast, so copy the bits: POSIX guarantees
+// the representations agree (dlsym's rationale).
+template <class Pointer>
+Pointer function_from_symbol(void* symbol) noexcept {
+  static_assert(sizeof(Pointer) == sizeof(void*), "function and object pointers differ in size");
+  Pointer function = nullptr;
+  std::memcpy(&function, &symbol, sizeof function);
+  return function;
+}
+
+template <class Resolver>
+void* lookup_symbol(Resolver& resolver, library home, const char* name) {
+  if constexpr (std::is_invocable_r_v<void*, Resolver&, library, const char*>) {
+    return resolver(home, name);
+  } else {
+    static_assert(std::is_invocable_r_v<void*, Resolver&, const char*>,
+                  "keel::acl::api::resolve: the resolver must be callable as void*(const char* name) "
+                  "or void*(keel::acl::library, const char* name)");
+    return resolver(name);
+  }
+}
+
+}  // namespace detail
+
+/**
+ * @brief The ACL function table: a typed keel::acl::api_function per ACL
+ * function keel uses, named exactly like the function.
+ *
+ * Ownership: holds addresses only; whoever resolved it keeps the libraries
+ * loaded for as long as the table is used (the backend holds library leases).
+ * Thread safety: immutable after resolve(); share it freely. Exceptions:
+ * resolve() throws only what the resolver throws; calling a missing entry
+ * throws keel::error(keel::errc::not_supported, "<name>", ...).
+ * A default-constructed table has every entry missing.
+ *
+ * @code
+ * void* handle = dlopen("libascendcl.so", RTLD_NOW | RTLD_LOCAL);
+ * auto api = keel::acl::api::resolve([handle](const char* name) { return dlsym(handle, name); });
+ * keel::acl::stream_handle stream = nullptr;
+ * keel::acl::check(api.aclrtCreateStream(&stream), "aclrtCreateStream", api.aclGetRecentErrMsg);
+ * @endcode
+ */
+struct api {
+#define KEEL_DETAIL_ACL_MEMBER(lib, ret, name, params) api_function<ret params> name{#name};
+  KEEL_DETAIL_ACL_FUNCTIONS(KEEL_DETAIL_ACL_MEMBER)
+#undef KEEL_DETAIL_ACL_MEMBER
+
+  /** @brief How many functions the table holds. */
+  static constexpr std::size_t size() noexcept { return std::size(functions); }
+
+  /**
+   * @brief Fills a table by asking @p resolver for every function by name.
+   *
+   * @param resolver `void*(const char* name)` (e.g. dlsym on one handle that
+   *        sees all three libraries) or `void*(keel::acl::library, const char*
+   *        name)` to look each function up in its own library. A null answer
+   *        marks the function missing; it is not an error here.
+   */
+  template <class Resolver>
+  static api resolve(Resolver&& resolver) {
+    api table;
+#define KEEL_DETAIL_ACL_RESOLVE(lib, ret, name, params)                                                 \
+  table.name = api_function<ret params>(                                                                \
+      #name, detail::function_from_symbol<api_function<ret params>::pointer>(                           \
+                 detail::lookup_symbol(resolver, library::lib, #name)));
+    KEEL_DETAIL_ACL_FUNCTIONS(KEEL_DETAIL_ACL_RESOLVE)
+#undef KEEL_DETAIL_ACL_RESOLVE
+    return table;
+  }
+
+  /** @brief The names of the functions the runtime lacks, in table order. */
+  std::vector<const char*> missing() const {
+    std::vector<const char*> names;
+#define KEEL_DETAIL_ACL_MISSING(lib, ret, name, params) \
+  if (!name) names.push_back(#name);
+    KEEL_DETAIL_ACL_FUNCTIONS(KEEL_DETAIL_ACL_MISSING)
+#undef KEEL_DETAIL_ACL_MISSING
+    return names;
+  }
+};
+
+}  // namespace keel::acl
+
+#undef KEEL_DETAIL_ACL_FUNCTIONS

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: Apache-2.0
+// The few ACL C ABI types keel's ACL backend passes across the C boundary,
+// declared by keel itself so keel builds (and its ACL code compiles) where
+// neither CANN nor the emulation headers are installed.
+//
+// Why keel does not include CANN's <acl/acl.h>: keel is header-only and must
+// build on machines without CANN, so it cannot require the header; and a
+// `__has_include(<acl/acl.h>)` switch would make keel's types depend on which
+// header happens to be on the include path (CANN's, the emulation's, or one
+// of the many vendored stubs), changing keel's API from build to build.
+// Instead keel mirrors the handful of ABI facts it needs: the handle types
+// (all void* in CANN), aclError (int), aclnnStatus (int32_t), and the enums it
+// passes by value as keel enums with the same size and values. The opaque
+// aclnn objects keep CANN's own struct tags at global scope, so a program that
+// also includes CANN's headers uses the very same pointer types.
+// tests/acl/headers_test.cpp checks every value and every function type here
+// against the documented declarations (the emulation headers) at compile time.
+#pragma once
+
+#include <cstdint>
+
+/// @cond
+// Incomplete types may be declared any number of times; CANN's
+// `typedef struct aclTensor aclTensor;` names these same types.
+struct aclTensor;
+struct aclScalar;
+struct aclIntArray;
+struct aclOpExecutor;
+/// @endcond
+
+namespace keel::acl {
+
+/// aclError: the status every aclrt* / aclmdlRI* function returns; 0 is success.
+using status = int;
+/// aclnnStatus: the status of aclnn* calls; same numbering space as aclError.
+using nn_status = std::int32_t;
+
+using stream_handle = void*;      ///< aclrtStream
+using event_handle = void*;       ///< aclrtEvent
+using model_handle = void*;       ///< aclmdlRI, a captured model run instance
+using task_group_handle = void*;  ///< aclrtTaskGrp
+
+using tensor_handle = ::aclTensor*;          ///< aclTensor*
+using scalar_handle = ::aclScalar*;          ///< aclScalar*
+using int_array_handle = ::aclIntArray*;     ///< aclIntArray*
+using executor_handle = ::aclOpExecutor*;    ///< aclOpExecutor*
+
+/// aclDataType. The gaps in the numbering are CANN's.
+enum class data_type : int {
+  undefined = -1,
+  float32 = 0,     ///< ACL_FLOAT
+  float16 = 1,     ///< ACL_FLOAT16
+  int8 = 2,
+  int32 = 3,
+  uint8 = 4,
+  int16 = 6,
+  uint16 = 7,
+  uint32 = 8,
+  int64 = 9,
+  uint64 = 10,
+  float64 = 11,    ///< ACL_DOUBLE
+  boolean = 12,    ///< ACL_BOOL
+  string = 13,
+  complex64 = 16,
+  complex128 = 17,
+  bfloat16 = 27,   ///< ACL_BF16
+  int4 = 29,
+  uint1 = 30,
+  complex32 = 33,
+};
+
+/// aclFormat.
+enum class format : int {
+  undefined = -1,
+  nchw = 0,
+  nhwc = 1,
+  nd = 2,
+  nc1hwc0 = 3,
+  fractal_z = 4,
+  nc1hwc0_c04 = 12,
+  hwcn = 16,
+  ndhwc = 27,
+  fractal_nz = 29,
+  ncdhw = 30,
+  ndc1hwc0 = 32,
+  fractal_z_3d = 33,  ///< ACL_FRACTAL_Z_3D
+  nc = 35,
+  ncl = 47,
+};
+
+/// aclrtMemcpyKind.
+enum class memcpy_kind : int {
+  host_to_host = 0,
+  host_to_device = 1,
+  device_to_host = 2,
+  device_to_device = 3,
+  automatic = 4,  ///< ACL_MEMCPY_DEFAULT: the runtime infers the direction
+  host_to_buf_to_device = 5,
+  inner_device_to_device = 6,
+  inter_device_to_device = 7,
+};
+
+/// aclrtMemMallocPolicy: a page policy, optionally OR-ed with a memory-type bit.
+enum class malloc_policy : int {
+  huge_first = 0,
+  huge_only = 1,
+  normal_only = 2,
+  huge_first_p2p = 3,
+  huge_only_p2p = 4,
+  normal_only_p2p = 5,
+  huge1g_only = 6,
+  huge1g_only_p2p = 7,
+  low_band_width = 0x0100,
+  high_band_width = 0x1000,
+  user_space_readonly = 0x100000,  ///< ACL_MEM_ACCESS_USER_SPACE_READONLY
+};
+
+/// aclmdlRICaptureMode: who may call capture-unsafe functions while capturing.
+enum class capture_mode : int {
+  global = 0,      ///< no thread may
+  per_thread = 1,  ///< ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL: the capturing thread may not
+  relaxed = 2,     ///< every thread may
+};
+
+/// aclmdlRICaptureStatus.
+enum class capture_status : int { none = 0, active = 1, invalidated = 2 };
+
+/// aclrtEventRecordedStatus (aclrtQueryEventStatus).
+enum class event_recorded_status : int { not_ready = 0, complete = 1 };
+
+/// aclrtStreamStatus (aclrtStreamQuery).
+enum class stream_status : int { complete = 0, not_ready = 1, reserved = 0xFFFF };
+
+/// Flags of aclrtCreateEventWithFlag / aclrtCreateEventExWithFlag.
+namespace event_flags {
+inline constexpr std::uint32_t sync = 0x01U;
+inline constexpr std::uint32_t capture_stream_progress = 0x02U;
+inline constexpr std::uint32_t time_line = 0x08U;
+inline constexpr std::uint32_t device_use_only = 0x10U;
+/// ACL_EVENT_EXTERNAL: for concurrent task update; not combinable with any other flag.
+inline constexpr std::uint32_t external = 0x20U;
+inline constexpr std::uint32_t ipc = 0x40U;
+}  // namespace event_flags
+
+/// Flags of aclrtRecordEventWithFlag (ACL_EVENT_RECORD_*).
+namespace record_flags {
+inline constexpr std::uint32_t none = 0x0U;
+inline constexpr std::uint32_t external = 0x1U;
+}  // namespace record_flags
+
+/// Flags of aclrtStreamWaitEventWithFlag (ACL_EVENT_WAIT_*).
+namespace wait_flags {
+inline constexpr std::uint32_t none = 0x0U;
+inline constexpr std::uint32_t external = 0x1U;
+}  // namespace wait_flags
+
+/// Flags of aclrtCreateStreamWithConfig (ACL_STREAM_*).
+namespace stream_flags {
+inline constexpr std::uint32_t fast_launch = 0x01U;
+inline constexpr std::uint32_t fast_sync = 0x02U;
+inline constexpr std::uint32_t persistent = 0x04U;
+inline constexpr std::uint32_t huge = 0x08U;
+inline constexpr std::uint32_t cpu_schedule = 0x10U;
+inline constexpr std::uint32_t device_use_only = 0x20U;
+}  // namespace stream_flags
+
+}  // namespace keel::acl

@@ -1,0 +1,1107 @@
+// SPDX-License-Identifier: Apache-2.0
+// The host backend: streams, events, capture into models, task groups and
+// updates on the CPU with the semantics of a device runtime, every rule checked.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "keel/core/error.hpp"
+#include "keel/host/detail/task.hpp"
+#include "keel/host/device.hpp"
+#include "keel/runtime/types.hpp"
+
+namespace keel::host {
+namespace detail {
+
+/// @cond
+using clock = std::chrono::steady_clock;
+
+// How long an idle worker or a waiter spins before it sleeps. Waking a
+// sleeping thread costs ~25 us here (perf-anchors section 3), so a burst of
+// work that arrives within this window is picked up at spinning speed.
+inline constexpr std::chrono::microseconds spin_window{50};
+// For the first couple of microseconds the spin is pure; after that each
+// poll yields, so that on an oversubscribed machine (more runnable threads
+// than cores, e.g. a build running beside us) the spinner hands its core to
+// the thread it is waiting for instead of starving it.
+inline constexpr unsigned pure_spin_polls = 64;
+
+template <class Pred>
+bool spin_until(Pred&& pred) {
+  const auto until = clock::now() + spin_window;
+  for (unsigned i = 1;; ++i) {
+    if (pred()) return true;
+    if (i < pure_spin_polls) {
+      poll_delay();
+    } else {
+      std::this_thread::yield();
+      if ((i & 15) == 0 && clock::now() > until) return false;
+    }
+  }
+}
+
+// A condition some threads block on: spin first, then sleep; the notifier
+// takes the lock only when someone sleeps.
+struct wait_point {
+  std::mutex m;
+  std::condition_variable cv;
+  std::atomic<int> sleepers{0};
+
+  template <class Pred>
+  void wait(Pred pred) {
+    if (spin_until(pred)) return;
+    sleepers.fetch_add(1, std::memory_order_seq_cst);
+    {
+      std::unique_lock<std::mutex> lock(m);
+      cv.wait(lock, pred);
+    }
+    sleepers.fetch_sub(1, std::memory_order_relaxed);
+  }
+  // Call after a seq_cst store that makes a predicate true.
+  void notify() {
+    if (sleepers.load(std::memory_order_seq_cst) > 0) {
+      std::lock_guard<std::mutex> lock(m);
+      cv.notify_all();
+    }
+  }
+};
+
+struct capture_session;
+struct group_state;
+
+struct event_state : ref_counted {
+  event_state(device& d, event_flags f) : dev(&d), flags(f), id(d.next_id.fetch_add(1)) {}
+  ~event_state() {
+    if (flags == event_flags::external) dev->live_external_.fetch_sub(1, std::memory_order_acq_rel);
+  }
+  device* dev;
+  event_flags flags;
+  std::uint64_t id;
+  std::atomic<std::uint64_t> recorded{0};
+  std::atomic<std::uint64_t> completed{0};
+  std::atomic<bool> signalled{false};
+  std::atomic<std::int64_t> stamp_ns{0};
+  wait_point waiters;
+  // Where the last record happened, if it was inside a capture (guarded by
+  // dev->capture_mutex; `captured` is the lock-free hint).
+  std::atomic<bool> captured{false};
+  ref_ptr<capture_session> session;
+  std::size_t lane = 0;
+  std::size_t position = 0;
+
+  void complete(std::uint64_t gen) {
+    if (flags == event_flags::timing)
+      stamp_ns.store(std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now().time_since_epoch()).count(),
+                     std::memory_order_relaxed);
+    std::uint64_t cur = completed.load(std::memory_order_relaxed);
+    while (cur < gen && !completed.compare_exchange_weak(cur, gen, std::memory_order_seq_cst)) {
+    }
+    waiters.notify();
+  }
+  void signal() {
+    signalled.store(true, std::memory_order_seq_cst);
+    waiters.notify();
+  }
+  void block_until_signalled() {
+    waiters.wait([this] { return signalled.load(std::memory_order_seq_cst); });
+  }
+  void block_until(std::uint64_t gen) {
+    waiters.wait([this, gen] { return completed.load(std::memory_order_seq_cst) >= gen; });
+  }
+};
+
+struct group_state : ref_counted {
+  explicit group_state(device& d, std::uint64_t stream) : id(d.next_id.fetch_add(1)), marked_on(stream) {}
+  std::uint64_t id;
+  std::uint64_t marked_on;
+  std::vector<replay_task> building;  // while marking (dev->capture_mutex)
+  std::vector<kernel_kind> signature;  // the kinds an update must match; fixed at group end
+  spin_lock m;                         // guards `tasks` and `spare` (swapped by updates)
+  std::shared_ptr<std::vector<replay_task>> tasks;
+  // Lists updates replaced, kept for later updates to refill, so a steady
+  // stream of updates allocates nothing (several, because the update stream
+  // may not have reached the last swap when the next update is issued).
+  std::array<std::shared_ptr<std::vector<replay_task>>, 4> spares;
+  std::atomic<bool> updating{false};
+  std::atomic<bool> model_alive{false};
+
+  std::shared_ptr<const std::vector<replay_task>> current() {
+    std::lock_guard<spin_lock> lock(m);
+    return tasks;
+  }
+  void replace(std::shared_ptr<std::vector<replay_task>> list) {
+    std::lock_guard<spin_lock> lock(m);
+    tasks.swap(list);
+    for (auto& slot : spares) {
+      if (!slot) {
+        slot.swap(list);
+        break;
+      }
+    }
+    // a list no slot took is released after the lock
+  }
+  // A list for an update to fill: the spare one if nothing else holds it
+  // (an execution that started before the last swap may still run it).
+  std::shared_ptr<std::vector<replay_task>> take_spare() {
+    std::shared_ptr<std::vector<replay_task>> list;
+    {
+      std::lock_guard<spin_lock> lock(m);
+      for (auto& slot : spares) {
+        if (slot && slot.use_count() == 1) {
+          list = std::move(slot);
+          break;
+        }
+      }
+    }
+    if (list) {
+      list->clear();
+    } else {
+      list = std::make_shared<std::vector<replay_task>>();
+    }
+    return list;
+  }
+};
+
+struct stream_state;
+
+struct capture_session : ref_counted {
+  struct lane {
+    ref_ptr<stream_state> stream;
+    std::size_t count = 0;   // nodes this stream captured
+    std::size_t joined = 0;  // nodes another lane has waited for
+  };
+  capture_mode mode = capture_mode::global;
+  std::thread::id thread;
+  std::uint64_t id = 0;
+  stream_state* origin = nullptr;
+  std::vector<replay_task> nodes;
+  std::vector<lane> lanes;
+  std::vector<ref_ptr<group_state>> groups;
+  ref_ptr<group_state> open_group;
+  std::size_t open_group_lane = 0;
+  bool active = true;
+};
+
+struct model_state : ref_counted {
+  model_state(device& d, std::vector<replay_task> n, std::vector<ref_ptr<group_state>> g)
+      : dev(&d), id(d.next_id.fetch_add(1)), nodes(std::move(n)), groups(std::move(g)) {}
+  device* dev;
+  std::uint64_t id;
+  std::vector<replay_task> nodes;
+  std::vector<ref_ptr<group_state>> groups;
+
+  // The replay loop: the recorded work runs right here, on the executing
+  // stream's worker, one indirect call per task.
+  void run() const {
+    for (const replay_task& t : nodes) t();
+  }
+};
+
+struct stream_state : ref_counted {
+  explicit stream_state(device& d) : dev(&d), id(d.next_id.fetch_add(1)) {}
+
+  device* dev;
+  std::uint64_t id;
+  task_ring ring;
+  std::atomic<bool> sleeping{false};
+  std::atomic<bool> stopping{false};
+  std::mutex m;
+  std::condition_variable wake_cv;
+  std::condition_variable done_cv;
+  std::atomic<int> waiters{0};
+  std::atomic<bool> failed{false};
+  std::string failure;  // guarded by m
+  std::mutex close_m;
+  bool closed = false;  // guarded by close_m
+  // 0: work runs; 1: work is captured; 2: work replaces a group's tasks.
+  std::atomic<std::uint8_t> redirect{0};
+  // Capture and update books (guarded by dev->capture_mutex).
+  ref_ptr<capture_session> session;
+  std::size_t lane = 0;
+  ref_ptr<group_state> updating;
+  std::vector<replay_task> staged;
+  std::thread worker;
+
+  template <bool Control, class F>
+  void submit(F&& f) {
+    ring.push<Control>(std::forward<F>(f));
+    if (sleeping.load(std::memory_order_seq_cst)) {
+      std::lock_guard<std::mutex> lock(m);
+      wake_cv.notify_one();
+    }
+  }
+
+  void run() {
+    std::uint64_t h = 0;
+    for (;;) {
+      slot* s = ring.ready(h);
+      if (s == nullptr) {
+        // Idle. Publish progress for synchronize() first (seq_cst pairs with
+        // the waiters count), then poll the next slot only every few hundred
+        // nanoseconds: each poll pulls the line a submitter is about to
+        // write, and letting it fill a batch first is what makes tiny tasks
+        // cheap. After the spin window, sleep.
+        ring.set_head(h, std::memory_order_seq_cst);
+        if (waiters.load(std::memory_order_seq_cst) > 0) {
+          std::lock_guard<std::mutex> lock(m);
+          done_cv.notify_all();
+        }
+        if (spin_until([&] {
+              poll_delay();
+              return ring.ready(h) != nullptr || stopping.load(std::memory_order_relaxed);
+            }) &&
+            ring.ready(h) != nullptr)
+          continue;
+        std::unique_lock<std::mutex> lock(m);
+        sleeping.store(true, std::memory_order_seq_cst);
+        wake_cv.wait(lock, [&] { return ring.ready(h) != nullptr || stopping.load(std::memory_order_seq_cst); });
+        sleeping.store(false, std::memory_order_relaxed);
+        if (ring.ready(h) == nullptr) return;  // stopping, and drained
+        continue;
+      }
+      try {
+        s->fn(s->storage, dev, !failed.load(std::memory_order_relaxed));
+      } catch (...) {
+        record_failure(std::current_exception());
+      }
+      // Progress is published every 64 tasks (and whenever the worker goes
+      // idle): a store per task would bounce the line with a synchronize()
+      // polling it.
+      if ((++h & 63) == 0) ring.set_head(h, std::memory_order_release);
+    }
+  }
+
+  void record_failure(std::exception_ptr e) {
+    std::string what;
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+      what = x.what();
+    } catch (...) {
+      what = "a task threw a non-standard exception";
+    }
+    std::lock_guard<std::mutex> lock(m);
+    if (!failed.load(std::memory_order_relaxed)) {
+      failure = std::move(what);
+      failed.store(true, std::memory_order_release);
+    }
+  }
+
+  // Blocks until every task submitted before the call has finished.
+  void drain() {
+    const std::uint64_t target = ring.tail();
+    if (spin_until([&] { return ring.head() >= target; })) return;
+    waiters.fetch_add(1, std::memory_order_seq_cst);
+    {
+      std::unique_lock<std::mutex> lock(m);
+      done_cv.wait(lock, [&] { return ring.head() >= target; });
+    }
+    waiters.fetch_sub(1, std::memory_order_relaxed);
+  }
+
+  std::string describe() const { return "stream #" + std::to_string(id); }
+};
+
+inline std::string describe_capture(const capture_session& c, const stream_state& s) {
+  return s.describe() + " is capturing (capture #" + std::to_string(c.id) + ", mode " +
+         std::string(to_string(c.mode)) + ", task group open: " + (c.open_group ? "yes" : "no") + ")";
+}
+
+// The mode rule for a call that is unsafe during capture (a synchronize, a
+// blocking copy, a query of an event recorded inside the capture).
+inline void check_unsafe(const capture_session& c, const char* api, const std::string& what) {
+  const bool refused = c.mode == capture_mode::global ||
+                       (c.mode == capture_mode::thread_local_ && c.thread == std::this_thread::get_id());
+  if (refused)
+    throw_error(errc::capture_violation, api,
+                what + " is unsafe during capture: " + describe_capture(c, *c.origin) +
+                    (c.mode == capture_mode::global ? "; global mode refuses it from every thread"
+                                                    : "; thread-local mode refuses it from the capturing thread"));
+}
+
+// The device-wide form: a call unsafe while any capture is in progress.
+inline void check_unsafe_device(device& dev, const char* api, const std::string& what) {
+  if (dev.strict_captures.load(std::memory_order_acquire) == 0) return;
+  std::lock_guard<std::mutex> lock(dev.capture_mutex);
+  for (const capture_session* c : dev.captures) check_unsafe(*c, api, what);
+}
+
+// While a stream marks a task group, no other capturing stream may issue
+// work (the device rule). Caller holds dev->capture_mutex.
+inline void check_may_issue(const stream_state& s, const char* api) {
+  const stream_state* g = s.dev->group_stream;
+  if (g != nullptr && g != &s)
+    throw_error(errc::capture_violation, api,
+                "while " + g->describe() + " marks a task group, no other capturing stream may issue work; " +
+                    describe_capture(*s.session, s));
+}
+
+inline const char* category_name(replay_task::category c) {
+  switch (c) {
+    case replay_task::category::host: return "a host callable";
+    case replay_task::category::kernel: return "a kernel";
+    case replay_task::category::copy: return "a copy";
+    case replay_task::category::event: return "an event operation";
+    case replay_task::category::group: return "a task group";
+    case replay_task::category::model: return "a model execution";
+  }
+  return "a task";
+}
+
+// Caller holds dev->capture_mutex and s is capturing: appends a node, or
+// marks it into the open group.
+inline void capture_task(stream_state& s, replay_task task, const char* api) {
+  check_may_issue(s, api);
+  capture_session& c = *s.session;
+  if (c.open_group && s.dev->group_stream == &s) {
+    if (task.cat() != replay_task::category::kernel)
+      throw_error(errc::capture_violation, api,
+                  std::string("only operator launches may be marked into a task group, not ") +
+                      category_name(task.cat()) + "; " + describe_capture(c, s));
+    c.open_group->building.push_back(std::move(task));
+    return;
+  }
+  c.nodes.push_back(std::move(task));
+  ++c.lanes[s.lane].count;
+}
+
+// Caller holds dev->capture_mutex and s is updating: stages a replacement.
+inline void stage_update(stream_state& s, replay_task task, const char* api) {
+  if (task.cat() != replay_task::category::kernel)
+    throw_error(errc::update_violation, api,
+                std::string("only operator launches may replace a task group's tasks, not ") +
+                    category_name(task.cat()) + " (" + s.describe() + " is updating group #" +
+                    std::to_string(s.updating->id) + ")");
+  s.staged.push_back(std::move(task));
+}
+
+// Routes work a stream is not running now (captured or staged).
+template <class F>
+void redirect_task(stream_state& s, F&& f, replay_task::category cat, kernel_kind kind, const char* api) {
+  std::lock_guard<std::mutex> lock(s.dev->capture_mutex);
+  if (s.updating) {
+    stage_update(s, replay_task(std::forward<F>(f), cat, kind), api);
+  } else if (s.session) {
+    capture_task(s, replay_task(std::forward<F>(f), cat, kind), api);
+  } else {
+    throw_error(errc::invalid_state, api, s.describe() + " changed capture state while work was issued to it");
+  }
+}
+
+inline void detach_lanes(capture_session& c) {
+  for (auto& l : c.lanes) {
+    l.stream->session = ref_ptr<capture_session>();
+    l.stream->redirect.store(l.stream->updating ? 2 : 0, std::memory_order_release);
+  }
+  c.lanes.clear();
+  c.active = false;
+  auto& list = c.origin->dev->captures;
+  list.erase(std::remove(list.begin(), list.end(), &c), list.end());
+  if (c.mode != capture_mode::relaxed) c.origin->dev->strict_captures.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+struct block : ref_counted {
+  block(std::size_t n, memory_kind k, stream_state* s)
+      : data(::operator new(std::max<std::size_t>(n, 1), std::align_val_t{64})), bytes(n), kind(k), stream(s) {}
+  ~block() { ::operator delete(data, std::align_val_t{64}); }
+  void* data;
+  std::size_t bytes;
+  memory_kind kind;
+  ref_ptr<stream_state> stream;
+};
+/// @endcond
+
+}  // namespace detail
+
+/**
+ * @brief The host backend: the native types and calls the runtime templates
+ * (basic_stream, basic_event, basic_model, ...) are instantiated with. Every
+ * call is a static member; native handles are plain pointers.
+ *
+ * Ownership: handles returned by create/allocate/capture_end/group_end are
+ * owned by the caller until passed to their destroy call. Thread safety:
+ * every call is thread-safe (streams take work from any thread). Exceptions:
+ * keel::error naming the rule broken; a failed call changes nothing.
+ *
+ * Semantics worth knowing (documented in the runtime README too):
+ * - A task that throws puts its stream in the error state. Later work on
+ *   that stream (host callables, kernels, copies, model executions) is
+ *   skipped until synchronize() reports the failure, which also clears the
+ *   state; event records, waits, resets, releases and update swaps still run,
+ *   so other streams never deadlock. query() reports without clearing.
+ * - Models run on the executing stream, in capture order (a topological
+ *   order of the recorded cross-stream dependencies).
+ * - Destroying a stream waits for the work issued to it.
+ */
+struct backend {
+  using device_type = device;
+  using stream_handle = detail::stream_state*;
+  using event_handle = detail::event_state*;
+  using model_handle = detail::model_state*;
+  using group_handle = detail::group_state*;
+  using buffer_handle = detail::block*;
+  using launch_context = host::launch_context;
+
+  static constexpr const char* name = "host";
+
+  // ---- streams -----------------------------------------------------------
+
+  static stream_handle create_stream(device_type& dev) {
+    auto* s = new detail::stream_state(dev);
+    try {
+      s->worker = std::thread([s] { s->run(); });
+    } catch (...) {
+      detail::ref_ptr<detail::stream_state>::drop(s);
+      throw;
+    }
+    std::lock_guard<std::mutex> lock(dev.streams_mutex);
+    dev.streams.push_back(s);
+    return s;
+  }
+
+  static void destroy_stream(stream_handle s) noexcept {
+    device& dev = *s->dev;
+    {
+      std::lock_guard<std::mutex> lock(dev.capture_mutex);
+      if (s->updating) abort_update_locked(*s);
+      if (s->session) {
+        detail::capture_session& c = *s->session;
+        if (c.origin == s) {
+          report_error(make_error_code(errc::capture_violation), "keel::host::destroy_stream",
+                       (detail::describe_capture(c, *s) + "; the capture is discarded").c_str());
+          discard_locked(c);
+        } else {
+          c.active = false;  // a joined stream leaving breaks the capture: end() will refuse it
+          s->session = detail::ref_ptr<detail::capture_session>();
+          s->redirect.store(0, std::memory_order_release);
+        }
+      }
+    }
+    {
+      std::lock_guard<std::mutex> lock(s->close_m);
+      s->closed = true;
+    }
+    s->stopping.store(true, std::memory_order_seq_cst);
+    {
+      std::lock_guard<std::mutex> lock(s->m);
+      s->wake_cv.notify_all();
+    }
+    s->worker.join();
+    if (s->failed.load(std::memory_order_acquire))
+      report_error(make_error_code(errc::task_failed), "keel::host::destroy_stream", s->failure.c_str());
+    {
+      std::lock_guard<std::mutex> lock(dev.streams_mutex);
+      dev.streams.erase(std::remove(dev.streams.begin(), dev.streams.end(), s), dev.streams.end());
+    }
+    detail::ref_ptr<detail::stream_state>::drop(s);
+  }
+
+  static device_type& device_of(stream_handle s) noexcept { return *s->dev; }
+  static std::uint64_t id_of(stream_handle s) noexcept { return s->id; }
+
+  /** Waits for the stream's work; reports (and clears) its error state. */
+  static void synchronize(stream_handle s) {
+    static constexpr const char* api = "keel::stream::synchronize";
+    if (std::this_thread::get_id() == s->worker.get_id())
+      throw_error(errc::would_deadlock, api,
+                  "a task running on " + s->describe() + " cannot wait for its own stream");
+    if (s->redirect.load(std::memory_order_acquire) == 1) {
+      std::lock_guard<std::mutex> lock(s->dev->capture_mutex);
+      if (s->session) detail::check_unsafe(*s->session, api, "synchronizing a capturing stream");
+    }
+    s->drain();
+    if (s->failed.load(std::memory_order_acquire)) {
+      std::string message;
+      {
+        std::lock_guard<std::mutex> lock(s->m);
+        message = std::move(s->failure);
+        s->failed.store(false, std::memory_order_release);
+      }
+      throw_error(errc::task_failed, api,
+                  s->describe() + ": a task failed: " + message +
+                      " (work issued after it was skipped; the error state is now cleared)");
+    }
+  }
+
+  /** Whether all work issued so far has finished; reports (keeps) the error state. */
+  static bool query(stream_handle s) {
+    if (s->failed.load(std::memory_order_acquire)) {
+      std::string message;
+      {
+        std::lock_guard<std::mutex> lock(s->m);
+        message = s->failure;
+      }
+      throw_error(errc::task_failed, "keel::stream::query", s->describe() + ": a task failed: " + message);
+    }
+    return s->ring.head() >= s->ring.tail();
+  }
+
+  /** Waits for every stream of the device: unsafe during capture. */
+  static void synchronize_device(device_type& dev) {
+    static constexpr const char* api = "keel::host::synchronize_device";
+    detail::check_unsafe_device(dev, api, "synchronizing the device");
+    std::vector<detail::ref_ptr<detail::stream_state>> all;
+    {
+      std::lock_guard<std::mutex> lock(dev.streams_mutex);
+      for (auto* s : dev.streams) all.emplace_back(s);
+    }
+    for (auto& s : all) s->drain();
+    for (auto& s : all)
+      if (s->failed.load(std::memory_order_acquire))
+        throw_error(errc::task_failed, api, s->describe() + " is in its error state; synchronize it to clear");
+  }
+
+  template <class F>
+  static void launch_host(stream_handle s, F&& f) {
+    if (s->redirect.load(std::memory_order_acquire) == 0) {
+      s->submit<false>(std::forward<F>(f));
+      return;
+    }
+    detail::redirect_task(*s, std::forward<F>(f), detail::replay_task::category::host, kernel_kind{""},
+                          "keel::stream::launch_host");
+  }
+
+  /** f(launch_context&) is the kernel's body; kind is what updates match. */
+  template <class F>
+  static void launch_kernel(stream_handle s, kernel_kind kind, F&& f) {
+    if (s->redirect.load(std::memory_order_acquire) == 0) {
+      // The device comes from the stream when the task runs, so a kernel
+      // with a few scalar arguments still fits in a ring slot.
+      s->submit<false>([fn = std::forward<F>(f)](void* dev) {
+        launch_context ctx(*static_cast<device*>(dev));
+        fn(ctx);
+      });
+      return;
+    }
+    detail::redirect_task(
+        *s,
+        [dev = s->dev, fn = std::forward<F>(f)]() {
+          launch_context ctx(*dev);
+          fn(ctx);
+        },
+        detail::replay_task::category::kernel, kind, "keel::stream::launch");
+  }
+
+  static void copy_async(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind,
+                         std::shared_ptr<void> keep_dst, std::shared_ptr<void> keep_src) {
+    auto body = [dst, src, bytes, d = std::move(keep_dst), k = std::move(keep_src)]() {
+      if (bytes) std::memcpy(dst, src, bytes);
+    };
+    if (s->redirect.load(std::memory_order_acquire) == 0) {
+      s->submit<false>(std::move(body));
+      return;
+    }
+    detail::redirect_task(*s, std::move(body), detail::replay_task::category::copy, kernel_kind{""},
+                          "keel::stream::copy_async");
+  }
+
+  /** A blocking copy: waits for the stream's earlier work, then copies. Unsafe during capture. */
+  static void copy(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind) {
+    detail::check_unsafe_device(*s->dev, "keel::stream::copy", "a blocking copy");
+    s->drain();
+    if (bytes) std::memcpy(dst, src, bytes);
+  }
+
+  static capture_info capture_status(stream_handle s) {
+    std::lock_guard<std::mutex> lock(s->dev->capture_mutex);
+    capture_info info;
+    info.updating = static_cast<bool>(s->updating);
+    if (s->session) {
+      const detail::capture_session& c = *s->session;
+      info.state = c.active ? capture_state::active : capture_state::invalidated;
+      info.mode = c.mode;
+      info.group_open = c.open_group && s->dev->group_stream == s;
+      info.capture_id = c.id;
+    }
+    return info;
+  }
+
+  /** Whether the calling thread began a capture still in progress on @p dev. */
+  static capture_info thread_capture_status(device_type& dev) {
+    std::lock_guard<std::mutex> lock(dev.capture_mutex);
+    capture_info info;
+    for (const detail::capture_session* c : dev.captures) {
+      if (c->thread != std::this_thread::get_id()) continue;
+      info.state = capture_state::active;
+      info.mode = c->mode;
+      info.group_open = static_cast<bool>(c->open_group);
+      info.capture_id = c->id;
+      break;
+    }
+    return info;
+  }
+
+  // ---- events ------------------------------------------------------------
+
+  static event_handle create_event(device_type& dev, event_flags flags) {
+    if (flags == event_flags::external) {
+      std::size_t n = dev.live_external_.load(std::memory_order_relaxed);
+      do {
+        if (n >= dev.max_external_events())
+          throw_error(errc::resource_limit, "keel::event::create",
+                      "the device allows " + std::to_string(dev.max_external_events()) +
+                          " external events and all are in use; reuse them through an external_event_pool");
+      } while (!dev.live_external_.compare_exchange_weak(n, n + 1, std::memory_order_acq_rel));
+    }
+    return new detail::event_state(dev, flags);
+  }
+
+  static void destroy_event(event_handle e) noexcept { detail::ref_ptr<detail::event_state>::drop(e); }
+  static event_flags flags_of(event_handle e) noexcept { return e->flags; }
+
+  static void record(event_handle e, stream_handle s) {
+    static constexpr const char* api = "keel::event::record";
+    if (s->redirect.load(std::memory_order_acquire) != 0) {
+      std::lock_guard<std::mutex> lock(s->dev->capture_mutex);
+      if (s->updating || s->session) {
+        if (e->flags == event_flags::external) {
+          detail::ref_ptr<detail::event_state> ev(e);
+          route_locked(*s, [ev] { ev->signal(); }, api);
+        } else {
+          if (s->updating) detail::stage_update(*s, detail::replay_task([] {}, detail::replay_task::category::event), api);
+          detail::capture_session& c = *s->session;
+          detail::check_may_issue(*s, api);
+          if (c.open_group && s->dev->group_stream == s)
+            throw_error(errc::capture_violation, api,
+                        "only operator launches may be marked into a task group, not an event record; " +
+                            detail::describe_capture(c, *s));
+          e->session = s->session;
+          e->lane = s->lane;
+          e->position = c.lanes[s->lane].count;
+          e->captured.store(true, std::memory_order_release);
+        }
+        return;
+      }
+    }
+    if (e->captured.load(std::memory_order_acquire)) {
+      std::lock_guard<std::mutex> lock(s->dev->capture_mutex);
+      e->session = detail::ref_ptr<detail::capture_session>();
+      e->captured.store(false, std::memory_order_release);
+    }
+    detail::ref_ptr<detail::event_state> ev(e);
+    if (e->flags == event_flags::external) {
+      s->submit<true>([ev] { ev->signal(); });
+    } else {
+      const std::uint64_t gen = e->recorded.fetch_add(1, std::memory_order_acq_rel) + 1;
+      s->submit<true>([ev, gen] { ev->complete(gen); });
+    }
+  }
+
+  static void wait(stream_handle s, event_handle e) {
+    static constexpr const char* api = "keel::stream::wait";
+    detail::ref_ptr<detail::event_state> ev(e);
+    if (e->flags == event_flags::external) {
+      if (s->redirect.load(std::memory_order_acquire) != 0) {
+        std::lock_guard<std::mutex> lock(s->dev->capture_mutex);
+        if (s->updating || s->session) {
+          route_locked(*s, [ev] { ev->block_until_signalled(); }, api);
+          return;
+        }
+      }
+      s->submit<true>([ev] { ev->block_until_signalled(); });
+      return;
+    }
+    if (s->redirect.load(std::memory_order_acquire) != 0 || e->captured.load(std::memory_order_acquire)) {
+      std::lock_guard<std::mutex> lock(s->dev->capture_mutex);
+      if (s->updating)
+        detail::stage_update(*s, detail::replay_task([] {}, detail::replay_task::category::event), api);
+      const bool from_capture = e->captured.load(std::memory_order_relaxed) && e->session && e->session->active;
+      if (s->session) {
+        detail::capture_session& c = *s->session;
+        detail::check_may_issue(*s, api);
+        if (c.open_group && s->dev->group_stream == s)
+          throw_error(errc::capture_violation, api,
+                      "only operator launches may be marked into a task group, not an event wait; " +
+                          detail::describe_capture(c, *s));
+        if (!from_capture || e->session.get() != &c)
+          throw_error(errc::capture_violation, api,
+                      "a capturing stream may wait only on events recorded in the same capture (or on external "
+                      "events); " + detail::describe_capture(c, *s));
+        // Join: the waiting lane depends on the recording lane up to there.
+        auto& src = c.lanes[e->lane];
+        src.joined = std::max(src.joined, e->position);
+        return;
+      }
+      if (from_capture) {
+        // Fork: the waiting stream joins the capture.
+        detail::capture_session& c = *e->session;
+        if (s->dev->group_stream != nullptr)
+          throw_error(errc::capture_violation, api,
+                      "a stream cannot join a capture while " + s->dev->group_stream->describe() +
+                          " marks a task group");
+        s->session = e->session;
+        s->lane = c.lanes.size();
+        c.lanes.push_back({detail::ref_ptr<detail::stream_state>(s), 0, 0});
+        s->redirect.store(1, std::memory_order_release);
+        return;
+      }
+    }
+    const std::uint64_t target = e->recorded.load(std::memory_order_acquire);
+    if (target == 0) return;  // never recorded: nothing to wait for (device semantics)
+    s->submit<true>([ev, target] { ev->block_until(target); });
+  }
+
+  /** Clears an external event's signal, in stream order. */
+  static void reset(stream_handle s, event_handle e) {
+    static constexpr const char* api = "keel::stream::reset";
+    if (e->flags != event_flags::external)
+      throw_error(errc::invalid_parameter, api, "only external events are reset; default and timing events are not");
+    detail::ref_ptr<detail::event_state> ev(e);
+    auto body = [ev] { ev->signalled.store(false, std::memory_order_seq_cst); };
+    if (s->redirect.load(std::memory_order_acquire) != 0) {
+      std::lock_guard<std::mutex> lock(s->dev->capture_mutex);
+      if (s->updating || s->session) {
+        route_locked(*s, std::move(body), api);
+        return;
+      }
+    }
+    s->submit<true>(std::move(body));
+  }
+
+  static bool query(event_handle e) {
+    check_event_safe(e, "keel::event::query", "querying an event recorded inside the capture");
+    if (e->flags == event_flags::external) return e->signalled.load(std::memory_order_acquire);
+    return e->completed.load(std::memory_order_acquire) >= e->recorded.load(std::memory_order_acquire);
+  }
+
+  static void synchronize(event_handle e) {
+    check_event_safe(e, "keel::event::synchronize", "synchronizing an event recorded inside the capture");
+    if (e->flags == event_flags::external) {
+      e->block_until_signalled();
+    } else {
+      e->block_until(e->recorded.load(std::memory_order_acquire));
+    }
+  }
+
+  /** Milliseconds between two completed timing events. */
+  static float elapsed_ms(event_handle start, event_handle end) {
+    static constexpr const char* api = "keel::event::elapsed_time";
+    if (start->flags != event_flags::timing || end->flags != event_flags::timing)
+      throw_error(errc::invalid_parameter, api, "both events must be created with event_flags::timing");
+    for (event_handle e : {start, end}) {
+      const auto rec = e->recorded.load(std::memory_order_acquire);
+      if (rec == 0 || e->completed.load(std::memory_order_acquire) < rec)
+        throw_error(errc::invalid_state, api, "event #" + std::to_string(e->id) + " has not completed a record");
+    }
+    const auto ns = end->stamp_ns.load(std::memory_order_relaxed) - start->stamp_ns.load(std::memory_order_relaxed);
+    return static_cast<float>(static_cast<double>(ns) / 1e6);
+  }
+
+  // ---- capture and models ------------------------------------------------
+
+  static void capture_begin(stream_handle s, capture_mode mode) {
+    static constexpr const char* api = "keel::capture_scope";
+    device& dev = *s->dev;
+    std::lock_guard<std::mutex> lock(dev.capture_mutex);
+    if (s->session) throw_error(errc::capture_violation, api, "capture cannot begin: " + detail::describe_capture(*s->session, *s));
+    if (s->updating)
+      throw_error(errc::capture_violation, api, "capture cannot begin: " + s->describe() + " is updating a task group");
+    reserve_model(dev, api);
+    detail::ref_ptr<detail::capture_session> c(new detail::capture_session, {});
+    c->mode = mode;
+    c->thread = std::this_thread::get_id();
+    c->id = dev.next_id.fetch_add(1);
+    c->origin = s;
+    c->lanes.push_back({detail::ref_ptr<detail::stream_state>(s), 0, 0});
+    try {
+      dev.captures.push_back(c.get());
+    } catch (...) {
+      dev.live_models_.fetch_sub(1, std::memory_order_acq_rel);
+      throw;
+    }
+    if (mode != capture_mode::relaxed) dev.strict_captures.fetch_add(1, std::memory_order_acq_rel);
+    s->session = c;
+    s->lane = 0;
+    s->redirect.store(1, std::memory_order_release);
+  }
+
+  static model_handle capture_end(stream_handle s) {
+    static constexpr const char* api = "keel::capture_scope::end";
+    device& dev = *s->dev;
+    std::lock_guard<std::mutex> lock(dev.capture_mutex);
+    if (!s->session) throw_error(errc::invalid_state, api, s->describe() + " is not capturing");
+    detail::capture_session& c = *s->session;
+    if (c.origin != s)
+      throw_error(errc::capture_violation, api,
+                  "capture must end on the stream that began it (" + c.origin->describe() + "); " +
+                      detail::describe_capture(c, *s));
+    if (!c.active)
+      throw_error(errc::capture_violation, api,
+                  "the capture was invalidated (a joined stream was destroyed); " + detail::describe_capture(c, *s));
+    if (c.open_group)
+      throw_error(errc::capture_violation, api,
+                  "a task group is still open on " + c.lanes[c.open_group_lane].stream->describe() + "; " +
+                      detail::describe_capture(c, *s));
+    for (std::size_t i = 1; i < c.lanes.size(); ++i)
+      if (c.lanes[i].joined < c.lanes[i].count)
+        throw_error(errc::capture_violation, api,
+                    c.lanes[i].stream->describe() + " forked from the capture and has work the capturing stream "
+                    "never waited for: record an event on it and wait on that event here; " +
+                        detail::describe_capture(c, *s));
+    auto* m = new detail::model_state(dev, std::move(c.nodes), std::move(c.groups));
+    for (auto& g : m->groups) g->model_alive.store(true, std::memory_order_release);
+    detail::ref_ptr<detail::capture_session> keep = s->session;
+    detail::detach_lanes(c);
+    return m;  // keeps the live-model reservation made at capture begin
+  }
+
+  /** Ends a capture on its origin stream and throws the partial model away. */
+  static void capture_discard(stream_handle s) noexcept {
+    std::lock_guard<std::mutex> lock(s->dev->capture_mutex);
+    if (s->session && s->session->origin == s) discard_locked(*s->session);
+  }
+
+  static void destroy_model(model_handle m) noexcept {
+    for (auto& g : m->groups) g->model_alive.store(false, std::memory_order_release);
+    m->dev->live_models_.fetch_sub(1, std::memory_order_acq_rel);
+    detail::ref_ptr<detail::model_state>::drop(m);  // executions in flight keep it alive
+  }
+
+  static std::size_t task_count(model_handle m) noexcept { return m->nodes.size(); }
+  static std::size_t group_count(model_handle m) noexcept { return m->groups.size(); }
+
+  /** Runs the model on the stream, after the stream's earlier work. */
+  static void execute(model_handle m, stream_handle s) {
+    detail::ref_ptr<detail::model_state> keep(m);
+    auto body = [keep] { keep->run(); };
+    if (s->redirect.load(std::memory_order_acquire) == 0) {
+      s->submit<false>(std::move(body));
+      return;
+    }
+    detail::redirect_task(*s, std::move(body), detail::replay_task::category::model, kernel_kind{""},
+                          "keel::model::execute");
+  }
+
+  // ---- task groups and updates -------------------------------------------
+
+  static void group_begin(stream_handle s) {
+    static constexpr const char* api = "keel::task_group_scope";
+    device& dev = *s->dev;
+    std::lock_guard<std::mutex> lock(dev.capture_mutex);
+    if (!s->session)
+      throw_error(errc::capture_violation, api, "a task group is marked during capture, and " + s->describe() +
+                                                    " is not capturing");
+    detail::capture_session& c = *s->session;
+    if (dev.group_stream != nullptr)
+      throw_error(errc::capture_violation, api,
+                  dev.group_stream->describe() + " is already marking a task group; " + detail::describe_capture(c, *s));
+    detail::check_may_issue(*s, api);
+    detail::ref_ptr<detail::group_state> g(new detail::group_state(dev, s->id), {});
+    c.groups.push_back(g);
+    try {
+      c.nodes.push_back(detail::replay_task(
+          [g]() {
+            const auto list = g->current();
+            if (list)
+              for (const auto& t : *list) t();
+          },
+          detail::replay_task::category::group));
+    } catch (...) {
+      c.groups.pop_back();
+      throw;
+    }
+    ++c.lanes[s->lane].count;
+    c.open_group = g;
+    c.open_group_lane = s->lane;
+    dev.group_stream = s;
+  }
+
+  static group_handle group_end(stream_handle s) {
+    device& dev = *s->dev;
+    std::lock_guard<std::mutex> lock(dev.capture_mutex);
+    if (!s->session || dev.group_stream != s)
+      throw_error(errc::invalid_state, "keel::task_group_scope::end", s->describe() + " is not marking a task group");
+    detail::ref_ptr<detail::group_state> g = s->session->open_group;
+    std::vector<kernel_kind> signature;
+    signature.reserve(g->building.size());
+    for (const auto& t : g->building) signature.push_back(t.kind());
+    g->signature = std::move(signature);
+    g->tasks = std::make_shared<std::vector<detail::replay_task>>(std::move(g->building));
+    s->session->open_group = {};
+    dev.group_stream = nullptr;
+    return g.release();
+  }
+
+  /** Closes a group being marked, keeping the tasks marked so far. */
+  static void group_abort(stream_handle s) noexcept {
+    try {
+      destroy_group(group_end(s));
+    } catch (...) {
+      report_current_exception("keel::task_group_scope");
+    }
+  }
+
+  static void destroy_group(group_handle g) noexcept { detail::ref_ptr<detail::group_state>::drop(g); }
+  static std::size_t group_size(group_handle g) {
+    const auto list = g->current();
+    return list ? list->size() : 0;
+  }
+  static bool group_model_alive(group_handle g) noexcept { return g->model_alive.load(std::memory_order_acquire); }
+
+  static void update_begin(stream_handle s, group_handle g) {
+    static constexpr const char* api = "keel::update_scope";
+    std::lock_guard<std::mutex> lock(s->dev->capture_mutex);
+    if (s->session)
+      throw_error(errc::capture_violation, api,
+                  "updates are issued on a stream that is not capturing; " + detail::describe_capture(*s->session, *s));
+    if (s->updating)
+      throw_error(errc::update_violation, api,
+                  s->describe() + " is already updating group #" + std::to_string(s->updating->id));
+    if (!g->model_alive.load(std::memory_order_acquire))
+      throw_error(errc::invalid_state, api,
+                  "the model of task group #" + std::to_string(g->id) + " was destroyed (or never completed)");
+    if (g->updating.exchange(true, std::memory_order_acq_rel))
+      throw_error(errc::update_violation, api,
+                  "task group #" + std::to_string(g->id) +
+                      " is already being updated: one thread on one stream updates a group at a time");
+    s->updating = detail::ref_ptr<detail::group_state>(g);
+    s->staged.clear();
+    s->redirect.store(2, std::memory_order_release);
+  }
+
+  /** Checks the replacement against the group; on success it takes effect in stream order. */
+  static void update_end(stream_handle s) {
+    static constexpr const char* api = "keel::update_scope::end";
+    std::lock_guard<std::mutex> lock(s->dev->capture_mutex);
+    if (!s->updating) throw_error(errc::invalid_state, api, s->describe() + " is not updating a task group");
+    detail::ref_ptr<detail::group_state> g = std::move(s->updating);
+    s->updating = {};
+    std::vector<detail::replay_task> staged;
+    staged.swap(s->staged);
+    s->redirect.store(0, std::memory_order_release);
+    struct keep_capacity {  // hands the staging vector back, emptied, for the next update
+      std::vector<detail::replay_task>& from;
+      std::vector<detail::replay_task>& to;
+      ~keep_capacity() {
+        from.clear();
+        to.swap(from);
+      }
+    } keep{staged, s->staged};
+    struct release_flag {
+      detail::group_state* g;
+      ~release_flag() { g->updating.store(false, std::memory_order_release); }
+    } release{g.get()};
+    if (staged.empty()) return;  // an update with no tasks leaves the group as it was
+    if (!g->model_alive.load(std::memory_order_acquire))
+      throw_error(errc::invalid_state, api, "the model of task group #" + std::to_string(g->id) + " was destroyed");
+    const std::size_t expected = g->signature.size();
+    if (staged.size() != expected)
+      throw_error(errc::update_violation, api,
+                  "task group #" + std::to_string(g->id) + " has " + std::to_string(expected) +
+                      " tasks and the update issued " + std::to_string(staged.size()) + "; the group is unchanged");
+    for (std::size_t i = 0; i < expected; ++i)
+      if (g->signature[i] != staged[i].kind())
+        throw_error(errc::update_violation, api,
+                    "task " + std::to_string(i) + " of group #" + std::to_string(g->id) + " is kernel '" +
+                        std::string(g->signature[i].name()) + "' and the update issued '" +
+                        std::string(staged[i].kind().name()) + "'; the group is unchanged");
+    auto list = g->take_spare();
+    list->reserve(staged.size());
+    for (auto& t : staged) list->push_back(std::move(t));
+    s->submit<true>([g, list]() mutable { g->replace(std::move(list)); });
+  }
+
+  /** Leaves update mode with the group unchanged. */
+  static void update_abort(stream_handle s) noexcept {
+    std::lock_guard<std::mutex> lock(s->dev->capture_mutex);
+    abort_update_locked(*s);
+  }
+
+  // ---- memory ------------------------------------------------------------
+
+  /** Memory whose release is ordered on @p s (the stream it is freed on). */
+  static buffer_handle allocate(stream_handle s, std::size_t bytes, memory_kind kind) {
+    try {
+      return new detail::block(bytes, kind, s);
+    } catch (const std::bad_alloc&) {
+      throw_error(errc::out_of_memory, "keel::buffer", "cannot allocate " + std::to_string(bytes) + " bytes");
+    }
+  }
+
+  /** Releases in stream order: the memory lives until the stream passes this point. */
+  static void free_async(buffer_handle b) noexcept {
+    detail::stream_state* s = b->stream.get();
+    std::lock_guard<std::mutex> lock(s->close_m);
+    if (!s->closed) {
+      try {
+        s->submit<true>([r = detail::ref_ptr<detail::block>(b, {})] {});
+        return;
+      } catch (...) {
+        report_current_exception("keel::buffer::release");
+      }
+    }
+    detail::ref_ptr<detail::block>::drop(b);
+  }
+
+  static void* data(buffer_handle b) noexcept { return b->data; }
+  static std::size_t size(buffer_handle b) noexcept { return b->bytes; }
+  static memory_kind kind_of(buffer_handle b) noexcept { return b->kind; }
+  /** Shares ownership of the allocation: captured work holding it can never replay into freed memory. */
+  static std::shared_ptr<void> keep_alive(buffer_handle b) {
+    return std::shared_ptr<void>(b->data, [r = detail::ref_ptr<detail::block>(b)](void*) {});
+  }
+
+ private:
+  template <class F>
+  static void route_locked(detail::stream_state& s, F&& f, const char* api) {
+    if (s.updating)
+      detail::stage_update(s, detail::replay_task(std::forward<F>(f), detail::replay_task::category::event), api);
+    else
+      detail::capture_task(s, detail::replay_task(std::forward<F>(f), detail::replay_task::category::event), api);
+  }
+
+  static void check_event_safe(event_handle e, const char* api, const char* what) {
+    if (!e->captured.load(std::memory_order_acquire)) return;
+    std::lock_guard<std::mutex> lock(e->dev->capture_mutex);
+    if (e->session && e->session->active) detail::check_unsafe(*e->session, api, what);
+  }
+
+  static void reserve_model(device& dev, const char* api) {
+    std::size_t n = dev.live_models_.load(std::memory_order_relaxed);
+    do {
+      if (n >= dev.max_live_models())
+        throw_error(errc::resource_limit, api,
+                    "the device allows " + std::to_string(dev.max_live_models()) +
+                        " live models and all are in use; destroy a model before capturing another");
+    } while (!dev.live_models_.compare_exchange_weak(n, n + 1, std::memory_order_acq_rel));
+  }
+
+  static void discard_locked(detail::capture_session& c) noexcept {
+    device& dev = *c.origin->dev;
+    if (c.open_group) {
+      c.open_group = {};
+      dev.group_stream = nullptr;
+    }
+    c.nodes.clear();
+    c.groups.clear();
+    detail::ref_ptr<detail::capture_session> keep(&c);
+    detail::detach_lanes(c);
+    dev.live_models_.fetch_sub(1, std::memory_order_acq_rel);
+  }
+
+  static void abort_update_locked(detail::stream_state& s) noexcept {
+    if (!s.updating) return;
+    s.updating->updating.store(false, std::memory_order_release);
+    s.updating = {};
+    s.staged.clear();
+    s.redirect.store(s.session ? 1 : 0, std::memory_order_release);
+  }
+};
+
+}  // namespace keel::host

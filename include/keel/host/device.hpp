@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: Apache-2.0
+// The host device: compute workers a kernel may split its work across, the
+// limits a real device has (live models, external events), and the books the
+// host backend keeps to check the capture rules.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "keel/core/error.hpp"
+
+namespace keel::host {
+
+namespace detail {
+struct stream_state;
+struct capture_session;
+struct group_state;
+}  // namespace detail
+
+/** @brief How a host device is built. */
+struct device_options {
+  /// Threads a kernel may split its work across (including the stream's own
+  /// worker); 0 means std::thread::hardware_concurrency().
+  unsigned compute_workers = 0;
+  /// Live models (captured or being captured) the device allows at once.
+  std::size_t max_live_models = 1024;
+  /// External events the device allows at once (they are scarce on devices).
+  std::size_t max_external_events = 64;
+};
+
+/**
+ * @brief A CPU standing in for an accelerator: owns the compute workers and
+ * the device-wide limits and capture books.
+ *
+ * Ownership: owns its worker threads; not copyable or movable; must outlive
+ * every stream, event, model and buffer made on it. Thread safety: every
+ * member is thread-safe. Exceptions: the constructor throws std::system_error
+ * if a thread cannot start; the others say what they throw.
+ */
+class device {
+ public:
+  explicit device(device_options options = {})
+      : max_live_models_(options.max_live_models), max_external_events_(options.max_external_events) {
+    unsigned n = options.compute_workers ? options.compute_workers : std::thread::hardware_concurrency();
+    workers_ = std::max(1u, n);
+    // The stream worker that launches a kernel is one of the compute
+    // workers, so the pool holds one thread fewer.
+    for (unsigned i = 1; i < workers_; ++i) pool_.emplace_back([this] { pool_loop(); });
+  }
+  device(const device&) = delete;
+  device& operator=(const device&) = delete;
+  ~device() {
+    {
+      std::lock_guard<std::mutex> lock(pool_mutex_);
+      stopping_ = true;
+    }
+    pool_cv_.notify_all();
+    for (auto& t : pool_) t.join();
+  }
+
+  /** @brief The number of compute workers a kernel may use. Throws: nothing. */
+  unsigned compute_workers() const noexcept { return workers_; }
+  /** @brief The live-model limit. Throws: nothing. */
+  std::size_t max_live_models() const noexcept { return max_live_models_; }
+  /** @brief Models alive now (including captures in progress). Throws: nothing. */
+  std::size_t live_models() const noexcept { return live_models_.load(std::memory_order_acquire); }
+  /** @brief The external-event limit. Throws: nothing. */
+  std::size_t max_external_events() const noexcept { return max_external_events_; }
+  /** @brief External events alive now. Throws: nothing. */
+  std::size_t live_external_events() const noexcept { return live_external_.load(std::memory_order_acquire); }
+
+  /**
+   * @brief Runs fn(begin, end) over [0, count) split into chunks across the
+   * compute workers and returns when every chunk has run. Called by kernels
+   * through their launch_context. Rethrows the first exception a chunk threw.
+   */
+  void parallel_for(std::size_t count, std::size_t grain, const std::function<void(std::size_t, std::size_t)>& fn) {
+    if (count == 0) return;
+    grain = std::max<std::size_t>(grain, 1);
+    const std::size_t chunks = (count + grain - 1) / grain;
+    if (workers_ == 1 || chunks == 1) {
+      fn(0, count);
+      return;
+    }
+    // One job at a time: kernels from several streams take turns on the pool.
+    std::lock_guard<std::mutex> one_job(job_mutex_);
+    job j;
+    j.fn = &fn;
+    j.count = count;
+    j.grain = grain;
+    j.chunks = chunks;
+    {
+      std::lock_guard<std::mutex> lock(pool_mutex_);
+      job_ = &j;
+      ++job_generation_;
+    }
+    pool_cv_.notify_all();
+    work_on(j);
+    std::unique_lock<std::mutex> lock(pool_mutex_);
+    done_cv_.wait(lock, [&] { return j.finished == j.chunks && j.active_helpers == 0; });
+    job_ = nullptr;
+    if (j.failure) std::rethrow_exception(j.failure);
+  }
+
+  /// @cond
+  // The capture books (guarded by capture_mutex): active captures, and the
+  // stream marking a task group, if any.
+  std::mutex capture_mutex;
+  std::vector<detail::capture_session*> captures;
+  detail::stream_state* group_stream = nullptr;
+  std::atomic<int> strict_captures{0};  // active captures in global or thread-local mode
+  std::mutex streams_mutex;
+  std::vector<detail::stream_state*> streams;
+  std::atomic<std::uint64_t> next_id{1};
+  std::atomic<std::size_t> live_models_{0};
+  std::atomic<std::size_t> live_external_{0};
+  /// @endcond
+
+ private:
+  struct job {
+    const std::function<void(std::size_t, std::size_t)>* fn = nullptr;
+    std::size_t count = 0, grain = 1, chunks = 0;
+    std::atomic<std::size_t> next{0};
+    std::size_t finished = 0;  // guarded by pool_mutex_
+    int active_helpers = 0;    // guarded by pool_mutex_
+    std::exception_ptr failure;
+  };
+
+  void work_on(job& j) {
+    std::size_t done = 0;
+    std::exception_ptr failure;
+    for (;;) {
+      const std::size_t c = j.next.fetch_add(1, std::memory_order_relaxed);
+      if (c >= j.chunks) break;
+      const std::size_t b = c * j.grain;
+      try {
+        (*j.fn)(b, std::min(j.count, b + j.grain));
+      } catch (...) {
+        if (!failure) failure = std::current_exception();
+      }
+      ++done;
+    }
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    j.finished += done;
+    if (failure && !j.failure) j.failure = failure;
+    if (j.finished == j.chunks) done_cv_.notify_all();
+  }
+
+  void pool_loop() {
+    std::uint64_t seen = 0;
+    std::unique_lock<std::mutex> lock(pool_mutex_);
+    for (;;) {
+      pool_cv_.wait(lock, [&] { return stopping_ || (job_ && job_generation_ != seen); });
+      if (stopping_) return;
+      seen = job_generation_;
+      job* j = job_;
+      ++j->active_helpers;
+      lock.unlock();
+      work_on(*j);
+      lock.lock();
+      if (--j->active_helpers == 0) done_cv_.notify_all();
+    }
+  }
+
+  unsigned workers_ = 1;
+  std::size_t max_live_models_;
+  std::size_t max_external_events_;
+  std::mutex job_mutex_;
+  std::mutex pool_mutex_;
+  std::condition_variable pool_cv_;
+  std::condition_variable done_cv_;
+  job* job_ = nullptr;
+  std::uint64_t job_generation_ = 0;
+  bool stopping_ = false;
+  std::vector<std::thread> pool_;
+};
+
+/**
+ * @brief What a host kernel receives when it runs: its device, to split work
+ * across the compute workers.
+ *
+ * Ownership: a view of the device, valid while the kernel runs. Thread
+ * safety: use from the kernel's thread. Exceptions: parallel_for rethrows.
+ */
+class launch_context {
+ public:
+  explicit launch_context(device& dev) noexcept : device_(&dev) {}
+  device& get_device() const noexcept { return *device_; }
+  unsigned workers() const noexcept { return device_->compute_workers(); }
+  /** @brief fn(begin, end) over [0, count) in chunks of at least @p grain. */
+  template <class F>
+  void parallel_for(std::size_t count, std::size_t grain, F&& fn) const {
+    device_->parallel_for(count, grain, std::function<void(std::size_t, std::size_t)>(std::ref(fn)));
+  }
+
+ private:
+  device* device_;
+};
+
+/**
+ * @brief The default host device, made on first use and destroyed at exit:
+ * the one documented piece of process-wide state in the host backend.
+ * Thread-safe. Throws what the device constructor throws.
+ */
+inline device& default_device() {
+  static device instance;
+  return instance;
+}
+
+}  // namespace keel::host

@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: Apache-2.0
+// The executor: what phase one of a two-phase operator call returns. It has
+// checked everything, knows its workspace size, and runs in chunks that a
+// pool of compute workers can share.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "keel/core/error.hpp"
+
+namespace keel::ops {
+
+/** @brief The operators keel implements. */
+enum class op_kind : std::uint8_t { add, addcmul, cast, adaptive_avg_pool2d, baddbmm };
+
+constexpr const char* op_name(op_kind op) noexcept {
+  switch (op) {
+    case op_kind::add: return "add";
+    case op_kind::addcmul: return "addcmul";
+    case op_kind::cast: return "cast";
+    case op_kind::adaptive_avg_pool2d: return "adaptive_avg_pool2d";
+    case op_kind::baddbmm: return "baddbmm";
+  }
+  return "unknown";
+}
+
+/**
+ * @brief Whether an executor may run more than once. The device API's
+ * executors are single-use unless marked repeatable; keel makes the choice
+ * explicit at phase one and enforces it at phase two.
+ */
+enum class executor_use : std::uint8_t {
+  once,        ///< a second run() is an invalid_state error
+  repeatable,  ///< runs any number of times (what a cache or a captured model needs)
+};
+
+/** @brief Phase-one settings. */
+struct prepare_options {
+  /// Compute workers phase two may use; the workspace holds one scratch slice per worker.
+  std::size_t workers = 1;
+  executor_use use = executor_use::repeatable;
+};
+
+/** @brief Workspace pointers handed to executors are aligned to this many bytes internally. */
+inline constexpr std::size_t workspace_alignment = 64;
+
+namespace detail {
+
+/**
+ * What an operator's phase one builds. Work is a sequence of stages (a stage
+ * starts after the previous one finished on every worker); each stage is a
+ * number of independent chunks.
+ */
+class plan {
+ public:
+  virtual ~plan() = default;
+  virtual std::size_t stage_count() const noexcept { return 1; }
+  virtual std::size_t chunk_count(std::size_t stage) const noexcept = 0;
+  // `shared` holds shared_bytes (stages pass data through it), `scratch`
+  // this worker's scratch_bytes.
+  virtual void run_chunk(std::size_t stage, std::size_t chunk, char* shared, char* scratch) const = 0;
+  // A copy to bind another call's pointers and scalars into (an executor
+  // cache hit): plans shared with queued or captured work never change.
+  virtual std::shared_ptr<plan> clone() const = 0;
+
+  op_kind op = op_kind::add;
+  std::size_t shared_bytes = 0;
+  std::size_t scratch_bytes = 0;  // per worker
+};
+
+constexpr std::size_t round_up(std::size_t n, std::size_t to) noexcept { return (n + to - 1) / to * to; }
+
+}  // namespace detail
+
+/**
+ * @brief A validated operator call, ready for phase two.
+ *
+ * Ownership: move-only; owns its plan (shared, so a stream task that runs it
+ * can keep it alive), not the tensors' memory. Thread safety: one thread runs
+ * an executor at a time; the chunks of one run may execute on many workers at
+ * once. Exceptions: run() throws keel::error before touching memory; chunks never throw.
+ *
+ * @code
+ * ops::executor ex = ops::prepare_add(kernels, self, other, 1.0f, out);  // phase one
+ * std::vector<std::byte> ws(ex.workspace_size());
+ * ex.run(ws.data(), ws.size());                                          // phase two
+ * @endcode
+ */
+class executor {
+ public:
+  executor() noexcept = default;
+  executor(std::shared_ptr<const detail::plan> plan, prepare_options options) noexcept
+      : plan_(std::move(plan)), options_(options) {}
+  executor(executor&& other) noexcept
+      : plan_(std::move(other.plan_)), options_(other.options_), runs_(other.runs_.load(std::memory_order_relaxed)) {
+    other.runs_.store(0, std::memory_order_relaxed);
+  }
+  executor& operator=(executor&& other) noexcept {
+    if (this != &other) {
+      plan_ = std::move(other.plan_);
+      options_ = other.options_;
+      runs_.store(other.runs_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+      other.runs_.store(0, std::memory_order_relaxed);
+    }
+    return *this;
+  }
+  executor(const executor&) = delete;
+  executor& operator=(const executor&) = delete;
+
+  explicit operator bool() const noexcept { return plan_ != nullptr; }
+  op_kind op() const noexcept { return plan_->op; }
+  executor_use use() const noexcept { return options_.use; }
+  std::size_t workers() const noexcept { return options_.workers; }
+  /** @brief How many times run() started. */
+  std::size_t runs() const noexcept { return runs_.load(std::memory_order_relaxed); }
+
+  /** @brief Bytes of workspace phase two needs (0: none; pass any pointer). */
+  std::size_t workspace_size() const noexcept {
+    if (!plan_ || (plan_->shared_bytes == 0 && plan_->scratch_bytes == 0)) return 0;
+    return workspace_alignment + detail::round_up(plan_->shared_bytes, workspace_alignment) +
+           options_.workers * detail::round_up(plan_->scratch_bytes, workspace_alignment);
+  }
+
+  std::size_t stage_count() const noexcept { return plan_->stage_count(); }
+  std::size_t chunk_count(std::size_t stage) const noexcept { return plan_->chunk_count(stage); }
+
+  /**
+   * @brief Runs one chunk on worker `worker` (< workers()). For pools that
+   * schedule chunks themselves; call begin_run() once before the first.
+   * @note Throws: nothing.
+   */
+  void run_chunk(std::size_t stage, std::size_t chunk, std::size_t worker, void* workspace) const noexcept {
+    char* base = aligned(workspace);
+    char* shared = base;
+    char* scratch = base == nullptr ? nullptr
+                                    : base + detail::round_up(plan_->shared_bytes, workspace_alignment) +
+                                          worker * detail::round_up(plan_->scratch_bytes, workspace_alignment);
+    plan_->run_chunk(stage, chunk, shared, scratch);
+  }
+
+  /**
+   * @brief Checks that this executor may run now with this workspace and
+   * counts the run. @throws keel::error invalid_state (a once-executor that
+   * already ran, an empty executor), invalid_parameter (workspace too small),
+   * null_parameter (null workspace when one is needed).
+   */
+  void begin_run(const void* workspace, std::size_t workspace_bytes) {
+    const char* api = "keel::ops::executor::run";
+    if (!plan_) throw_error(errc::invalid_state, api, "the executor is empty (moved from or never prepared)");
+    const std::size_t need = workspace_size();
+    if (need != 0 && workspace == nullptr) throw_error(errc::null_parameter, api, "workspace is null");
+    if (workspace_bytes < need) {
+      throw_error(errc::invalid_parameter, api,
+                  "workspace has " + std::to_string(workspace_bytes) + " bytes, the executor needs " +
+                      std::to_string(need));
+    }
+    if (options_.use == executor_use::once && runs_.fetch_add(1, std::memory_order_acq_rel) != 0) {
+      throw_error(errc::invalid_state, api, "this executor was prepared with executor_use::once and already ran");
+    }
+    if (options_.use == executor_use::repeatable) runs_.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  /**
+   * @brief Phase two on the calling thread: every stage, every chunk, worker 0.
+   * @throws keel::error as begin_run().
+   */
+  void run(void* workspace, std::size_t workspace_bytes) {
+    run(workspace, workspace_bytes, [](std::size_t count, auto&& body) {
+      for (std::size_t i = 0; i < count; ++i) body(i, std::size_t{0});
+    });
+  }
+
+  /**
+   * @brief Phase two through a worker pool: for each stage, calls
+   * `for_each(count, body)`, which must call body(chunk, worker) for every
+   * chunk in [0, count) with worker < workers() (no two concurrent calls with
+   * the same worker) and return when all finished.
+   * @throws keel::error as begin_run(), and whatever for_each throws.
+   */
+  template <class ForEach>
+  void run(void* workspace, std::size_t workspace_bytes, ForEach&& for_each) {
+    begin_run(workspace, workspace_bytes);
+    for (std::size_t s = 0; s < plan_->stage_count(); ++s) {
+      const std::size_t count = plan_->chunk_count(s);
+      if (count == 0) continue;
+      for_each(count, [this, s, workspace](std::size_t chunk, std::size_t worker) {
+        run_chunk(s, chunk, worker, workspace);
+      });
+    }
+  }
+
+  /** @brief The plan, for a stream task that must keep it alive. */
+  const std::shared_ptr<const detail::plan>& plan() const noexcept { return plan_; }
+
+ private:
+  static char* aligned(void* p) noexcept {
+    if (p == nullptr) return nullptr;
+    const auto v = reinterpret_cast<std::uintptr_t>(p);
+    return static_cast<char*>(p) + (detail::round_up(v, workspace_alignment) - v);
+  }
+
+  std::shared_ptr<const detail::plan> plan_;
+  prepare_options options_;
+  std::atomic<std::size_t> runs_{0};
+};
+
+}  // namespace keel::ops

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: Apache-2.0
+// Per-target row kernels for add (with alpha) and addcmul (with value).
+// Re-included once per Highway target: no include guard, a toggle guard.
+
+#if defined(KEEL_OPS_KERNELS_ELEMENTWISE_INL_HPP_) == defined(HWY_TARGET_TOGGLE)
+#ifdef KEEL_OPS_KERNELS_ELEMENTWISE_INL_HPP_
+#undef KEEL_OPS_KERNELS_ELEMENTWISE_INL_HPP_
+#else
+#define KEEL_OPS_KERNELS_ELEMENTWISE_INL_HPP_
+#endif
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include <hwy/highway.h>
+
+HWY_BEFORE_NAMESPACE();
+namespace keel {
+namespace ops {
+namespace kernels {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// An input of a row kernel: unit stride (load) or stride zero (one value
+// broadcast). Resolved at compile time so the inner loop has no branch.
+template <bool Broadcast>
+struct row_input;
+template <>
+struct row_input<false> {
+  template <class D, class T>
+  static HWY_INLINE hn::Vec<D> load(D d, const T* p, std::size_t i) {
+    return hn::LoadU(d, p + i);
+  }
+};
+template <>
+struct row_input<true> {
+  template <class D, class T>
+  static HWY_INLINE hn::Vec<D> load(D d, const T* p, std::size_t) {
+    return hn::Set(d, p[0]);
+  }
+};
+
+// Runs op over n outputs with two inputs. The tail goes through a vector
+// sized stack buffer, so every element sees the same instructions (a scalar
+// tail could round differently from the body, e.g. FMA versus mul+add).
+template <bool BA, bool BB, class T, class Op>
+HWY_INLINE void binary_row(T* out, const T* a, const T* b, std::size_t n, const Op& op) {
+  const hn::ScalableTag<T> d;
+  const std::size_t lanes = hn::Lanes(d);
+  std::size_t i = 0;
+  // Two vectors per iteration keeps both load ports busy on L2-resident rows.
+  for (; i + 2 * lanes <= n; i += 2 * lanes) {
+    const auto x0 = op(d, row_input<BA>::load(d, a, i), row_input<BB>::load(d, b, i));
+    const auto x1 = op(d, row_input<BA>::load(d, a, i + lanes), row_input<BB>::load(d, b, i + lanes));
+    hn::StoreU(x0, d, out + i);
+    hn::StoreU(x1, d, out + i + lanes);
+  }
+  for (; i + lanes <= n; i += lanes) {
+    hn::StoreU(op(d, row_input<BA>::load(d, a, i), row_input<BB>::load(d, b, i)), d, out + i);
+  }
+  if (i == n) return;
+  const std::size_t rest = n - i;
+  HWY_ALIGN T ta[HWY_MAX_BYTES / sizeof(T)] = {};
+  HWY_ALIGN T tb[HWY_MAX_BYTES / sizeof(T)] = {};
+  HWY_ALIGN T to[HWY_MAX_BYTES / sizeof(T)] = {};
+  for (std::size_t j = 0; j < rest; ++j) {
+    ta[j] = BA ? a[0] : a[i + j];
+    tb[j] = BB ? b[0] : b[i + j];
+  }
+  hn::Store(op(d, hn::Load(d, ta), hn::Load(d, tb)), d, to);
+  std::memcpy(out + i, to, rest * sizeof(T));
+}
+
+template <class T, class Op>
+HWY_INLINE void binary_row_dispatch(T* out, const T* a, std::ptrdiff_t sa, const T* b, std::ptrdiff_t sb,
+                                    std::size_t n, const Op& op) {
+  if (sa != 0 && sb != 0) return binary_row<false, false>(out, a, b, n, op);
+  if (sa != 0) return binary_row<false, true>(out, a, b, n, op);
+  if (sb != 0) return binary_row<true, false>(out, a, b, n, op);
+  return binary_row<true, true>(out, a, b, n, op);
+}
+
+// out = a + alpha * b, fused where the target has FMA, as ATen's
+// vectorized add does (vec::fmadd).
+inline void add_f32(float* out, const float* a, std::ptrdiff_t sa, const float* b, std::ptrdiff_t sb,
+                          float alpha, std::size_t n) {
+  const hn::ScalableTag<float> df;
+  const auto valpha = hn::Set(df, alpha);
+  binary_row_dispatch(out, a, sa, b, sb, n,
+                      [valpha](auto, auto va, auto vb) HWY_ATTR { return hn::MulAdd(valpha, vb, va); });
+}
+
+inline void add_i32(std::int32_t* out, const std::int32_t* a, std::ptrdiff_t sa, const std::int32_t* b,
+                          std::ptrdiff_t sb, std::int32_t alpha, std::size_t n) {
+  if (alpha == 1) {
+    binary_row_dispatch(out, a, sa, b, sb, n, [](auto, auto va, auto vb) HWY_ATTR { return hn::Add(va, vb); });
+    return;
+  }
+  const hn::ScalableTag<std::int32_t> di;
+  const auto valpha = hn::Set(di, alpha);
+  // Vector integer arithmetic wraps, as PyTorch's does.
+  binary_row_dispatch(out, a, sa, b, sb, n,
+                      [valpha](auto, auto va, auto vb) HWY_ATTR { return hn::Add(va, hn::Mul(vb, valpha)); });
+}
+
+inline void add_i64(std::int64_t* out, const std::int64_t* a, std::ptrdiff_t sa, const std::int64_t* b,
+                          std::ptrdiff_t sb, std::int64_t alpha, std::size_t n) {
+  if (alpha == 1) {
+    binary_row_dispatch(out, a, sa, b, sb, n, [](auto, auto va, auto vb) HWY_ATTR { return hn::Add(va, vb); });
+    return;
+  }
+  // Highway 1.0.3 multiplies 64-bit lanes only on AVX-512; a scaled int64 add
+  // is rare enough for a scalar loop (unsigned, so overflow wraps defined).
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto x = static_cast<std::uint64_t>(a[static_cast<std::ptrdiff_t>(i) * sa]);
+    const auto y = static_cast<std::uint64_t>(b[static_cast<std::ptrdiff_t>(i) * sb]);
+    out[i] = static_cast<std::int64_t>(x + y * static_cast<std::uint64_t>(alpha));
+  }
+}
+
+// out = s + value * t1 * t2, evaluated left to right without fusion, as
+// ATen's addcmul kernel does.
+template <bool BS, bool B1, bool B2>
+HWY_INLINE void addcmul_row(float* out, const float* s, const float* t1, const float* t2, float value,
+                            std::size_t n) {
+  const hn::ScalableTag<float> d;
+  const std::size_t lanes = hn::Lanes(d);
+  const auto vv = hn::Set(d, value);
+  auto op = [&](std::size_t i) HWY_ATTR {
+    return hn::Add(row_input<BS>::load(d, s, i),
+                   hn::Mul(hn::Mul(vv, row_input<B1>::load(d, t1, i)), row_input<B2>::load(d, t2, i)));
+  };
+  std::size_t i = 0;
+  for (; i + 2 * lanes <= n; i += 2 * lanes) {
+    const auto x0 = op(i);
+    const auto x1 = op(i + lanes);
+    hn::StoreU(x0, d, out + i);
+    hn::StoreU(x1, d, out + i + lanes);
+  }
+  for (; i + lanes <= n; i += lanes) hn::StoreU(op(i), d, out + i);
+  if (i == n) return;
+  const std::size_t rest = n - i;
+  HWY_ALIGN float ts[HWY_MAX_BYTES / sizeof(float)] = {};
+  HWY_ALIGN float t1b[HWY_MAX_BYTES / sizeof(float)] = {};
+  HWY_ALIGN float t2b[HWY_MAX_BYTES / sizeof(float)] = {};
+  HWY_ALIGN float to[HWY_MAX_BYTES / sizeof(float)] = {};
+  for (std::size_t j = 0; j < rest; ++j) {
+    ts[j] = BS ? s[0] : s[i + j];
+    t1b[j] = B1 ? t1[0] : t1[i + j];
+    t2b[j] = B2 ? t2[0] : t2[i + j];
+  }
+  hn::Store(hn::Add(hn::Load(d, ts), hn::Mul(hn::Mul(vv, hn::Load(d, t1b)), hn::Load(d, t2b))), d, to);
+  std::memcpy(out + i, to, rest * sizeof(float));
+}
+
+inline void addcmul_f32(float* out, const float* s, std::ptrdiff_t ss, const float* t1, std::ptrdiff_t s1,
+                              const float* t2, std::ptrdiff_t s2, float value, std::size_t n) {
+  const int mask = (ss == 0 ? 4 : 0) | (s1 == 0 ? 2 : 0) | (s2 == 0 ? 1 : 0);
+  switch (mask) {
+    case 0: return addcmul_row<false, false, false>(out, s, t1, t2, value, n);
+    case 1: return addcmul_row<false, false, true>(out, s, t1, t2, value, n);
+    case 2: return addcmul_row<false, true, false>(out, s, t1, t2, value, n);
+    case 3: return addcmul_row<false, true, true>(out, s, t1, t2, value, n);
+    case 4: return addcmul_row<true, false, false>(out, s, t1, t2, value, n);
+    case 5: return addcmul_row<true, false, true>(out, s, t1, t2, value, n);
+    case 6: return addcmul_row<true, true, false>(out, s, t1, t2, value, n);
+    default: return addcmul_row<true, true, true>(out, s, t1, t2, value, n);
+  }
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace kernels
+}  // namespace ops
+}  // namespace keel
+HWY_AFTER_NAMESPACE();
+
+#endif  // toggle guard

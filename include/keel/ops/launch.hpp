@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+// Phase two on a stream: an executor launched as one kernel task, its chunks
+// split across the device's compute workers, its workspace kept alive by the
+// task (and by any model that captured it).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "keel/core/error.hpp"
+#include "keel/ops/executor.hpp"
+#include "keel/runtime/buffer.hpp"
+#include "keel/runtime/stream.hpp"
+#include "keel/runtime/types.hpp"
+
+namespace keel::ops {
+
+namespace detail {
+
+// The kernel identity a task group update matches: one per operator.
+inline kernel_kind kind_of(op_kind op) noexcept {
+  switch (op) {
+    case op_kind::add: return kernel_kind{"keel.ops.add"};
+    case op_kind::addcmul: return kernel_kind{"keel.ops.addcmul"};
+    case op_kind::cast: return kernel_kind{"keel.ops.cast"};
+    case op_kind::adaptive_avg_pool2d: return kernel_kind{"keel.ops.adaptive_avg_pool2d"};
+    case op_kind::baddbmm: return kernel_kind{"keel.ops.baddbmm"};
+  }
+  return kernel_kind{"keel.ops"};
+}
+
+// The task body. Worker w of the executor's `workers` runs chunks w, w+W,
+// w+2W... with scratch slice w, so scratch slices are never shared even when
+// the device has more compute workers than the executor was sized for.
+struct run_task {
+  template <class Context>
+  void operator()(Context& ctx, const std::shared_ptr<const plan>& p, const memory_span& workspace,
+                  std::size_t workers) const {
+    // The executor's own offsets and alignment, applied to the task's copy of the plan.
+    executor view(std::const_pointer_cast<const plan>(p), prepare_options{workers, executor_use::repeatable});
+    for (std::size_t s = 0; s < p->stage_count(); ++s) {
+      const std::size_t count = p->chunk_count(s);
+      if (count == 0) continue;
+      const std::size_t lanes = std::min<std::size_t>({workers, count, static_cast<std::size_t>(ctx.workers())});
+      if (lanes <= 1) {
+        for (std::size_t c = 0; c < count; ++c) view.run_chunk(s, c, 0, workspace.data);
+        continue;
+      }
+      ctx.parallel_for(lanes, 1, [&](std::size_t begin, std::size_t end) {
+        for (std::size_t w = begin; w < end; ++w) {
+          for (std::size_t c = w; c < count; c += lanes) view.run_chunk(s, c, w, workspace.data);
+        }
+      });
+    }
+  }
+};
+
+}  // namespace detail
+
+/**
+ * @brief Phase two: enqueues `ex` on `stream` as one kernel launch
+ * (kernel_kind "keel.ops.<op>"). `workspace` must hold
+ * ex.workspace_size() bytes; its owner (if any) is kept alive by the task and
+ * by any model that captures it. During capture the launch is recorded and
+ * every replay runs it again, so a capture accepts only repeatable executors.
+ *
+ * @throws keel::error as executor::begin_run, invalid_state for a once-only
+ * executor launched into a capture, and what the stream's launch throws.
+ */
+template <class Stream>
+void run_on(const Stream& stream, executor& ex, const memory_span& workspace) {
+  if (ex && ex.use() == executor_use::once && stream.is_capturing()) {
+    throw_error(errc::invalid_state, "keel::ops::run_on",
+                "a captured launch runs at every replay; prepare the executor with executor_use::repeatable");
+  }
+  ex.begin_run(workspace.data, workspace.bytes);
+  stream.launch(detail::kind_of(ex.op()), detail::run_task{}, ex.plan(), workspace, ex.workers());
+}
+
+/**
+ * @brief Phase two with a workspace allocated on `stream` and released in
+ * stream order when this call returns: the memory stays valid until the
+ * launched task (and everything issued before the release) has run.
+ * @throws keel::error as run_on(stream, ex, workspace), out_of_memory.
+ */
+template <class Stream>
+void run_on(const Stream& stream, executor& ex) {
+  using backend = typename Stream::backend_type;
+  const std::size_t bytes = ex ? ex.workspace_size() : 0;
+  if (bytes == 0) return run_on(stream, ex, memory_span{});
+  basic_device_buffer<backend> workspace(basic_stream_ref<backend>(stream), bytes);
+  run_on(stream, ex, workspace.span());
+}  // workspace released here, in stream order
+
+}  // namespace keel::ops

@@ -1,0 +1,833 @@
+// SPDX-License-Identifier: Apache-2.0
+// The reference operators, PyTorch's semantics: phase one (prepare_*)
+// validates and returns an executor; the one-call forms run it at once.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "keel/core/error.hpp"
+#include "keel/ops/dtype.hpp"
+#include "keel/ops/executor.hpp"
+#include "keel/ops/kernels/kernel_table.hpp"
+#include "keel/ops/scalar.hpp"
+#include "keel/ops/tensor.hpp"
+
+namespace keel::ops {
+
+/**
+ * @brief torch.result_type over tensors: dimensioned tensors decide; zero-dim
+ * tensors count only when they are of a higher category (bool < integer <
+ * floating). Empty when the promotion leaves keel's dtypes (int8 with uint8).
+ */
+inline std::optional<dtype> result_type(std::initializer_list<const tensor*> tensors) noexcept {
+  std::optional<dtype> dim_result, zero_result;
+  for (const tensor* t : tensors) {
+    std::optional<dtype>& slot = t->dim() == 0 ? zero_result : dim_result;
+    if (!slot) {
+      slot = t->type();
+    } else {
+      slot = promote_types(*slot, t->type());
+      if (!slot) return std::nullopt;
+    }
+  }
+  if (!dim_result) return zero_result;
+  if (!zero_result) return dim_result;
+  // ATen's combine_categories(higher = dim, lower = zero-dim).
+  if (is_floating(*dim_result)) return dim_result;
+  if (*dim_result == dtype::boolean || is_floating(*zero_result)) return promote_types(*dim_result, *zero_result);
+  return dim_result;
+}
+
+namespace detail {
+
+// ---------------------------------------------------------------- checks ---
+
+inline void check_present(const char* api, const tensor& t, const char* name) {
+  if (t.data() == nullptr && t.numel() != 0) {
+    throw_error(errc::null_parameter, api, std::string(name) + " is null (no data pointer)");
+  }
+}
+
+// The broadcast shape of the inputs, right-aligned as PyTorch does.
+struct shape_buf {
+  std::int64_t d[tensor::max_dims] = {};
+  std::size_t n = 0;
+};
+
+inline shape_buf broadcast_shapes(const char* api, std::initializer_list<std::pair<const tensor*, const char*>> ins) {
+  shape_buf out;
+  for (const auto& in : ins) out.n = std::max(out.n, in.first->dim());
+  for (std::size_t i = 0; i < out.n; ++i) out.d[i] = 1;
+  for (const auto& [t, name] : ins) {
+    const std::size_t off = out.n - t->dim();
+    for (std::size_t i = 0; i < t->dim(); ++i) {
+      std::int64_t& o = out.d[off + i];
+      const std::int64_t s = t->size(i);
+      if (s == o || s == 1) continue;
+      if (o == 1) {
+        o = s;
+        continue;
+      }
+      std::string names;
+      for (const auto& x : ins) names += std::string(names.empty() ? "" : ", ") + x.second + " " + x.first->shape_string();
+      throw_error(errc::invalid_parameter, api,
+                  "shapes are not broadcastable (" + names + "): " + name + " has size " + std::to_string(s) +
+                      " where another input has " + std::to_string(o) + " at dimension " + std::to_string(off + i));
+    }
+  }
+  return out;
+}
+
+inline void check_out_shape(const char* api, const tensor& out, const shape_buf& want, const std::string& what) {
+  bool ok = out.dim() == want.n;
+  for (std::size_t i = 0; ok && i < want.n; ++i) ok = out.size(i) == want.d[i];
+  if (!ok) {
+    std::string w = "[";
+    for (std::size_t i = 0; i < want.n; ++i) w += (i ? ", " : "") + std::to_string(want.d[i]);
+    throw_error(errc::invalid_parameter, api,
+                "out has shape " + out.shape_string() + " but " + what + " is " + w + "]; keel does not resize out");
+  }
+}
+
+// out may be exactly an input (in place) when `in_place_ok`; any other
+// sharing of memory is an error, as is an out that writes one element twice.
+inline void check_overlap(const char* api, const tensor& out, const tensor& in, const char* name, bool in_place_ok) {
+  if (in_place_ok && same_view(out, in)) return;
+  if (may_overlap(out, in)) {
+    throw_error(errc::invalid_parameter, api,
+                std::string("out overlaps ") + name +
+                    (in_place_ok ? " without being exactly the same view (partial overlap)"
+                                 : " (this operator cannot write over its input)"));
+  }
+}
+
+inline void check_out_writable(const char* api, const tensor& out) {
+  if (has_internal_overlap(out)) {
+    throw_error(errc::invalid_parameter, api,
+                "out has overlapping elements (a zero or too-small stride): one result would be written twice");
+  }
+}
+
+// ---------------------------------------------------------- conversions ---
+
+// Contiguous SIMD conversions where the table has them, scalar otherwise.
+inline void convert_block(const kernel_table& k, void* dst, dtype dt, std::ptrdiff_t ds, const void* src, dtype st,
+                          std::ptrdiff_t ss, std::size_t n) noexcept {
+  if (ds == 1 && ss == 1) {
+    if (dt == st) {
+      std::memmove(dst, src, n * element_size(dt));  // in place, dst may equal src
+      return;
+    }
+    if (st == dtype::float32 && dt == dtype::float16) {
+      return k.f32_to_f16(static_cast<std::uint16_t*>(dst), static_cast<const float*>(src), n);
+    }
+    if (st == dtype::float16 && dt == dtype::float32) {
+      return k.f16_to_f32(static_cast<float*>(dst), static_cast<const std::uint16_t*>(src), n);
+    }
+    if (st == dtype::float32 && dt == dtype::bfloat16) {
+      return k.f32_to_bf16(static_cast<std::uint16_t*>(dst), static_cast<const float*>(src), n);
+    }
+    if (st == dtype::bfloat16 && dt == dtype::float32) {
+      return k.bf16_to_f32(static_cast<float*>(dst), static_cast<const std::uint16_t*>(src), n);
+    }
+  }
+  strided_convert(dst, dt, ds, src, st, ss, n);
+}
+
+// Calls fn(pointer to first element of the row, element stride, length)
+// for every innermost row of t, in row-major order.
+template <class F>
+void for_each_row(const tensor& t, F&& fn) {
+  if (t.numel() == 0) return;
+  const std::size_t nd = t.dim();
+  const std::size_t es = element_size(t.type());
+  if (nd == 0) return fn(t.first(), std::ptrdiff_t{0}, std::size_t{1});
+  std::int64_t idx[tensor::max_dims] = {};
+  const std::int64_t rows = t.numel() / t.size(nd - 1);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    std::int64_t off = 0;
+    for (std::size_t i = 0; i + 1 < nd; ++i) off += idx[i] * t.stride(i);
+    fn(t.first() + off * static_cast<std::int64_t>(es), static_cast<std::ptrdiff_t>(t.stride(nd - 1)),
+       static_cast<std::size_t>(t.size(nd - 1)));
+    for (std::size_t i = nd - 1; i-- > 0;) {
+      if (++idx[i] < t.size(i)) break;
+      idx[i] = 0;
+    }
+  }
+}
+
+// Splits `total` items into chunks for `workers` (a few per worker, so an
+// uneven worker does not hold the others back), never under `min_items`.
+inline std::size_t chunk_items(std::size_t total, std::size_t workers, std::size_t min_items) noexcept {
+  if (workers <= 1 || total == 0) return std::max<std::size_t>(total, 1);
+  return std::max(min_items, (total + workers * 4 - 1) / (workers * 4));
+}
+
+// --------------------------------------------------------- elementwise ---
+
+// The element-wise plan for add, addcmul and cast: operand 0 is out, the
+// others are inputs broadcast to out's shape; dimensions of size one are
+// dropped and dimensions that are contiguous for every operand are merged.
+class elementwise_plan final : public plan {
+ public:
+  static constexpr std::size_t max_operands = 4;
+  // Staging block: big enough to amortize the kernel call, small enough
+  // that all staged operands stay in L1 (4 x 256 x 8 bytes).
+  static constexpr std::size_t block = 256;
+
+  struct operand {
+    char* ptr = nullptr;
+    dtype type = dtype::float32;
+    std::int64_t stride[tensor::max_dims] = {};
+  };
+
+  elementwise_plan(op_kind kind, const kernel_table& k, const tensor& out, std::initializer_list<const tensor*> ins,
+                   dtype opmath, std::size_t workers)
+      : k_(&k), opmath_(opmath) {
+    op = kind;
+    // Operand strides in out's dimensions; broadcast dimensions get 0.
+    std::int64_t shape[tensor::max_dims];
+    std::size_t nd = out.dim();
+    for (std::size_t i = 0; i < nd; ++i) shape[i] = out.size(i);
+    auto fill = [&](operand& o, const tensor& t) {
+      o.ptr = t.first();
+      o.type = t.type();
+      const std::size_t off = nd - t.dim();
+      for (std::size_t i = 0; i < nd; ++i) {
+        o.stride[i] = (i < off || t.size(i - off) == 1) ? 0 : t.stride(i - off);
+      }
+    };
+    fill(ops_[0], out);
+    n_ops_ = 1;
+    for (const tensor* t : ins) fill(ops_[n_ops_++], *t);
+    // Drop size-1 dimensions, then merge neighbours that are contiguous for
+    // all operands, so a contiguous tensor of any shape is one long row.
+    std::size_t w = 0;
+    for (std::size_t i = 0; i < nd; ++i) {
+      if (shape[i] == 1) continue;
+      shape[w] = shape[i];
+      for (std::size_t o = 0; o < n_ops_; ++o) ops_[o].stride[w] = ops_[o].stride[i];
+      ++w;
+    }
+    nd = w;
+    w = 0;
+    for (std::size_t i = 0; i < nd; ++i) {
+      if (w > 0) {
+        bool merge = true;
+        for (std::size_t o = 0; o < n_ops_ && merge; ++o) merge = ops_[o].stride[w - 1] == ops_[o].stride[i] * shape[i];
+        if (merge) {
+          shape[w - 1] *= shape[i];
+          for (std::size_t o = 0; o < n_ops_; ++o) ops_[o].stride[w - 1] = ops_[o].stride[i];
+          continue;
+        }
+      }
+      shape[w] = shape[i];
+      for (std::size_t o = 0; o < n_ops_; ++o) ops_[o].stride[w] = ops_[o].stride[i];
+      ++w;
+    }
+    if (w == 0) {  // a single element
+      shape[0] = 1;
+      for (std::size_t o = 0; o < n_ops_; ++o) ops_[o].stride[0] = 0;
+      w = 1;
+    }
+    ndim_ = w;
+    numel_ = 1;
+    for (std::size_t i = 0; i < ndim_; ++i) {
+      shape_[i] = shape[i];
+      numel_ *= shape[i];
+    }
+    if (out.numel() == 0) numel_ = 0;
+    chunk_ = chunk_items(static_cast<std::size_t>(numel_), workers, 16384);
+  }
+
+  std::size_t chunk_count(std::size_t) const noexcept override {
+    return numel_ == 0 ? 0 : (static_cast<std::size_t>(numel_) + chunk_ - 1) / chunk_;
+  }
+
+  void run_chunk(std::size_t, std::size_t chunk, char*, char*) const override {
+    const auto begin = static_cast<std::int64_t>(chunk * chunk_);
+    const auto end = std::min<std::int64_t>(numel_, begin + static_cast<std::int64_t>(chunk_));
+    run_range(begin, end);
+  }
+
+  void run_range(std::int64_t begin, std::int64_t end) const noexcept {
+    std::int64_t idx[tensor::max_dims] = {};
+    std::int64_t rem = begin;
+    for (std::size_t i = ndim_; i-- > 0;) {
+      idx[i] = rem % shape_[i];
+      rem /= shape_[i];
+    }
+    const std::size_t last = ndim_ - 1;
+    for (std::int64_t pos = begin; pos < end;) {
+      const std::int64_t len = std::min(shape_[last] - idx[last], end - pos);
+      char* ptr[max_operands];
+      std::ptrdiff_t str[max_operands];
+      for (std::size_t o = 0; o < n_ops_; ++o) {
+        std::int64_t off = 0;
+        for (std::size_t i = 0; i < ndim_; ++i) off += idx[i] * ops_[o].stride[i];
+        ptr[o] = ops_[o].ptr + off * static_cast<std::int64_t>(element_size(ops_[o].type));
+        str[o] = static_cast<std::ptrdiff_t>(ops_[o].stride[last]);
+      }
+      segment(ptr, str, static_cast<std::size_t>(len));
+      pos += len;
+      idx[last] += len;
+      for (std::size_t i = last; i > 0 && idx[i] >= shape_[i]; --i) {
+        idx[i] = 0;
+        ++idx[i - 1];
+      }
+    }
+  }
+
+  std::shared_ptr<plan> clone() const override { return std::make_shared<elementwise_plan>(*this); }
+  /** Points operand `o` (0 = out, then the inputs in order) at t's memory; t has the planned dtype, shape and strides. */
+  void bind(std::size_t o, const tensor& t) noexcept { ops_[o].ptr = t.first(); }
+
+  // Scalars, set by the operator that built the plan.
+  float alpha_f = 1, value_f = 1;
+  std::int64_t alpha_i = 1;
+
+ private:
+  bool direct(std::size_t o, const std::ptrdiff_t* str) const noexcept {
+    return ops_[o].type == opmath_ && (o == 0 ? str[o] == 1 : (str[o] == 0 || str[o] == 1));
+  }
+
+  void compute(void* out, void* const* in, const std::ptrdiff_t* s, std::size_t n) const noexcept {
+    switch (op) {
+      case op_kind::add:
+        if (opmath_ == dtype::float32) {
+          k_->add_f32(static_cast<float*>(out), static_cast<const float*>(in[0]), s[0], static_cast<const float*>(in[1]),
+                      s[1], alpha_f, n);
+        } else if (opmath_ == dtype::int32) {
+          k_->add_i32(static_cast<std::int32_t*>(out), static_cast<const std::int32_t*>(in[0]), s[0],
+                      static_cast<const std::int32_t*>(in[1]), s[1], wrap_int<std::int32_t>(alpha_i), n);
+        } else {
+          k_->add_i64(static_cast<std::int64_t*>(out), static_cast<const std::int64_t*>(in[0]), s[0],
+                      static_cast<const std::int64_t*>(in[1]), s[1], alpha_i, n);
+        }
+        break;
+      case op_kind::addcmul:
+        k_->addcmul_f32(static_cast<float*>(out), static_cast<const float*>(in[0]), s[0],
+                        static_cast<const float*>(in[1]), s[1], static_cast<const float*>(in[2]), s[2], value_f, n);
+        break;
+      default: break;
+    }
+  }
+
+  void segment(char* const* ptr, const std::ptrdiff_t* str, std::size_t len) const noexcept {
+    if (op == op_kind::cast) {
+      convert_block(*k_, ptr[0], ops_[0].type, str[0], ptr[1], ops_[1].type, str[1], len);
+      return;
+    }
+    const std::size_t n_in = n_ops_ - 1;
+    bool all_direct = true;
+    for (std::size_t o = 0; o < n_ops_; ++o) all_direct = all_direct && direct(o, str);
+    if (all_direct) {
+      void* in[max_operands - 1];
+      for (std::size_t i = 0; i < n_in; ++i) in[i] = ptr[i + 1];
+      compute(ptr[0], in, str + 1, len);
+      return;
+    }
+    // Mixed dtypes or odd strides: stage blocks in opmath, compute once,
+    // round once into out's dtype.
+    alignas(64) unsigned char staged[max_operands][block * 8];
+    for (std::size_t b = 0; b < len; b += block) {
+      const std::size_t n = std::min(block, len - b);
+      void* in[max_operands - 1];
+      std::ptrdiff_t s[max_operands - 1];
+      for (std::size_t i = 0; i < n_in; ++i) {
+        const std::size_t o = i + 1;
+        const std::size_t oes = element_size(ops_[o].type);
+        const char* src = ptr[o] + static_cast<std::ptrdiff_t>(b) * str[o] * static_cast<std::ptrdiff_t>(oes);
+        if (direct(o, str)) {
+          in[i] = const_cast<char*>(src);
+          s[i] = str[o];
+        } else {
+          convert_block(*k_, staged[o], opmath_, 1, src, ops_[o].type, str[o], n);
+          in[i] = staged[o];
+          s[i] = 1;
+        }
+      }
+      char* dst = ptr[0] + static_cast<std::ptrdiff_t>(b) * str[0] * static_cast<std::ptrdiff_t>(element_size(ops_[0].type));
+      if (direct(0, str)) {
+        compute(dst, in, s, n);
+      } else {
+        compute(staged[0], in, s, n);
+        convert_block(*k_, dst, ops_[0].type, str[0], staged[0], opmath_, 1, n);
+      }
+    }
+  }
+
+  const kernel_table* k_;
+  dtype opmath_;
+  operand ops_[max_operands];
+  std::size_t n_ops_ = 0;
+  std::size_t ndim_ = 1;
+  std::int64_t shape_[tensor::max_dims] = {};
+  std::int64_t numel_ = 0;
+  std::size_t chunk_ = 1;
+};
+
+inline dtype opmath_of(dtype t) noexcept { return is_floating(t) ? dtype::float32 : t; }
+
+}  // namespace detail
+
+// ------------------------------------------------------------------ add ---
+
+/**
+ * @brief Phase one of out = self + alpha * other (torch.add(self, other,
+ * alpha=alpha, out=out)): broadcasting, result_type promotion, out must be
+ * castable-to (torch.can_cast) and of exactly the broadcast shape; out may be
+ * self or other (in place). Compute types float32, float16, bfloat16 (in
+ * float32, rounded once), int32, int64 (wrapping).
+ * @throws keel::error null_parameter / invalid_parameter naming the tensor and rule.
+ */
+inline executor prepare_add(const kernel_table& k, const tensor& self, const tensor& other, const scalar& alpha,
+                            const tensor& out, const prepare_options& options = {}) {
+  const char* api = "keel::ops::add";
+  detail::check_present(api, self, "self");
+  detail::check_present(api, other, "other");
+  detail::check_present(api, out, "out");
+  const auto shape = detail::broadcast_shapes(api, {{&self, "self"}, {&other, "other"}});
+  detail::check_out_shape(api, out, shape, "the broadcast shape of self and other");
+  const auto rt = result_type({&self, &other});
+  if (!rt) {
+    throw_error(errc::invalid_parameter, api,
+                std::string("self (") + dtype_name(self.type()) + ") and other (" + dtype_name(other.type()) +
+                    ") promote to int16, which keel does not have");
+  }
+  const dtype compute = *rt;
+  if (!(is_floating(compute) || compute == dtype::int32 || compute == dtype::int64)) {
+    throw_error(errc::invalid_parameter, api,
+                std::string("self and other promote to ") + dtype_name(compute) +
+                    "; add supports float32, float16, bfloat16, int32 and int64");
+  }
+  if (alpha.type() == dtype::boolean) throw_error(errc::invalid_parameter, api, "alpha is bool; a boolean alpha needs a boolean result");
+  if (!is_floating(compute) && alpha.is_floating()) {
+    throw_error(errc::invalid_parameter, api,
+                std::string("alpha is floating but the inputs are integral (") + dtype_name(compute) + "); alpha must be integral");
+  }
+  if (!can_cast(compute, out.type())) {
+    throw_error(errc::invalid_parameter, api,
+                std::string("result type ") + dtype_name(compute) + " can't be cast to out's dtype " +
+                    dtype_name(out.type()));
+  }
+  detail::check_out_writable(api, out);
+  detail::check_overlap(api, out, self, "self", true);
+  detail::check_overlap(api, out, other, "other", true);
+  auto p = std::make_shared<detail::elementwise_plan>(op_kind::add, k, out, std::initializer_list<const tensor*>{&self, &other},
+                                                      detail::opmath_of(compute), options.workers);
+  p->alpha_f = alpha.to_float();
+  p->alpha_i = alpha.to_integer<std::int64_t>();
+  return executor(std::move(p), options);
+}
+
+// -------------------------------------------------------------- addcmul ---
+
+/**
+ * @brief Phase one of out = self + value * tensor1 * tensor2
+ * (torch.addcmul): broadcasting over all three, promotion, in place allowed.
+ * float32, float16 and bfloat16 (computed in float32, rounded once).
+ * @throws keel::error null_parameter / invalid_parameter naming the tensor and rule.
+ */
+inline executor prepare_addcmul(const kernel_table& k, const tensor& self, const tensor& tensor1, const tensor& tensor2,
+                                const scalar& value, const tensor& out, const prepare_options& options = {}) {
+  const char* api = "keel::ops::addcmul";
+  detail::check_present(api, self, "self");
+  detail::check_present(api, tensor1, "tensor1");
+  detail::check_present(api, tensor2, "tensor2");
+  detail::check_present(api, out, "out");
+  const auto shape = detail::broadcast_shapes(api, {{&self, "self"}, {&tensor1, "tensor1"}, {&tensor2, "tensor2"}});
+  detail::check_out_shape(api, out, shape, "the broadcast shape of self, tensor1 and tensor2");
+  const auto rt = result_type({&self, &tensor1, &tensor2});
+  if (!rt || !is_floating(*rt)) {
+    throw_error(errc::invalid_parameter, api,
+                std::string("self, tensor1 and tensor2 promote to ") + (rt ? dtype_name(*rt) : "int16") +
+                    "; keel's addcmul supports float32, float16 and bfloat16");
+  }
+  if (value.type() == dtype::boolean) throw_error(errc::invalid_parameter, api, "value is bool; it must be a number");
+  if (!can_cast(*rt, out.type())) {
+    throw_error(errc::invalid_parameter, api,
+                std::string("result type ") + dtype_name(*rt) + " can't be cast to out's dtype " + dtype_name(out.type()));
+  }
+  detail::check_out_writable(api, out);
+  detail::check_overlap(api, out, self, "self", true);
+  detail::check_overlap(api, out, tensor1, "tensor1", true);
+  detail::check_overlap(api, out, tensor2, "tensor2", true);
+  auto p = std::make_shared<detail::elementwise_plan>(
+      op_kind::addcmul, k, out, std::initializer_list<const tensor*>{&self, &tensor1, &tensor2}, dtype::float32,
+      options.workers);
+  p->value_f = value.to_float();
+  return executor(std::move(p), options);
+}
+
+// ----------------------------------------------------------------- cast ---
+
+/**
+ * @brief Phase one of out = self.to(out.dtype) for any pair of keel dtypes:
+ * round to nearest even into float16 and bfloat16 (NaN and infinities
+ * kept), float to integer truncates toward zero (NaN gives 0 and values out
+ * of range saturate, where PyTorch is undefined; uint8 wraps through int64 as
+ * PyTorch), integers wrap, anything to bool is `!= 0`. Shapes must be equal.
+ * @throws keel::error null_parameter / invalid_parameter naming the tensor and rule.
+ */
+inline executor prepare_cast(const kernel_table& k, const tensor& self, const tensor& out,
+                             const prepare_options& options = {}) {
+  const char* api = "keel::ops::cast";
+  detail::check_present(api, self, "self");
+  detail::check_present(api, out, "out");
+  detail::shape_buf want;
+  want.n = self.dim();
+  for (std::size_t i = 0; i < want.n; ++i) want.d[i] = self.size(i);
+  detail::check_out_shape(api, out, want, "self's shape");
+  detail::check_out_writable(api, out);
+  detail::check_overlap(api, out, self, "self", true);
+  auto p = std::make_shared<detail::elementwise_plan>(op_kind::cast, k, out, std::initializer_list<const tensor*>{&self},
+                                                      out.type(), options.workers);
+  return executor(std::move(p), options);
+}
+
+// ---------------------------------------------------- adaptive_avg_pool2d ---
+
+namespace detail {
+
+class pool_plan final : public plan {
+ public:
+  pool_plan(const kernel_table& k, const tensor& self, const tensor& out, std::size_t workers) : k_(&k), self_(self), out_(out) {
+    op = op_kind::adaptive_avg_pool2d;
+    const std::size_t nd = self.dim();
+    h_ = static_cast<std::size_t>(self.size(nd - 2));
+    w_ = static_cast<std::size_t>(self.size(nd - 1));
+    oh_ = static_cast<std::size_t>(out.size(nd - 2));
+    ow_ = static_cast<std::size_t>(out.size(nd - 1));
+    channels_ = static_cast<std::size_t>(self.size(nd - 3));
+    planes_ = nd == 4 ? static_cast<std::size_t>(self.size(0)) * channels_ : channels_;
+    if (oh_ * ow_ == 0) planes_ = 0;
+    direct_in_ = self.type() == dtype::float32 && self.stride(nd - 1) == 1;
+    direct_out_ = out.type() == dtype::float32 && (ow_ <= 1 || out.stride(nd - 1) == 1) &&
+                  (oh_ <= 1 || out.stride(nd - 2) == static_cast<std::int64_t>(ow_));
+    scratch_bytes = sizeof(float) * (w_ + (direct_in_ ? 0 : h_ * w_) + (direct_out_ ? 0 : oh_ * ow_));
+    per_chunk_ = chunk_items(planes_, workers, 1);
+  }
+
+  std::size_t chunk_count(std::size_t) const noexcept override { return (planes_ + per_chunk_ - 1) / per_chunk_; }
+  std::shared_ptr<plan> clone() const override { return std::make_shared<pool_plan>(*this); }
+  void bind(const tensor& self, const tensor& out) noexcept {
+    self_ = self;
+    out_ = out;
+  }
+
+  void run_chunk(std::size_t, std::size_t chunk, char*, char* scratch) const override {
+    const std::size_t nd = self_.dim();
+    auto* row_sum = reinterpret_cast<float*>(scratch);
+    float* in_buf = row_sum + w_;
+    float* out_buf = in_buf + (direct_in_ ? 0 : h_ * w_);
+    const std::size_t end = std::min(planes_, (chunk + 1) * per_chunk_);
+    for (std::size_t p = chunk * per_chunk_; p < end; ++p) {
+      const auto n = static_cast<std::int64_t>(p / channels_), c = static_cast<std::int64_t>(p % channels_);
+      const std::int64_t in_off = (nd == 4 ? n * self_.stride(0) : 0) + c * self_.stride(nd - 3);
+      const std::int64_t out_off = (nd == 4 ? n * out_.stride(0) : 0) + c * out_.stride(nd - 3);
+      const std::size_t ies = element_size(self_.type()), oes = element_size(out_.type());
+      const char* in = self_.first() + in_off * static_cast<std::int64_t>(ies);
+      char* out = out_.first() + out_off * static_cast<std::int64_t>(oes);
+      const float* plane = reinterpret_cast<const float*>(in);
+      std::ptrdiff_t row_stride = static_cast<std::ptrdiff_t>(self_.stride(nd - 2));
+      if (!direct_in_) {
+        for (std::size_t r = 0; r < h_; ++r) {
+          convert_block(*k_, in_buf + r * w_, dtype::float32, 1,
+                        in + static_cast<std::int64_t>(r) * self_.stride(nd - 2) * static_cast<std::int64_t>(ies),
+                        self_.type(), static_cast<std::ptrdiff_t>(self_.stride(nd - 1)), w_);
+        }
+        plane = in_buf;
+        row_stride = static_cast<std::ptrdiff_t>(w_);
+      }
+      float* dst = direct_out_ ? reinterpret_cast<float*>(out) : out_buf;
+      k_->adaptive_avg_pool2d_f32(plane, h_, w_, row_stride, dst, oh_, ow_, row_sum);
+      if (!direct_out_) {
+        for (std::size_t r = 0; r < oh_; ++r) {
+          convert_block(*k_, out + static_cast<std::int64_t>(r) * out_.stride(nd - 2) * static_cast<std::int64_t>(oes),
+                        out_.type(), static_cast<std::ptrdiff_t>(out_.stride(nd - 1)), out_buf + r * ow_,
+                        dtype::float32, 1, ow_);
+        }
+      }
+    }
+  }
+
+ private:
+  const kernel_table* k_;
+  tensor self_, out_;
+  std::size_t h_ = 0, w_ = 0, oh_ = 0, ow_ = 0, channels_ = 0, planes_ = 0, per_chunk_ = 1;
+  bool direct_in_ = false, direct_out_ = false;
+};
+
+}  // namespace detail
+
+/**
+ * @brief Phase one of torch.nn.functional.adaptive_avg_pool2d(self,
+ * output_size) into out, for (N, C, H, W) and (C, H, W) inputs with non-zero
+ * C, H, W: window rows [floor(i*H/oh), ceil((i+1)*H/oh)), columns likewise.
+ * float32, float16, bfloat16 (accumulated in float32); out has self's dtype
+ * and must not overlap self.
+ * @throws keel::error null_parameter / invalid_parameter naming the tensor and rule.
+ */
+inline executor prepare_adaptive_avg_pool2d(const kernel_table& k, const tensor& self, std::int64_t out_h,
+                                            std::int64_t out_w, const tensor& out, const prepare_options& options = {}) {
+  const char* api = "keel::ops::adaptive_avg_pool2d";
+  detail::check_present(api, self, "self");
+  detail::check_present(api, out, "out");
+  const std::size_t nd = self.dim();
+  if (nd != 3 && nd != 4) {
+    throw_error(errc::invalid_parameter, api, "self must be 3-D (C, H, W) or 4-D (N, C, H, W), got " + self.shape_string());
+  }
+  for (std::size_t i = nd - 3; i < nd; ++i) {
+    if (self.size(i) == 0) {
+      throw_error(errc::invalid_parameter, api,
+                  "self " + self.shape_string() + " has an empty dimension " + std::to_string(i) +
+                      "; only the batch dimension may be empty");
+    }
+  }
+  if (out_h < 0 || out_w < 0) {
+    throw_error(errc::invalid_parameter, api,
+                "output_size (" + std::to_string(out_h) + ", " + std::to_string(out_w) + ") must not be negative");
+  }
+  if (!is_floating(self.type())) {
+    throw_error(errc::invalid_parameter, api,
+                std::string("self is ") + dtype_name(self.type()) + "; adaptive_avg_pool2d supports float32, float16, bfloat16");
+  }
+  if (out.type() != self.type()) {
+    throw_error(errc::invalid_parameter, api,
+                std::string("out is ") + dtype_name(out.type()) + " but self is " + dtype_name(self.type()) +
+                    "; they must match");
+  }
+  detail::shape_buf want;
+  want.n = nd;
+  for (std::size_t i = 0; i < nd; ++i) want.d[i] = self.size(i);
+  want.d[nd - 2] = out_h;
+  want.d[nd - 1] = out_w;
+  detail::check_out_shape(api, out, want, "self's leading dimensions followed by output_size");
+  detail::check_out_writable(api, out);
+  detail::check_overlap(api, out, self, "self", false);
+  return executor(std::make_shared<detail::pool_plan>(k, self, out, options.workers), options);
+}
+
+// -------------------------------------------------------------- baddbmm ---
+
+namespace detail {
+
+// Stages for float32: 0 = GEMM tiles. For the half types: 0 = widen the
+// inputs into the shared workspace, 1 = GEMM into a float32 result there,
+// 2 = round the result into out.
+class baddbmm_plan final : public plan {
+ public:
+  baddbmm_plan(const kernel_table& k, const tensor& self, const tensor& b1, const tensor& b2, const tensor& out,
+               float beta, float alpha, std::size_t workers)
+      : k_(&k), self_(self), b1_(b1), b2_(b2), out_(out) {
+    op = op_kind::baddbmm;
+    half_ = out.type() != dtype::float32;
+    args_.batch = b1.size(0);
+    args_.m = b1.size(1);
+    args_.k = b1.size(2);
+    args_.n = b2.size(2);
+    args_.alpha = alpha;
+    args_.beta = beta;
+    use_self_ = beta != 0.0f;
+    tiles_ = out.numel() == 0 ? 0 : k.gemm_tile_count(args_);
+    per_chunk_ = chunk_items(tiles_, workers, 1);
+    scratch_bytes = k.gemm_workspace_floats() * sizeof(float);
+    if (half_) {
+      b1_off_ = 0;
+      b2_off_ = round_up(static_cast<std::size_t>(b1.numel()) * 4, workspace_alignment);
+      self_off_ = b2_off_ + round_up(static_cast<std::size_t>(b2.numel()) * 4, workspace_alignment);
+      out_off_ = self_off_ + (use_self_ ? round_up(static_cast<std::size_t>(self.numel()) * 4, workspace_alignment) : 0);
+      shared_bytes = out_off_ + static_cast<std::size_t>(out.numel()) * 4;
+      out_rows_ = out.numel() == 0 ? 0 : static_cast<std::size_t>(out.numel() / out.size(2));
+    }
+  }
+
+  std::size_t stage_count() const noexcept override { return half_ ? 3 : 1; }
+  std::shared_ptr<plan> clone() const override { return std::make_shared<baddbmm_plan>(*this); }
+  /** Binds another call; beta's zero-ness must match the plan's (it decides whether self is read). */
+  void bind(const tensor& self, const tensor& b1, const tensor& b2, const tensor& out, float beta, float alpha) noexcept {
+    self_ = self;
+    b1_ = b1;
+    b2_ = b2;
+    out_ = out;
+    args_.beta = beta;
+    args_.alpha = alpha;
+  }
+
+  std::size_t chunk_count(std::size_t stage) const noexcept override {
+    if (!half_ || stage == 1) return (tiles_ + per_chunk_ - 1) / per_chunk_;
+    if (tiles_ == 0) return 0;
+    return stage == 0 ? 3 : out_rows_;
+  }
+
+  void run_chunk(std::size_t stage, std::size_t chunk, char* shared, char* scratch) const override {
+    if (!half_) return gemm(chunk, scratch, with_strides(self_, b1_, b2_, out_));
+    if (stage == 0) {
+      const tensor& t = chunk == 0 ? b1_ : chunk == 1 ? b2_ : self_;
+      if (chunk == 2 && !use_self_) return;
+      auto* dst = reinterpret_cast<float*>(shared + (chunk == 0 ? b1_off_ : chunk == 1 ? b2_off_ : self_off_));
+      for_each_row(t, [&](const char* row, std::ptrdiff_t stride, std::size_t len) {
+        convert_block(*k_, dst, dtype::float32, 1, row, t.type(), stride, len);
+        dst += len;
+      });
+      return;
+    }
+    if (stage == 1) {
+      const tensor b1(shared + b1_off_, dtype::float32, {b1_.size(0), b1_.size(1), b1_.size(2)});
+      const tensor b2(shared + b2_off_, dtype::float32, {b2_.size(0), b2_.size(1), b2_.size(2)});
+      const tensor self = use_self_ ? tensor(shared + self_off_, dtype::float32, self_.sizes(), self_.dim(), nullptr, 0)
+                                    : tensor();
+      const tensor out(shared + out_off_, dtype::float32, {out_.size(0), out_.size(1), out_.size(2)});
+      return gemm(chunk, scratch, with_strides(self, b1, b2, out));
+    }
+    // stage 2: row `chunk` of the float32 result into out.
+    const auto n = out_.size(2);
+    const auto bi = static_cast<std::int64_t>(chunk) / out_.size(1), i = static_cast<std::int64_t>(chunk) % out_.size(1);
+    const float* src = reinterpret_cast<const float*>(shared + out_off_) + static_cast<std::int64_t>(chunk) * n;
+    char* dst = out_.first() + (bi * out_.stride(0) + i * out_.stride(1)) * static_cast<std::int64_t>(element_size(out_.type()));
+    convert_block(*k_, dst, out_.type(), static_cast<std::ptrdiff_t>(out_.stride(2)), src, dtype::float32, 1,
+                  static_cast<std::size_t>(n));
+  }
+
+ private:
+  gemm_args with_strides(const tensor& self, const tensor& b1, const tensor& b2, const tensor& out) const noexcept {
+    gemm_args a = args_;
+    a.a = reinterpret_cast<const float*>(b1.first());
+    a.bm = reinterpret_cast<const float*>(b2.first());
+    a.out = reinterpret_cast<float*>(out.first());
+    for (int i = 0; i < 3; ++i) {
+      a.a_stride[i] = b1.stride(static_cast<std::size_t>(i));
+      a.b_stride[i] = b2.stride(static_cast<std::size_t>(i));
+      a.out_stride[i] = out.stride(static_cast<std::size_t>(i));
+    }
+    if (use_self_) {
+      a.self = reinterpret_cast<const float*>(self.first());
+      // self broadcasts to (batch, m, n), right-aligned.
+      const std::size_t off = 3 - self.dim();
+      for (std::size_t i = 0; i < 3; ++i) {
+        a.self_stride[i] = (i < off || self.size(i - off) == 1) ? 0 : self.stride(i - off);
+      }
+    }
+    return a;
+  }
+
+  void gemm(std::size_t chunk, char* scratch, const gemm_args& a) const noexcept {
+    const std::size_t begin = chunk * per_chunk_, end = std::min(tiles_, begin + per_chunk_);
+    k_->gemm_f32(a, begin, end, reinterpret_cast<float*>(scratch));
+  }
+
+  const kernel_table* k_;
+  tensor self_, b1_, b2_, out_;
+  gemm_args args_;
+  bool half_ = false, use_self_ = false;
+  std::size_t tiles_ = 0, per_chunk_ = 1, out_rows_ = 0;
+  std::size_t b1_off_ = 0, b2_off_ = 0, self_off_ = 0, out_off_ = 0;
+};
+
+}  // namespace detail
+
+/**
+ * @brief Phase one of out = beta * self + alpha * (batch1 @ batch2)
+ * (torch.baddbmm): batch1 (B, M, K), batch2 (B, K, N), self broadcastable to
+ * (B, M, N), all four of one dtype (float32, float16 or bfloat16; halves are
+ * computed in float32 and rounded once). beta == 0 ignores self entirely
+ * (NaN in it does not propagate). out may be self exactly; it must not
+ * overlap batch1 or batch2.
+ * @throws keel::error null_parameter / invalid_parameter naming the tensor and rule.
+ */
+inline executor prepare_baddbmm(const kernel_table& k, const tensor& self, const tensor& batch1, const tensor& batch2,
+                                const scalar& beta, const scalar& alpha, const tensor& out,
+                                const prepare_options& options = {}) {
+  const char* api = "keel::ops::baddbmm";
+  detail::check_present(api, batch1, "batch1");
+  detail::check_present(api, batch2, "batch2");
+  detail::check_present(api, out, "out");
+  const bool use_self = beta.to_double() != 0.0;
+  if (use_self) detail::check_present(api, self, "self");
+  if (batch1.dim() != 3) throw_error(errc::invalid_parameter, api, "batch1 must be 3-D, got " + batch1.shape_string());
+  if (batch2.dim() != 3) throw_error(errc::invalid_parameter, api, "batch2 must be 3-D, got " + batch2.shape_string());
+  if (batch1.size(0) != batch2.size(0)) {
+    throw_error(errc::invalid_parameter, api,
+                "batch1 " + batch1.shape_string() + " and batch2 " + batch2.shape_string() + " have different batch sizes");
+  }
+  if (batch1.size(2) != batch2.size(1)) {
+    throw_error(errc::invalid_parameter, api,
+                "batch1 " + batch1.shape_string() + " and batch2 " + batch2.shape_string() +
+                    " cannot be multiplied (batch1.size(2) != batch2.size(1))");
+  }
+  if (self.dim() > 3) throw_error(errc::invalid_parameter, api, "self must have at most 3 dimensions, got " + self.shape_string());
+  detail::shape_buf want;
+  want.n = 3;
+  want.d[0] = batch1.size(0);
+  want.d[1] = batch1.size(1);
+  want.d[2] = batch2.size(2);
+  {
+    const tensor target(nullptr, dtype::float32, {want.d[0], want.d[1], want.d[2]});
+    const auto b = detail::broadcast_shapes(api, {{&self, "self"}, {&target, "batch1 @ batch2"}});
+    if (b.n != 3 || b.d[0] != want.d[0] || b.d[1] != want.d[1] || b.d[2] != want.d[2]) {
+      throw_error(errc::invalid_parameter, api,
+                  "self " + self.shape_string() + " does not broadcast to the product's shape");
+    }
+  }
+  detail::check_out_shape(api, out, want, "(batch1.size(0), batch1.size(1), batch2.size(2))");
+  const dtype t = batch1.type();
+  if (!is_floating(t)) {
+    throw_error(errc::invalid_parameter, api,
+                std::string("batch1 is ") + dtype_name(t) + "; keel's baddbmm supports float32, float16, bfloat16");
+  }
+  // A null self (allowed when beta == 0) has no dtype to check.
+  const bool self_present = use_self || self.data() != nullptr;
+  if (batch2.type() != t || (self_present && self.type() != t) || out.type() != t) {
+    throw_error(errc::invalid_parameter, api,
+                std::string("dtypes must all match: self ") + dtype_name(self.type()) + ", batch1 " + dtype_name(t) +
+                    ", batch2 " + dtype_name(batch2.type()) + ", out " + dtype_name(out.type()));
+  }
+  detail::check_out_writable(api, out);
+  detail::check_overlap(api, out, batch1, "batch1", false);
+  detail::check_overlap(api, out, batch2, "batch2", false);
+  if (use_self) detail::check_overlap(api, out, self, "self", true);
+  return executor(std::make_shared<detail::baddbmm_plan>(k, self, batch1, batch2, out, beta.to_float(),
+                                                         alpha.to_float(), options.workers),
+                  options);
+}
+
+// ------------------------------------------------------ one-call forms ---
+
+namespace detail {
+inline void run_now(executor ex) {
+  std::unique_ptr<unsigned char[]> ws(ex.workspace_size() ? new unsigned char[ex.workspace_size()] : nullptr);
+  ex.run(ws.get(), ex.workspace_size());
+}
+}  // namespace detail
+
+/** @brief prepare_add then run on the calling thread. */
+inline void add(const kernel_table& k, const tensor& self, const tensor& other, const scalar& alpha, const tensor& out) {
+  detail::run_now(prepare_add(k, self, other, alpha, out));
+}
+/** @brief prepare_addcmul then run on the calling thread. */
+inline void addcmul(const kernel_table& k, const tensor& self, const tensor& t1, const tensor& t2, const scalar& value,
+                    const tensor& out) {
+  detail::run_now(prepare_addcmul(k, self, t1, t2, value, out));
+}
+/** @brief prepare_cast then run on the calling thread. */
+inline void cast(const kernel_table& k, const tensor& self, const tensor& out) { detail::run_now(prepare_cast(k, self, out)); }
+/** @brief prepare_adaptive_avg_pool2d then run on the calling thread. */
+inline void adaptive_avg_pool2d(const kernel_table& k, const tensor& self, std::int64_t out_h, std::int64_t out_w,
+                                const tensor& out) {
+  detail::run_now(prepare_adaptive_avg_pool2d(k, self, out_h, out_w, out));
+}
+/** @brief prepare_baddbmm then run on the calling thread. */
+inline void baddbmm(const kernel_table& k, const tensor& self, const tensor& b1, const tensor& b2, const scalar& beta,
+                    const scalar& alpha, const tensor& out) {
+  detail::run_now(prepare_baddbmm(k, self, b1, b2, beta, alpha, out));
+}
+
+}  // namespace keel::ops

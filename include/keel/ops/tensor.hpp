@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: Apache-2.0
+// A non-owning tensor view described as the device API describes one: data
+// pointer, dtype, view shape, strides in elements and a storage offset.
+#pragma once
+
+#include <algorithm>
+#include <utility>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+
+#include "keel/core/error.hpp"
+#include "keel/ops/dtype.hpp"
+
+namespace keel::ops {
+
+/**
+ * @brief A view of memory someone else owns: element (i0, i1, ...) lives at
+ * `data + (offset + i0*stride0 + i1*stride1 + ...) * element_size`.
+ * Strides may be zero (broadcast) or describe any non-contiguous view;
+ * they may not be negative. At most `max_dims` dimensions.
+ *
+ * Ownership: none; the caller keeps the memory alive while an operator uses it.
+ * Thread safety: a value type, immutable after construction. Exceptions: the
+ * constructors throw keel::error (invalid_parameter) on a bad shape; the rest is noexcept.
+ *
+ * @code
+ * float buf[2 * 3];
+ * ops::tensor t(buf, ops::dtype::float32, {2, 3});          // contiguous
+ * ops::tensor col(buf, ops::dtype::float32, {2}, {3}, 1);   // column 1
+ * @endcode
+ */
+class tensor {
+ public:
+  static constexpr std::size_t max_dims = 8;
+  using dims = std::initializer_list<std::int64_t>;
+
+  /** @brief The null tensor: operators report it as a null parameter. */
+  tensor() noexcept = default;
+
+  /** @brief A contiguous (row-major) view. */
+  tensor(const void* data, dtype type, dims shape) : tensor(data, type, shape.begin(), shape.size(), nullptr, 0) {}
+
+  /** @brief A strided view; strides.size() must equal shape.size(). */
+  tensor(const void* data, dtype type, dims shape, dims strides, std::int64_t storage_offset = 0)
+      : tensor(data, type, shape.begin(), shape.size(), strides.begin(), strides.size(), storage_offset) {}
+
+  /** @brief From arrays, as a device API call hands them over (strides may be null: contiguous). */
+  tensor(const void* data, dtype type, const std::int64_t* shape, std::size_t ndim, const std::int64_t* strides,
+         std::size_t nstrides, std::int64_t storage_offset = 0)
+      : data_(const_cast<void*>(data)), type_(type), ndim_(static_cast<std::uint8_t>(ndim)), offset_(storage_offset) {
+    if (!is_valid(type)) throw_error(errc::invalid_parameter, "keel::ops::tensor", "dtype is not a keel dtype");
+    if (ndim > max_dims) {
+      throw_error(errc::invalid_parameter, "keel::ops::tensor",
+                  "at most " + std::to_string(max_dims) + " dimensions, got " + std::to_string(ndim));
+    }
+    if (strides != nullptr && nstrides != ndim) {
+      throw_error(errc::invalid_parameter, "keel::ops::tensor",
+                  "strides has " + std::to_string(nstrides) + " entries for " + std::to_string(ndim) + " dimensions");
+    }
+    if (storage_offset < 0) throw_error(errc::invalid_parameter, "keel::ops::tensor", "storage offset is negative");
+    std::int64_t running = 1;
+    for (std::size_t i = ndim; i-- > 0;) {
+      if (shape[i] < 0) throw_error(errc::invalid_parameter, "keel::ops::tensor", "a size is negative");
+      shape_[i] = shape[i];
+      strides_[i] = strides != nullptr ? strides[i] : running;
+      if (strides_[i] < 0) throw_error(errc::invalid_parameter, "keel::ops::tensor", "a stride is negative");
+      running *= shape[i];
+    }
+  }
+
+  /** @brief The base pointer as given (before the storage offset). */
+  void* data() const noexcept { return data_; }
+  /** @brief The address of element (0, 0, ...): data + offset * element_size. */
+  char* first() const noexcept { return static_cast<char*>(data_) + offset_ * static_cast<std::int64_t>(element_size(type_)); }
+  dtype type() const noexcept { return type_; }
+  std::size_t dim() const noexcept { return ndim_; }
+  std::int64_t size(std::size_t i) const noexcept { return shape_[i]; }
+  std::int64_t stride(std::size_t i) const noexcept { return strides_[i]; }
+  std::int64_t storage_offset() const noexcept { return offset_; }
+  const std::int64_t* sizes() const noexcept { return shape_.data(); }
+  const std::int64_t* strides() const noexcept { return strides_.data(); }
+
+  std::int64_t numel() const noexcept {
+    std::int64_t n = 1;
+    for (std::size_t i = 0; i < ndim_; ++i) n *= shape_[i];
+    return n;
+  }
+
+  /** @brief Row-major contiguous (size-1 dimensions may have any stride). */
+  bool is_contiguous() const noexcept {
+    std::int64_t expected = 1;
+    for (std::size_t i = ndim_; i-- > 0;) {
+      if (shape_[i] == 1) continue;
+      if (strides_[i] != expected) return false;
+      expected *= shape_[i];
+    }
+    return true;
+  }
+
+  /** @brief The same view with another base pointer (a cache hit binds this call's memory). */
+  tensor with_data(const void* data) const noexcept {
+    tensor t = *this;
+    t.data_ = const_cast<void*>(data);
+    return t;
+  }
+
+  /** @brief Same dtype, shape, strides and first element: the same view of the same memory. */
+  friend bool same_view(const tensor& a, const tensor& b) noexcept {
+    if (a.first() != b.first() || a.type_ != b.type_ || a.ndim_ != b.ndim_) return false;
+    for (std::size_t i = 0; i < a.ndim_; ++i) {
+      if (a.shape_[i] != b.shape_[i] || (a.shape_[i] != 1 && a.strides_[i] != b.strides_[i])) return false;
+    }
+    return true;
+  }
+
+  /** @brief The shape as text, "[2, 3]", for error messages. */
+  std::string shape_string() const {
+    std::string s = "[";
+    for (std::size_t i = 0; i < ndim_; ++i) {
+      if (i != 0) s += ", ";
+      s += std::to_string(shape_[i]);
+    }
+    return s + "]";
+  }
+
+ private:
+  void* data_ = nullptr;
+  dtype type_ = dtype::float32;
+  std::uint8_t ndim_ = 0;
+  std::int64_t offset_ = 0;
+  std::array<std::int64_t, max_dims> shape_{};
+  std::array<std::int64_t, max_dims> strides_{};
+};
+
+namespace detail {
+
+/** The bytes [lo, hi) a view can touch; empty for an empty view. */
+struct byte_extent {
+  std::uintptr_t lo = 0, hi = 0;
+  bool empty() const noexcept { return lo == hi; }
+};
+
+inline byte_extent extent_of(const tensor& t) noexcept {
+  if (t.numel() == 0) return {};
+  std::int64_t last = 0;
+  for (std::size_t i = 0; i < t.dim(); ++i) last += (t.size(i) - 1) * t.stride(i);
+  const auto lo = reinterpret_cast<std::uintptr_t>(t.first());
+  const auto es = static_cast<std::uintptr_t>(element_size(t.type()));
+  return {lo, lo + static_cast<std::uintptr_t>(last) * es + es};
+}
+
+/**
+ * True when two views share a byte. Decided on extents, so two interleaved
+ * views that never touch the same element (even and odd columns) still count:
+ * the conservative answer, as the device API gives it.
+ */
+inline bool may_overlap(const tensor& a, const tensor& b) noexcept {
+  const byte_extent x = extent_of(a), y = extent_of(b);
+  if (x.empty() || y.empty()) return false;
+  return x.lo < y.hi && y.lo < x.hi;
+}
+
+/** True when a view that is written maps two indices to one element (a zero or too-small stride). */
+inline bool has_internal_overlap(const tensor& t) noexcept {
+  if (t.numel() <= 1) return false;
+  // Sort dimensions by stride; each must step past everything inside it.
+  std::array<std::size_t, tensor::max_dims> order{};
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < t.dim(); ++i) {
+    if (t.size(i) != 1) order[n++] = i;
+  }
+  // Insertion sort: at most 8 entries (and std::sort here trips GCC 12's
+  // -Warray-bounds false positive on its unrolled threshold path).
+  for (std::size_t a = 1; a < n; ++a) {
+    for (std::size_t b = a; b > 0 && t.stride(order[b]) < t.stride(order[b - 1]); --b) std::swap(order[b], order[b - 1]);
+  }
+  std::int64_t span = 1;  // elements covered by the inner dimensions
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t i = order[k];
+    if (t.stride(i) < span) return true;
+    span = t.stride(i) * (t.size(i) - 1) + span;
+  }
+  return false;
+}
+
+}  // namespace detail
+}  // namespace keel::ops

@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: Apache-2.0
+// basic_stream (owning) and basic_stream_ref (non-owning): in-order queues of
+// device work, with host callables, kernel launches and copies.
+#pragma once
+
+#include <cstddef>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "keel/core/error.hpp"
+#include "keel/core/unique_handle.hpp"
+#include "keel/runtime/backend.hpp"
+#include "keel/runtime/types.hpp"
+
+namespace keel {
+
+/// @cond
+namespace detail {
+
+template <class B>
+struct stream_traits {
+  using native_type = typename B::stream_handle;
+  static constexpr native_type null() noexcept { return native_type{}; }
+  static void close(native_type h) noexcept { B::destroy_stream(h); }
+};
+
+[[noreturn]] inline void throw_empty(const char* api) {
+  throw_error(errc::invalid_handle, api, "the handle is empty: it was moved from, released, closed or never made");
+}
+
+// The operations a stream offers, shared by the owning handle and the view:
+// Derived supplies native_handle().
+template <class Derived, class B>
+class stream_ops {
+ public:
+  using backend_type = B;
+  using device_type = typename B::device_type;
+  using launch_context = typename B::launch_context;
+
+  /**
+   * @brief Blocks until every task issued so far has finished.
+   * @throws keel::error task_failed (with the task's message) when a task
+   * failed, which also clears the stream's error state; capture_violation
+   * when the stream is capturing and the capture mode refuses it.
+   */
+  void synchronize() const { B::synchronize(checked("keel::stream::synchronize")); }
+
+  /** @brief Whether all issued work has finished. @throws keel::error task_failed (state kept). */
+  bool query() const { return B::query(checked("keel::stream::query")); }
+
+  /**
+   * @brief Issues a host callable: it runs on the stream after the work
+   * issued before it. Captured while the stream captures. Never allowed into
+   * a task group or an update (those take operator launches only).
+   */
+  template <class F>
+  void launch_host(F&& f) const {
+    static_assert(std::is_invocable_v<std::decay_t<F>&>, "launch_host: the callable takes no arguments");
+    B::launch_host(checked("keel::stream::launch_host"), std::forward<F>(f));
+  }
+
+  /**
+   * @brief Launches a kernel: `fn(ctx, args...)` runs on the stream with a
+   * `launch_context& ctx` and the arguments as stored, by value, in the task.
+   *
+   * @p kind is the kernel's identity: a task-group update must launch the
+   * same kinds, in the same order, and its arguments (a new alpha) replace
+   * the old ones. The arguments live as long as the task, and as long as
+   * every model that captured it: pass memory as memory_span (or anything
+   * that shares ownership) to keep it alive.
+   *
+   * @code
+   * stream.launch(keel::kernel_kind{"add"}, &add_kernel, out.span(), a.span(), b.span(), alpha);
+   * @endcode
+   */
+  template <class Fn, class... Args>
+  void launch(kernel_kind kind, Fn&& fn, Args&&... args) const {
+    using fn_t = std::decay_t<Fn>;
+    static_assert(std::is_invocable_v<const fn_t&, launch_context&, const std::decay_t<Args>&...>,
+                  "launch: the kernel must be callable as fn(launch_context&, const Args&...)");
+    B::launch_kernel(checked("keel::stream::launch"), kind,
+                     [fn = fn_t(std::forward<Fn>(fn)),
+                      args = std::tuple<std::decay_t<Args>...>(std::forward<Args>(args)...)](launch_context& ctx) {
+                       std::apply([&](const auto&... a) { fn(ctx, a...); }, args);
+                     });
+  }
+
+  /** @brief Asynchronous copy of raw memory the caller keeps alive until it has run. */
+  void copy_async(void* dst, const void* src, std::size_t bytes, copy_kind kind) const {
+    B::copy_async(checked("keel::stream::copy_async"), dst, src, bytes, kind, nullptr, nullptr);
+  }
+
+  /**
+   * @brief Asynchronous copy of src.bytes bytes between spans (host to
+   * device, device to host, device to device); the spans' owners stay alive
+   * until the copy ran (or, if captured, until the model is destroyed).
+   * @throws keel::error invalid_parameter if dst is smaller than src.
+   */
+  void copy_async(const memory_span& dst, const memory_span& src) const {
+    if (dst.bytes < src.bytes)
+      throw_error(errc::invalid_parameter, "keel::stream::copy_async",
+                  "the destination (" + std::to_string(dst.bytes) + " bytes) is smaller than the source (" +
+                      std::to_string(src.bytes) + " bytes)");
+    B::copy_async(checked("keel::stream::copy_async"), dst.data, src.data, src.bytes,
+                  copy_direction(dst.where, src.where), dst.owner, src.owner);
+  }
+
+  /** @brief Blocking copy after the stream's earlier work. Unsafe during capture (per mode). */
+  void copy(void* dst, const void* src, std::size_t bytes, copy_kind kind) const {
+    B::copy(checked("keel::stream::copy"), dst, src, bytes, kind);
+  }
+
+  /** @brief Later work waits until the event's last record (external: its signal). */
+  template <class Event>
+  auto wait(const Event& event) const
+      -> decltype(B::wait(std::declval<typename B::stream_handle>(), event.native_handle())) {
+    B::wait(checked("keel::stream::wait"), event.checked("keel::stream::wait"));
+  }
+
+  /** @brief Clears an external event's signal, in stream order. */
+  template <class Event>
+  auto reset_event(const Event& event) const
+      -> decltype(B::reset(std::declval<typename B::stream_handle>(), event.native_handle())) {
+    B::reset(checked("keel::stream::reset_event"), event.checked("keel::stream::reset_event"));
+  }
+
+  /** @brief Whether (and how) this stream is capturing: ask before a call that would break capture. */
+  capture_info capture_status() const { return B::capture_status(checked("keel::stream::capture_status")); }
+  /** @brief Shorthand for capture_status().capturing(). */
+  bool is_capturing() const { return capture_status().capturing(); }
+
+  /** @brief The device the stream belongs to. */
+  device_type& device() const { return B::device_of(checked("keel::stream::device")); }
+  /** @brief A number naming the stream in diagnostics. */
+  std::uint64_t id() const { return B::id_of(checked("keel::stream::id")); }
+
+  /// @cond
+  typename B::stream_handle checked(const char* api) const {
+    auto h = static_cast<const Derived&>(*this).native_handle();
+    if (h == typename B::stream_handle{}) throw_empty(api);
+    return h;
+  }
+  /// @endcond
+};
+
+}  // namespace detail
+/// @endcond
+
+/**
+ * @brief A non-owning view of a stream, made by another handle or adopted
+ * from a native stream created elsewhere (another framework's current one).
+ *
+ * Ownership: none; the stream must outlive the view. Thread safety: work may
+ * be issued from any thread. Exceptions: calls throw keel::error; an empty
+ * view throws invalid_handle.
+ */
+template <KEEL_RUNTIME_BACKEND B>
+class basic_stream_ref : public detail::stream_ops<basic_stream_ref<B>, B> {
+  static_assert(detail::check_backend<B>::value);
+
+ public:
+  using native_handle_type = typename B::stream_handle;
+
+  /** @brief An empty view. */
+  constexpr basic_stream_ref() noexcept = default;
+
+  /** @brief Views a native stream made elsewhere, without owning it. @throws keel::error null_parameter. */
+  static basic_stream_ref adopt(native_handle_type native) {
+    if (native == native_handle_type{}) throw_error(errc::null_parameter, "keel::stream_ref::adopt", "null stream");
+    return basic_stream_ref(native);
+  }
+
+  constexpr native_handle_type native_handle() const noexcept { return native_; }
+  constexpr explicit operator bool() const noexcept { return native_ != native_handle_type{}; }
+  friend constexpr bool operator==(basic_stream_ref a, basic_stream_ref b) noexcept { return a.native_ == b.native_; }
+  friend constexpr bool operator!=(basic_stream_ref a, basic_stream_ref b) noexcept { return !(a == b); }
+
+ private:
+  template <KEEL_RUNTIME_BACKEND>
+  friend class basic_stream;
+  constexpr explicit basic_stream_ref(native_handle_type native) noexcept : native_(native) {}
+  native_handle_type native_{};
+};
+
+/**
+ * @brief An owning stream: in-order device work; destroying it waits for the
+ * work issued to it (failures go to keel's error handler).
+ *
+ * Ownership: unique, like unique_ptr (get, release, reset, swap); a
+ * moved-from stream is empty and every call on it throws invalid_handle.
+ * Thread safety: work may be issued from any thread; the handle itself is
+ * not synchronised. Exceptions: calls throw keel::error; destructor noexcept.
+ *
+ * @code
+ * keel::host::stream s{keel::host::default_device()};
+ * s.launch_host([] { std::puts("runs on the stream"); });
+ * s.synchronize();
+ * @endcode
+ */
+template <KEEL_RUNTIME_BACKEND B>
+class basic_stream : public detail::stream_ops<basic_stream<B>, B> {
+  static_assert(detail::check_backend<B>::value);
+  using handle_type = unique_handle<detail::stream_traits<B>>;
+
+ public:
+  using native_handle_type = typename B::stream_handle;
+  using device_type = typename B::device_type;
+
+  /** @brief An empty stream. */
+  basic_stream() noexcept = default;
+  /** @brief Creates a stream on @p dev. */
+  explicit basic_stream(device_type& dev) : handle_(B::create_stream(dev)) {}
+  /** @brief Takes ownership of a native stream made elsewhere. @throws keel::error null_parameter. */
+  static basic_stream adopt(native_handle_type native) {
+    if (native == native_handle_type{}) throw_error(errc::null_parameter, "keel::stream::adopt", "null stream");
+    basic_stream s;
+    s.handle_.reset(native);
+    return s;
+  }
+
+  basic_stream(basic_stream&&) noexcept = default;
+  basic_stream& operator=(basic_stream&&) noexcept = default;
+
+  native_handle_type native_handle() const noexcept { return handle_.get(); }
+  native_handle_type get() const noexcept { return handle_.get(); }
+  /** @brief Gives up ownership; the caller must destroy the native stream. */
+  native_handle_type release() noexcept { return handle_.release(); }
+  /** @brief Destroys the owned stream (waiting for its work) and takes @p native. */
+  void reset(native_handle_type native = native_handle_type{}) noexcept { handle_.reset(native); }
+  explicit operator bool() const noexcept { return static_cast<bool>(handle_); }
+  void swap(basic_stream& other) noexcept { handle_.swap(other.handle_); }
+  friend void swap(basic_stream& a, basic_stream& b) noexcept { a.swap(b); }
+
+  /** @brief Synchronizes (throwing what it reports), then destroys the stream. */
+  void close() {
+    this->synchronize();
+    reset();
+  }
+
+  /** @brief A non-owning view. */
+  basic_stream_ref<B> ref() const noexcept { return basic_stream_ref<B>(handle_.get()); }
+  operator basic_stream_ref<B>() const noexcept { return ref(); }
+
+ private:
+  handle_type handle_;
+};
+
+}  // namespace keel

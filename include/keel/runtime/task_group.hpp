@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: Apache-2.0
+// Task groups: basic_task_group (owning) and its view, the scope that marks
+// one during capture, the scope that updates one, and
+// basic_concurrent_update, the external-event protocol that updates a group
+// while its model runs.
+#pragma once
+
+#include <cstddef>
+#include <exception>
+#include <utility>
+
+#include "keel/core/error.hpp"
+#include "keel/core/scope_guard.hpp"
+#include "keel/core/unique_handle.hpp"
+#include "keel/runtime/backend.hpp"
+#include "keel/runtime/event.hpp"
+#include "keel/runtime/stream.hpp"
+#include "keel/runtime/types.hpp"
+
+namespace keel {
+
+/// @cond
+namespace detail {
+
+template <class B>
+struct group_traits {
+  using native_type = typename B::group_handle;
+  static constexpr native_type null() noexcept { return native_type{}; }
+  static void close(native_type h) noexcept { B::destroy_group(h); }
+};
+
+template <class Derived, class B>
+class group_ops {
+ public:
+  /** @brief The number of tasks (operator launches) in the group. */
+  std::size_t size() const { return B::group_size(checked("keel::task_group::size")); }
+  /** @brief Whether the model the group belongs to is alive (an update needs it). */
+  bool model_alive() const { return B::group_model_alive(checked("keel::task_group::model_alive")); }
+
+  /// @cond
+  typename B::group_handle checked(const char* api) const {
+    auto h = static_cast<const Derived&>(*this).native_handle();
+    if (h == typename B::group_handle{}) throw_empty(api);
+    return h;
+  }
+  /// @endcond
+};
+
+}  // namespace detail
+/// @endcond
+
+/**
+ * @brief A non-owning view of a task group.
+ *
+ * Ownership: none; the group handle must outlive the view. Thread safety:
+ * any thread. Exceptions: calls throw keel::error.
+ */
+template <KEEL_RUNTIME_BACKEND B>
+class basic_task_group_ref : public detail::group_ops<basic_task_group_ref<B>, B> {
+ public:
+  using native_handle_type = typename B::group_handle;
+  constexpr basic_task_group_ref() noexcept = default;
+  static basic_task_group_ref adopt(native_handle_type native) {
+    if (native == native_handle_type{})
+      throw_error(errc::null_parameter, "keel::task_group_ref::adopt", "null task group");
+    return basic_task_group_ref(native);
+  }
+  constexpr native_handle_type native_handle() const noexcept { return native_; }
+  constexpr explicit operator bool() const noexcept { return native_ != native_handle_type{}; }
+
+ private:
+  template <KEEL_RUNTIME_BACKEND>
+  friend class basic_task_group;
+  constexpr explicit basic_task_group_ref(native_handle_type native) noexcept : native_(native) {}
+  native_handle_type native_{};
+};
+
+/**
+ * @brief An owning handle to a task group marked during capture: the
+ * operator launches an update may replace. The group lives inside its model;
+ * this handle keeps the group's record (not the model) alive, so updating
+ * after the model is destroyed is a clear error, never a crash.
+ *
+ * Ownership: unique (get, release, reset, swap). Thread safety: any thread;
+ * the handle is not synchronised. Exceptions: calls throw keel::error.
+ */
+template <KEEL_RUNTIME_BACKEND B>
+class basic_task_group : public detail::group_ops<basic_task_group<B>, B> {
+  using handle_type = unique_handle<detail::group_traits<B>>;
+
+ public:
+  using native_handle_type = typename B::group_handle;
+  basic_task_group() noexcept = default;
+  static basic_task_group adopt(native_handle_type native) {
+    if (native == native_handle_type{}) throw_error(errc::null_parameter, "keel::task_group::adopt", "null task group");
+    basic_task_group g;
+    g.handle_.reset(native);
+    return g;
+  }
+  basic_task_group(basic_task_group&&) noexcept = default;
+  basic_task_group& operator=(basic_task_group&&) noexcept = default;
+
+  native_handle_type native_handle() const noexcept { return handle_.get(); }
+  native_handle_type get() const noexcept { return handle_.get(); }
+  native_handle_type release() noexcept { return handle_.release(); }
+  void reset(native_handle_type native = native_handle_type{}) noexcept { handle_.reset(native); }
+  explicit operator bool() const noexcept { return static_cast<bool>(handle_); }
+  void swap(basic_task_group& other) noexcept { handle_.swap(other.handle_); }
+  friend void swap(basic_task_group& a, basic_task_group& b) noexcept { a.swap(b); }
+  basic_task_group_ref<B> ref() const noexcept { return basic_task_group_ref<B>(handle_.get()); }
+  operator basic_task_group_ref<B>() const noexcept { return ref(); }
+
+ private:
+  handle_type handle_;
+};
+
+/**
+ * @brief Marks a task group on a capturing stream from construction to end():
+ * only operator launches may be issued to the stream meanwhile, and no other
+ * capturing stream may issue work.
+ *
+ * Ownership: holds the open group; not copyable or movable. Left without
+ * end(), the group is closed with what was marked (if an exception is
+ * leaving the capture scope too, the whole capture is discarded). Thread
+ * safety: one per stream. Exceptions: the constructor throws
+ * capture_violation (not capturing, a group already open).
+ */
+template <KEEL_RUNTIME_BACKEND B>
+class [[nodiscard]] basic_task_group_scope {
+ public:
+  explicit basic_task_group_scope(basic_stream_ref<B> stream) : stream_(stream) {
+    B::group_begin(stream_.checked("keel::task_group_scope"));
+  }
+  basic_task_group_scope(const basic_task_group_scope&) = delete;
+  basic_task_group_scope& operator=(const basic_task_group_scope&) = delete;
+  ~basic_task_group_scope() {
+    if (active_) B::group_abort(stream_.native_handle());
+  }
+  /** @brief Closes the group and returns its handle. */
+  basic_task_group<B> end() {
+    if (!active_) throw_error(errc::invalid_state, "keel::task_group_scope::end", "the group already ended");
+    auto group = basic_task_group<B>::adopt(B::group_end(stream_.native_handle()));
+    active_ = false;
+    return group;
+  }
+
+ private:
+  basic_stream_ref<B> stream_;
+  bool active_ = true;
+};
+
+/**
+ * @brief Updates one task group on an update stream: operator launches issued
+ * to the stream between construction and end() replace the group's tasks,
+ * taking effect when the stream reaches end() (executions that reach the
+ * group later run the new tasks; those that reached it earlier, the old).
+ *
+ * Ownership: holds the group's update right (one thread, one stream at a
+ * time); not copyable or movable. Left by an exception, the update is
+ * abandoned and the group unchanged; left without end() otherwise, it ends
+ * and reports a refusal to keel's error handler. Exceptions: the constructor
+ * throws capture_violation (capturing stream), update_violation (group
+ * already being updated) or invalid_state (model destroyed); end() throws
+ * update_violation when the tasks do not match the group in number and
+ * kind, leaving the group unchanged. An update with no tasks changes nothing.
+ */
+template <KEEL_RUNTIME_BACKEND B>
+class [[nodiscard]] basic_update_scope {
+ public:
+  basic_update_scope(basic_stream_ref<B> update_stream, basic_task_group_ref<B> group) : stream_(update_stream) {
+    B::update_begin(stream_.checked("keel::update_scope"), group.checked("keel::update_scope"));
+  }
+  basic_update_scope(const basic_update_scope&) = delete;
+  basic_update_scope& operator=(const basic_update_scope&) = delete;
+  ~basic_update_scope() {
+    if (!active_) return;
+    if (std::uncaught_exceptions() > exceptions_) {
+      B::update_abort(stream_.native_handle());
+      return;
+    }
+    try {
+      B::update_end(stream_.native_handle());
+    } catch (...) {
+      report_current_exception("keel::update_scope");
+    }
+  }
+  /** @brief Checks the replacement and commits it in stream order. */
+  void end() {
+    if (!active_) throw_error(errc::invalid_state, "keel::update_scope::end", "the update already ended");
+    active_ = false;
+    B::update_end(stream_.native_handle());
+  }
+  /** @brief Abandons the update; the group is unchanged. Throws: nothing. */
+  void abandon() noexcept {
+    if (active_) B::update_abort(stream_.native_handle());
+    active_ = false;
+  }
+
+ private:
+  basic_stream_ref<B> stream_;
+  int exceptions_ = std::uncaught_exceptions();
+  bool active_ = true;
+};
+
+/**
+ * @brief The vendor's concurrent-update protocol in one object: an external
+ * event fences a task group so that an update issued on another stream while
+ * the model runs takes effect in the same execution.
+ *
+ * During capture, fence(capturing) records "wait for the event, then reset
+ * it" just before the group. Each execution then waits at the fence until
+ * the update stream records the event: update(...) does that after issuing
+ * the replacement, and release(...) does it without an update. The event is
+ * recorded even when an update is refused, so a running execution never
+ * deadlocks (it runs the unchanged group).
+ *
+ * Ownership: owns its external event (or a pooled loan); keep it alive as
+ * long as the model. Thread safety: one updater at a time (the group rule).
+ * Exceptions: as the update scope; fence() as the stream's wait.
+ *
+ * @code
+ * keel::host::concurrent_update fenced{dev};
+ * { keel::host::capture_scope cap{main};
+ *   fenced.fence(main);
+ *   keel::host::task_group_scope mark{main}; main.launch(add, k, x, 1.1f); group = mark.end();
+ *   model = cap.end(); }
+ * fenced.release(side);   model.execute(main);              // first run: alpha 1.1
+ * model.execute(main);    fenced.update(side, group, [&](auto s) { s.launch(add, k, x, 5.5f); });
+ * @endcode
+ */
+template <KEEL_RUNTIME_BACKEND B>
+class basic_concurrent_update {
+ public:
+  using device_type = typename B::device_type;
+  /** @brief Makes its own external event. @throws keel::error resource_limit. */
+  explicit basic_concurrent_update(device_type& dev) : owned_(dev, event_flags::external), event_(owned_.ref()) {}
+  /** @brief Uses a pooled external event; the loan is kept. */
+  explicit basic_concurrent_update(basic_pooled_event<B> loan) : loan_(std::move(loan)), event_(loan_.ref()) {}
+  basic_concurrent_update(const basic_concurrent_update&) = delete;
+  basic_concurrent_update& operator=(const basic_concurrent_update&) = delete;
+
+  /** @brief In a capture, just before the group: wait for the event, then reset it. */
+  void fence(basic_stream_ref<B> capturing) const {
+    capturing.wait(event_);
+    capturing.reset_event(event_);
+  }
+
+  /** @brief Lets the next execution pass the fence with the group as it is. */
+  void release(basic_stream_ref<B> update_stream) const { event_.record(update_stream); }
+
+  /**
+   * @brief Calls issue(update_stream) inside an update scope for @p group,
+   * then records the event on the update stream (always, see above).
+   */
+  template <class F>
+  void update(basic_stream_ref<B> update_stream, basic_task_group_ref<B> group, F&& issue) const {
+    auto signal = make_scope_exit([&]() noexcept {
+      try {
+        event_.record(update_stream);
+      } catch (...) {
+        report_current_exception("keel::concurrent_update::update");
+      }
+    });
+    basic_update_scope<B> scope(update_stream, group);
+    std::forward<F>(issue)(update_stream);
+    scope.end();
+  }
+
+  basic_event_ref<B> event() const noexcept { return event_; }
+
+ private:
+  basic_event<B> owned_;
+  basic_pooled_event<B> loan_;
+  basic_event_ref<B> event_;
+};
+
+}  // namespace keel

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <catch2/catch.hpp>
+
+#include <keel/core/error.hpp>
+
+#include <string>
+#include <system_error>
+
+TEST_CASE("error: carries the code, the API and the rule", "[core][error]") {
+  const keel::error e(keel::errc::invalid_parameter, "aclnnAddGetWorkspaceSize", "self and other do not broadcast");
+  CHECK(e.code() == keel::errc::invalid_parameter);
+  CHECK(e.code().category() == keel::keel_category());
+  CHECK(std::string(e.api()) == "aclnnAddGetWorkspaceSize");
+  CHECK(std::string(e.rule()) == "self and other do not broadcast");
+  const std::string what = e.what();
+  CHECK(what.find("aclnnAddGetWorkspaceSize") != std::string::npos);
+  CHECK(what.find("do not broadcast") != std::string::npos);
+  CHECK(what.find("invalid parameter") != std::string::npos);
+}
+
+TEST_CASE("error: is a std::system_error and copies without losing details", "[core][error]") {
+  try {
+    keel::throw_error(keel::errc::capture_violation, "stream::synchronize", "stream 3 is capturing in global mode");
+  } catch (const std::system_error& e) {
+    const auto* k = dynamic_cast<const keel::error*>(&e);
+    REQUIRE(k != nullptr);
+    const keel::error copy = *k;  // NOLINT: copying an exception must keep its details
+    CHECK(std::string(copy.api()) == "stream::synchronize");
+    CHECK(copy.code() == keel::errc::capture_violation);
+    CHECK(noexcept(keel::error(copy)));
+  }
+}
+
+TEST_CASE("error: codes map onto portable conditions where one exists", "[core][error]") {
+  CHECK(make_error_code(keel::errc::invalid_parameter) == std::errc::invalid_argument);
+  CHECK(make_error_code(keel::errc::null_parameter) == std::errc::invalid_argument);
+  CHECK(make_error_code(keel::errc::not_supported) == std::errc::function_not_supported);
+  CHECK(make_error_code(keel::errc::would_deadlock) == std::errc::resource_deadlock_would_occur);
+  CHECK(make_error_code(keel::errc::out_of_memory) == std::errc::not_enough_memory);
+  CHECK(make_error_code(keel::errc::capture_violation) != std::errc::invalid_argument);
+}
+
+TEST_CASE("error: every code has its own message", "[core][error]") {
+  for (int code = 0; code <= static_cast<int>(keel::errc::timeout); ++code) {
+    const std::string message = keel::keel_category().message(code);
+    CHECK(message.find("unknown") == std::string::npos);
+  }
+  CHECK(keel::keel_category().message(999).find("unknown") != std::string::npos);
+}
+
+namespace {
+int handler_calls = 0;
+std::string last_api;
+void counting_handler(std::error_code, const char* api, const char*) noexcept {
+  ++handler_calls;
+  last_api = api;
+}
+}  // namespace
+
+TEST_CASE("error: destructor failures go to the replaceable handler", "[core][error]") {
+  handler_calls = 0;
+  const keel::error_handler previous = keel::set_error_handler(&counting_handler);
+  keel::report_error(keel::errc::task_failed, "model::~model", "pending replay failed");
+  CHECK(handler_calls == 1);
+  CHECK(last_api == "model::~model");
+
+  try {
+    throw std::runtime_error("boom");
+  } catch (...) {
+    keel::report_current_exception("plugin finalizer");
+  }
+  CHECK(handler_calls == 2);
+  CHECK(last_api == "plugin finalizer");
+
+  keel::set_error_handler(previous);
+  CHECK(keel::get_error_handler() == previous);
+  // A null handler restores the default rather than leaving none.
+  keel::set_error_handler(nullptr);
+  CHECK(keel::get_error_handler() != nullptr);
+  keel::set_error_handler(previous);
+}

@@ -1,0 +1,465 @@
+// SPDX-License-Identifier: Apache-2.0
+// Every operator on every SIMD target this CPU supports, against scalar
+// references: random data with special values, odd sizes, non-contiguous,
+// offset and broadcast views, mixed dtypes, in place.
+#include <catch2/catch.hpp>
+
+#include <hwy/targets.h>
+
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "keel/ops/kernels/dynamic_dispatch.hpp"
+#include "keel/ops/operators.hpp"
+#include "reference.hpp"
+
+using namespace keel::ops;
+using namespace keel_test;
+
+namespace {
+
+std::vector<const kernel_table*> all_targets() {
+  std::vector<const kernel_table*> out;
+  for (std::int64_t t : hwy::SupportedAndGeneratedTargets()) {
+    if (const kernel_table* k = kernels_for_target(t)) out.push_back(k);
+  }
+  return out;
+}
+
+std::string shape_text(const std::vector<std::int64_t>& s) {
+  std::ostringstream os;
+  os << '[';
+  for (std::size_t i = 0; i < s.size(); ++i) os << (i ? "," : "") << s[i];
+  os << ']';
+  return os.str();
+}
+
+// Compares out with expected(idx, bytes) for every element; returns the
+// number of mismatches and describes the first.
+template <class Expected>
+std::size_t compare_out(const tensor& out, Expected&& expected, std::string& first) {
+  std::size_t bad = 0;
+  for_each_index(out, [&](const std::int64_t* idx) {
+    unsigned char want[8] = {};
+    unsigned char alt[8] = {};
+    const bool has_alt = expected(idx, want, alt);
+    const char* got = element(out, idx, out.dim());
+    if (same_element(out.type(), got, want) || (has_alt && same_element(out.type(), got, alt))) return;
+    if (bad++ == 0) {
+      std::ostringstream os;
+      os << "index (";
+      for (std::size_t i = 0; i < out.dim(); ++i) os << (i ? "," : "") << idx[i];
+      os << ") got " << read_float(out, got) << " want " << read_float(out, reinterpret_cast<const char*>(want));
+      first = os.str();
+    }
+  });
+  return bad;
+}
+
+struct add_case {
+  std::vector<std::int64_t> self_shape, other_shape;
+  dtype self_type, other_type, out_type;
+  layout self_layout, other_layout, out_layout;
+  scalar alpha;
+};
+
+}  // namespace
+
+TEST_CASE("kernels: every compiled target this CPU supports is tested", "[ops][kernels]") {
+  const auto targets = all_targets();
+  REQUIRE(targets.size() == hwy::SupportedAndGeneratedTargets().size());
+  std::string names;
+  for (const kernel_table* k : targets) names += std::string(k->target) + " ";
+  INFO("targets: " << names);
+  CHECK(std::string(dynamic_kernels().target) == targets.front()->target);  // the best is first
+}
+
+TEST_CASE("add: every target matches the scalar reference", "[ops][kernels][add]") {
+  using d = dtype;
+  const layout C = layout::contiguous, T = layout::transposed, S = layout::strided, O = layout::offset;
+  const std::vector<add_case> cases = {
+      {{1}, {1}, d::float32, d::float32, d::float32, C, C, C, 1.0f},
+      {{7}, {7}, d::float32, d::float32, d::float32, C, C, C, 0.5f},
+      {{1017}, {1017}, d::float32, d::float32, d::float32, O, S, C, -3.25f},
+      {{1017}, {}, d::float32, d::float32, d::float32, C, C, C, 2.0f},  // zero-dim other broadcasts
+      {{5, 33}, {33}, d::float32, d::float32, d::float32, C, C, C, 1.5f},
+      {{5, 33}, {5, 1}, d::float32, d::float32, d::float32, T, C, C, 1.0f},
+      {{3, 5, 7}, {3, 5, 7}, d::float32, d::float32, d::float32, T, S, T, 0.25f},
+      {{3, 1, 7}, {5, 1}, d::float32, d::float32, d::float32, C, C, S, 1.0f},  // both broadcast
+      {{257}, {257}, d::float16, d::float16, d::float16, C, C, C, 1.0f},
+      {{9, 31}, {31}, d::bfloat16, d::bfloat16, d::bfloat16, S, C, C, -0.5f},
+      {{300}, {300}, d::float16, d::float32, d::float32, C, C, C, 2.0f},
+      {{300}, {300}, d::bfloat16, d::float16, d::float32, C, O, C, 1.0f},
+      {{300}, {300}, d::float32, d::float32, d::float16, C, C, C, 1.0f},   // round once into out
+      {{4, 77}, {77}, d::int32, d::int32, d::int32, C, C, C, std::int64_t{1}},
+      {{4, 77}, {4, 77}, d::int32, d::int32, d::int32, T, C, C, std::int64_t{-3}},
+      {{123}, {123}, d::int64, d::int64, d::int64, C, C, C, std::int64_t{1}},
+      {{123}, {123}, d::int64, d::int64, d::int64, S, C, C, std::int64_t{7}},
+      {{99}, {99}, d::int32, d::int64, d::int64, C, C, C, std::int64_t{2}},
+      {{99}, {99}, d::uint8, d::int32, d::int32, C, C, C, std::int64_t{1}},
+      {{99}, {99}, d::boolean, d::int32, d::float32, C, C, C, std::int64_t{1}},  // int32 result into float32
+      {{2, 50}, {}, d::int8, d::float16, d::float16, C, C, C, 1.0f},  // int tensor with half: half
+  };
+  std::mt19937 rng(5);
+  for (const kernel_table* k : all_targets()) {
+    for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+      const add_case& c = cases[ci];
+      auto self = make_tensor(c.self_type, c.self_shape, c.self_layout);
+      auto other = make_tensor(c.other_type, c.other_shape, c.other_layout);
+      fill_random(self.view, rng);
+      fill_random(other.view, rng);
+      std::vector<std::int64_t> out_shape = c.self_shape.size() >= c.other_shape.size() ? c.self_shape : c.other_shape;
+      {  // broadcast shape
+        const std::size_t n = out_shape.size();
+        for (std::size_t i = 0; i < c.self_shape.size(); ++i) {
+          out_shape[n - c.self_shape.size() + i] = std::max(out_shape[n - c.self_shape.size() + i], c.self_shape[i]);
+        }
+        for (std::size_t i = 0; i < c.other_shape.size(); ++i) {
+          out_shape[n - c.other_shape.size() + i] = std::max(out_shape[n - c.other_shape.size() + i], c.other_shape[i]);
+        }
+      }
+      auto out = make_tensor(c.out_type, out_shape, c.out_layout);
+      add(*k, self.view, other.view, c.alpha, out.view);
+      const dtype compute = *result_type({&self.view, &other.view});
+      std::string first;
+      const std::size_t bad = compare_out(out.view, [&](const std::int64_t* idx, unsigned char* want, unsigned char* alt) {
+        const char* a = element(self.view, idx, out_shape.size());
+        const char* b = element(other.view, idx, out_shape.size());
+        if (is_floating(compute)) {
+          const float x = read_float(self.view, a), y = read_float(other.view, b), al = c.alpha.to_float();
+          // Round to the compute type (a half result is rounded once from
+          // float32), then into out's dtype.
+          auto finish = [&](float r, unsigned char* dst) {
+            unsigned char tmp[8];
+            write_value(compute, tmp, r);
+            float back = 0;
+            detail::visit_dtype(compute, [&](auto tag) {
+              decltype(tag) v;
+              std::memcpy(&v, tmp, sizeof v);
+              back = detail::convert<float>(v);
+            });
+            write_value(out.view.type(), dst, back);
+          };
+          finish(std::fma(al, y, x), want);
+          if (k->fused_multiply_add) return false;
+          finish(x + al * y, alt);  // targets without FMA round the product first
+          return true;
+        }
+        const auto x = static_cast<std::uint64_t>(read_int(self.view, a));
+        const auto y = static_cast<std::uint64_t>(read_int(other.view, b));
+        const std::uint64_t r = x + y * static_cast<std::uint64_t>(c.alpha.to_integer<std::int64_t>());
+        const std::int64_t in_compute = compute == dtype::int32 ? detail::wrap_int<std::int32_t>(r)
+                                                                : static_cast<std::int64_t>(r);
+        if (compute == dtype::int32 && is_floating(out.view.type())) {
+          write_value(out.view.type(), want, static_cast<std::int32_t>(in_compute));
+        } else {
+          write_value(out.view.type(), want, in_compute);
+        }
+        return false;
+      }, first);
+      INFO("target " << k->target << " case " << ci << " self " << dtype_name(c.self_type) << shape_text(c.self_shape)
+                     << " other " << dtype_name(c.other_type) << shape_text(c.other_shape) << " out "
+                     << dtype_name(c.out_type) << ": " << first);
+      CHECK(bad == 0);
+    }
+  }
+}
+
+TEST_CASE("add: in place on self and on other", "[ops][kernels][add]") {
+  std::mt19937 rng(11);
+  for (const kernel_table* k : all_targets()) {
+    for (int which = 0; which < 2; ++which) {
+      auto a = make_tensor(dtype::float16, {7, 45}, layout::strided);
+      auto b = make_tensor(dtype::float16, {7, 45}, layout::transposed);
+      fill_random(a.view, rng);
+      fill_random(b.view, rng);
+      auto expect = make_tensor(dtype::float16, {7, 45});
+      add(*k, a.view, b.view, 0.75f, expect.view);
+      const tensor& target = which == 0 ? a.view : b.view;
+      add(*k, a.view, b.view, 0.75f, target);
+      std::size_t bad = 0;
+      for_each_index(target, [&](const std::int64_t* idx) {
+        bad += !same_element(dtype::float16, element(target, idx, 2), element(expect.view, idx, 2));
+      });
+      INFO("target " << k->target << (which == 0 ? " out=self" : " out=other"));
+      CHECK(bad == 0);
+    }
+  }
+}
+
+TEST_CASE("addcmul: every target matches the scalar reference", "[ops][kernels][addcmul]") {
+  using d = dtype;
+  struct acase {
+    std::vector<std::int64_t> s, t1, t2;
+    dtype ts, t1t, t2t, to;
+    layout ls, l1, l2, lo;
+    float value;
+  };
+  const layout C = layout::contiguous, T = layout::transposed, S = layout::strided, O = layout::offset;
+  const std::vector<acase> cases = {
+      {{1}, {1}, {1}, d::float32, d::float32, d::float32, d::float32, C, C, C, C, 1.0f},
+      {{1023}, {1023}, {1023}, d::float32, d::float32, d::float32, d::float32, C, S, O, C, 0.5f},
+      {{1023}, {}, {1023}, d::float32, d::float32, d::float32, d::float32, C, C, C, C, -2.0f},
+      {{6, 35}, {35}, {6, 1}, d::float32, d::float32, d::float32, d::float32, T, C, C, C, 3.0f},
+      {{4, 5, 6}, {4, 5, 6}, {4, 5, 6}, d::float32, d::float32, d::float32, d::float32, T, T, S, T, 1.0f},
+      {{301}, {301}, {301}, d::float16, d::float16, d::float16, d::float16, C, C, C, C, 0.1f},
+      {{301}, {301}, {301}, d::bfloat16, d::bfloat16, d::bfloat16, d::bfloat16, C, S, C, O, 0.1f},
+      {{301}, {301}, {301}, d::float16, d::float32, d::bfloat16, d::float32, C, C, C, C, 1.0f},
+      {{301}, {301}, {301}, d::int32, d::float16, d::float16, d::float16, C, C, C, C, 2.0f},
+  };
+  std::mt19937 rng(7);
+  for (const kernel_table* k : all_targets()) {
+    for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+      const acase& c = cases[ci];
+      auto s = make_tensor(c.ts, c.s, c.ls);
+      auto t1 = make_tensor(c.t1t, c.t1, c.l1);
+      auto t2 = make_tensor(c.t2t, c.t2, c.l2);
+      fill_random(s.view, rng);
+      fill_random(t1.view, rng);
+      fill_random(t2.view, rng);
+      std::vector<std::int64_t> shape = c.s;
+      for (const auto* sh : {&c.t1, &c.t2}) {
+        if (sh->size() > shape.size()) shape.insert(shape.begin(), sh->size() - shape.size(), 1);
+        for (std::size_t i = 0; i < sh->size(); ++i) {
+          auto& o = shape[shape.size() - sh->size() + i];
+          o = std::max(o, (*sh)[i]);
+        }
+      }
+      auto out = make_tensor(c.to, shape, c.lo);
+      addcmul(*k, s.view, t1.view, t2.view, c.value, out.view);
+      const dtype compute = *result_type({&s.view, &t1.view, &t2.view});
+      std::string first;
+      const std::size_t bad = compare_out(out.view, [&](const std::int64_t* idx, unsigned char* want, unsigned char*) {
+        const float x = read_float(s.view, element(s.view, idx, shape.size()));
+        const float y = read_float(t1.view, element(t1.view, idx, shape.size()));
+        const float z = read_float(t2.view, element(t2.view, idx, shape.size()));
+        const float prod = c.value * y;
+        const float r = x + prod * z;
+        unsigned char tmp[8];
+        write_value(compute, tmp, r);
+        write_value(out.view.type(), want, read_float(tensor(tmp, compute, {}), reinterpret_cast<const char*>(tmp)));
+        return false;
+      }, first);
+      INFO("target " << k->target << " case " << ci << ": " << first);
+      CHECK(bad == 0);
+    }
+  }
+}
+
+TEST_CASE("cast: every dtype pair on every target matches the scalar conversion", "[ops][kernels][cast]") {
+  std::mt19937 rng(3);
+  for (const kernel_table* k : all_targets()) {
+    for (int from = 0; from < dtype_count; ++from) {
+      for (int to = 0; to < dtype_count; ++to) {
+        for (const auto& [shape, in_layout, out_layout] :
+             {std::tuple{std::vector<std::int64_t>{1}, layout::contiguous, layout::contiguous},
+              std::tuple{std::vector<std::int64_t>{1001}, layout::contiguous, layout::contiguous},
+              std::tuple{std::vector<std::int64_t>{13, 37}, layout::strided, layout::transposed}}) {
+          auto in = make_tensor(static_cast<dtype>(from), shape, in_layout);
+          auto out = make_tensor(static_cast<dtype>(to), shape, out_layout);
+          fill_random(in.view, rng);
+          cast(*k, in.view, out.view);
+          std::string first;
+          const std::size_t bad = compare_out(out.view, [&](const std::int64_t* idx, unsigned char* want, unsigned char*) {
+            const char* p = element(in.view, idx, in.view.dim());
+            detail::strided_convert(want, out.view.type(), 1, p, in.view.type(), 1, 1);
+            return false;
+          }, first);
+          INFO("target " << k->target << " " << dtype_name(in.view.type()) << " -> " << dtype_name(out.view.type())
+                         << " " << shape_text(shape) << ": " << first);
+          CHECK(bad == 0);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("cast: float16 and bfloat16 kernels agree with the exact scalar conversion on every float pattern class",
+          "[ops][kernels][cast]") {
+  // A sweep through the SIMD paths: every 4093rd pattern (prime: all
+  // exponents, mixed mantissas), NaNs and infinities included.
+  std::vector<float> in;
+  for (std::uint64_t u = 0; u <= 0xFFFFFFFFull; u += 4093) {
+    const auto x = static_cast<std::uint32_t>(u);
+    float f;
+    std::memcpy(&f, &x, 4);
+    in.push_back(f);
+  }
+  std::vector<std::uint16_t> h(in.size()), want_h(in.size()), b(in.size()), want_b(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    want_h[i] = float_to_half_bits(in[i]);
+    want_b[i] = float_to_bfloat16_bits(in[i]);
+  }
+  for (const kernel_table* k : all_targets()) {
+    k->f32_to_f16(h.data(), in.data(), in.size());
+    k->f32_to_bf16(b.data(), in.data(), in.size());
+    std::size_t bad_h = 0, bad_b = 0;
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      bad_h += !same_element(dtype::float16, &h[i], &want_h[i]);
+      bad_b += !same_element(dtype::bfloat16, &b[i], &want_b[i]);
+    }
+    std::vector<float> back(in.size());
+    k->f16_to_f32(back.data(), want_h.data(), in.size());
+    std::size_t bad_back = 0;
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      const float w = half_bits_to_float(want_h[i]);
+      bad_back += !(std::memcmp(&back[i], &w, 4) == 0 || (std::isnan(back[i]) && std::isnan(w)));
+    }
+    INFO("target " << k->target);
+    CHECK(bad_h == 0);
+    CHECK(bad_b == 0);
+    CHECK(bad_back == 0);
+  }
+}
+
+TEST_CASE("adaptive_avg_pool2d: every target matches the windowed mean", "[ops][kernels][pool]") {
+  struct pcase {
+    std::vector<std::int64_t> shape;
+    std::int64_t oh, ow;
+    dtype type;
+    layout in_layout, out_layout;
+  };
+  const std::vector<pcase> cases = {
+      {{2, 3, 56, 56}, 7, 7, dtype::float32, layout::contiguous, layout::contiguous},
+      {{3, 9, 9}, 2, 2, dtype::float32, layout::contiguous, layout::contiguous},
+      {{2, 2, 10, 7}, 3, 4, dtype::float32, layout::transposed, layout::contiguous},  // overlapping windows, W stride != 1
+      {{1, 3, 5, 7}, 8, 9, dtype::float32, layout::offset, layout::strided},         // upsampling windows
+      {{2, 3, 13, 17}, 13, 17, dtype::float16, layout::contiguous, layout::contiguous},  // identity windows
+      {{4, 11, 19}, 5, 1, dtype::bfloat16, layout::strided, layout::transposed},
+      {{1, 1, 1, 1}, 1, 1, dtype::float32, layout::contiguous, layout::contiguous},
+      {{0, 2, 4, 4}, 2, 2, dtype::float32, layout::contiguous, layout::contiguous},  // empty batch
+  };
+  std::mt19937 rng(13);
+  for (const kernel_table* k : all_targets()) {
+    for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+      const pcase& c = cases[ci];
+      auto in = make_tensor(c.type, c.shape, c.in_layout);
+      fill_random(in.view, rng, false);
+      std::vector<std::int64_t> oshape = c.shape;
+      oshape[oshape.size() - 2] = c.oh;
+      oshape[oshape.size() - 1] = c.ow;
+      auto out = make_tensor(c.type, oshape, c.out_layout);
+      adaptive_avg_pool2d(*k, in.view, c.oh, c.ow, out.view);
+      const std::size_t nd = oshape.size();
+      const std::int64_t h = c.shape[nd - 2], w = c.shape[nd - 1];
+      std::size_t bad = 0;
+      std::string first;
+      for_each_index(out.view, [&](const std::int64_t* idx) {
+        const std::int64_t i = idx[nd - 2], j = idx[nd - 1];
+        const std::int64_t hs = i * h / c.oh, he = ((i + 1) * h + c.oh - 1) / c.oh;
+        const std::int64_t ws = j * w / c.ow, we = ((j + 1) * w + c.ow - 1) / c.ow;
+        double sum = 0, mag = 0;
+        std::int64_t src[tensor::max_dims];
+        std::copy(idx, idx + nd, src);
+        for (std::int64_t r = hs; r < he; ++r) {
+          for (std::int64_t q = ws; q < we; ++q) {
+            src[nd - 2] = r;
+            src[nd - 1] = q;
+            const double v = read_float(in.view, element(in.view, src, nd));
+            sum += v;
+            mag += std::fabs(v);
+          }
+        }
+        const double cnt = static_cast<double>((he - hs) * (we - ws));
+        const double want = sum / cnt;
+        const double got = read_float(out.view, element(out.view, idx, nd));
+        // float32 accumulation in another order, then the output rounding.
+        const double ulp = c.type == dtype::float32 ? 6e-8 : c.type == dtype::float16 ? 1e-3 : 8e-3;
+        const double tol = 1e-6 * mag / cnt + ulp * std::fabs(want) + 1e-30;
+        if (!(std::fabs(got - want) <= tol) && bad++ == 0) {
+          first = "i=" + std::to_string(i) + " j=" + std::to_string(j) + " got " + std::to_string(got) + " want " +
+                  std::to_string(want);
+        }
+      });
+      INFO("target " << k->target << " case " << ci << ": " << first);
+      CHECK(bad == 0);
+    }
+  }
+}
+
+TEST_CASE("baddbmm: every target matches the double-precision product", "[ops][kernels][baddbmm]") {
+  struct bcase {
+    std::int64_t b, m, k, n;
+    std::vector<std::int64_t> self_shape;
+    dtype type;
+    layout l1, l2, ls, lo;
+    float beta, alpha;
+  };
+  const layout C = layout::contiguous, T = layout::transposed, S = layout::strided, O = layout::offset;
+  const std::vector<bcase> cases = {
+      {1, 1, 1, 1, {1, 1, 1}, dtype::float32, C, C, C, C, 1.0f, 1.0f},
+      {2, 7, 13, 5, {2, 7, 5}, dtype::float32, C, C, C, C, 0.5f, 2.0f},
+      {3, 37, 300, 41, {41}, dtype::float32, C, T, C, C, 1.0f, 1.0f},   // two KC blocks, transposed batch2
+      {1, 100, 20, 300, {100, 1}, dtype::float32, T, C, C, S, -1.0f, 0.5f},  // two NC blocks
+      {2, 19, 33, 23, {2, 19, 23}, dtype::float32, S, O, T, T, 0.0f, 1.0f},   // beta 0, NaN self ignored
+      {2, 9, 0, 6, {2, 9, 6}, dtype::float32, C, C, C, C, 2.0f, 1.0f},        // empty K: beta * self
+      {2, 17, 40, 29, {29}, dtype::float16, C, T, C, C, 1.0f, 0.5f},
+      {1, 12, 70, 18, {1, 12, 18}, dtype::bfloat16, S, C, C, O, 0.0f, 1.0f},
+  };
+  std::mt19937 rng(17);
+  for (const kernel_table* k : all_targets()) {
+    for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+      const bcase& c = cases[ci];
+      auto b1 = make_tensor(c.type, {c.b, c.m, c.k}, c.l1);
+      auto b2 = make_tensor(c.type, {c.b, c.k, c.n}, c.l2);
+      auto self = make_tensor(c.type, c.self_shape, c.ls);
+      fill_random(b1.view, rng, false);
+      fill_random(b2.view, rng, false);
+      fill_random(self.view, rng, false);
+      if (c.beta == 0.0f) {  // NaN everywhere in self: beta == 0 must not read it
+        for_each_index(self.view, [&](const std::int64_t* idx) {
+          write_value(c.type, element(self.view, idx, self.view.dim()), std::nanf(""));
+        });
+      }
+      auto out = make_tensor(c.type, {c.b, c.m, c.n}, c.lo);
+      baddbmm(*k, self.view, b1.view, b2.view, c.beta, c.alpha, out.view);
+      std::size_t bad = 0;
+      std::string first;
+      for_each_index(out.view, [&](const std::int64_t* idx) {
+        double acc = 0, mag = 0;
+        std::int64_t ia[3] = {idx[0], idx[1], 0}, ib[3] = {idx[0], 0, idx[2]};
+        for (std::int64_t kk = 0; kk < c.k; ++kk) {
+          ia[2] = kk;
+          ib[1] = kk;
+          const double x = read_float(b1.view, element(b1.view, ia, 3));
+          const double y = read_float(b2.view, element(b2.view, ib, 3));
+          acc += x * y;
+          mag += std::fabs(x * y);
+        }
+        double want = c.alpha * acc;
+        double want_mag = std::fabs(c.alpha) * mag;
+        if (c.beta != 0.0f) {
+          const double s = read_float(self.view, element(self.view, idx, 3));
+          want += c.beta * s;
+          want_mag += std::fabs(c.beta * s);
+        }
+        const double got = read_float(out.view, element(out.view, idx, 3));
+        const double ulp = c.type == dtype::float32 ? 1.2e-7 : c.type == dtype::float16 ? 1e-3 : 8e-3;
+        const double tol = 2e-7 * static_cast<double>(c.k + 2) * want_mag + ulp * std::fabs(want) + 1e-30;
+        if (!(std::fabs(got - want) <= tol) && bad++ == 0) {
+          first = "at (" + std::to_string(idx[0]) + "," + std::to_string(idx[1]) + "," + std::to_string(idx[2]) +
+                  ") got " + std::to_string(got) + " want " + std::to_string(want);
+        }
+      });
+      INFO("target " << k->target << " case " << ci << ": " << first);
+      CHECK(bad == 0);
+    }
+  }
+}
+
+TEST_CASE("baddbmm: out may be self (in place)", "[ops][kernels][baddbmm]") {
+  std::mt19937 rng(19);
+  const kernel_table& k = dynamic_kernels();
+  auto b1 = make_tensor(dtype::float32, {2, 30, 270});
+  auto b2 = make_tensor(dtype::float32, {2, 270, 20});
+  auto self = make_tensor(dtype::float32, {2, 30, 20});
+  fill_random(b1.view, rng, false);
+  fill_random(b2.view, rng, false);
+  fill_random(self.view, rng, false);
+  auto expect = make_tensor(dtype::float32, {2, 30, 20});
+  baddbmm(k, self.view, b1.view, b2.view, 0.5f, 1.0f, expect.view);
+  baddbmm(k, self.view, b1.view, b2.view, 0.5f, 1.0f, self.view);
+  CHECK(std::memcmp(self.bytes.data(), expect.bytes.data(), 2 * 30 * 20 * 4) == 0);
+}

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: Apache-2.0
+// Phase two on host streams: run_on, capture and replay, the executor cache,
+// the exec() adaptor, and two clients of one stream that must not break each
+// other (problem 1 of DESIGN.md).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "keel/host/host.hpp"
+#include "keel/ops/executor_cache.hpp"
+#include "keel/ops/kernels/dynamic_dispatch.hpp"
+#include "keel/ops/launch.hpp"
+#include "reference.hpp"
+
+using namespace keel::ops;
+using namespace keel_test;
+
+namespace {
+
+keel::host::device& two_worker_device() {
+  static keel::host::device dev{keel::host::device_options{2}};
+  return dev;
+}
+
+std::vector<float> iota(std::size_t n, float start, float step) {
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = start + step * static_cast<float>(i);
+  return v;
+}
+
+tensor view(std::vector<float>& v, std::initializer_list<std::int64_t> shape) {
+  return tensor(v.data(), dtype::float32, shape);
+}
+
+}  // namespace
+
+TEST_CASE("run_on: phase two on a stream matches the synchronous run, workspace included", "[ops][stream]") {
+  const kernel_table& k = dynamic_kernels();
+  keel::host::stream stream{two_worker_device()};
+  std::mt19937 rng(31);
+  auto b1 = make_tensor(dtype::bfloat16, {3, 20, 70});
+  auto b2 = make_tensor(dtype::bfloat16, {3, 70, 24});
+  auto self = make_tensor(dtype::bfloat16, {24});
+  fill_random(b1.view, rng, false);
+  fill_random(b2.view, rng, false);
+  fill_random(self.view, rng, false);
+  auto expect = make_tensor(dtype::bfloat16, {3, 20, 24});
+  auto got = make_tensor(dtype::bfloat16, {3, 20, 24});
+  baddbmm(k, self.view, b1.view, b2.view, 0.5f, 2.0f, expect.view);
+  executor ex = prepare_baddbmm(k, self.view, b1.view, b2.view, 0.5f, 2.0f, got.view, {2, executor_use::once});
+  REQUIRE(ex.workspace_size() > 0);
+  run_on(stream, ex);  // workspace allocated on the stream, released in stream order
+  stream.synchronize();
+  CHECK(got.bytes == expect.bytes);
+  CHECK_THROWS_AS(run_on(stream, ex), keel::error);  // once means once
+}
+
+TEST_CASE("run_on: a captured launch replays on current memory; once-executors are refused in capture",
+          "[ops][stream]") {
+  const kernel_table& k = dynamic_kernels();
+  keel::host::stream stream{two_worker_device()};
+  auto a = iota(10, 1.0f, 1.0f), b = iota(10, 0.5f, 0.0f);
+  std::vector<float> out(10, 0.0f);
+  executor ex = prepare_add(k, view(a, {10}), view(b, {10}), 2.0f, view(out, {10}));
+  executor once = prepare_add(k, view(a, {10}), view(b, {10}), 2.0f, view(out, {10}), {1, executor_use::once});
+  keel::host::model model;
+  {
+    keel::host::capture_scope capture{stream};
+    CHECK_THROWS_AS(run_on(stream, once), keel::error);
+    run_on(stream, ex);
+    model = capture.end();
+  }
+  CHECK(out[0] == 0.0f);  // captured, not run
+  model.execute(stream);
+  stream.synchronize();
+  CHECK(out[9] == 11.0f);
+  b.assign(10, 1.0f);  // the replay reads memory as it is at run time
+  model.execute(stream);
+  model.execute(stream);
+  stream.synchronize();
+  CHECK(out[9] == 12.0f);
+  CHECK(ex.runs() == 1);  // one launch, replayed by the model
+}
+
+TEST_CASE("executor_cache: a hit binds this call's pointers and scalars; LRU bound; errors store nothing",
+          "[ops][cache]") {
+  executor_cache<> cache(dynamic_kernels(), 2);
+  keel::host::stream stream{two_worker_device()};
+  auto a = iota(8, 1.0f, 1.0f), b = iota(8, 10.0f, 0.0f);
+  std::vector<float> o1(8, 0.0f), o2(8, 0.0f);
+  exec(cache, stream, add_op{}, view(a, {4, 2}), view(b, {4, 2}), 1.0f, view(o1, {4, 2}));
+  exec(cache, stream, add_op{}, view(b, {4, 2}), view(a, {4, 2}), 3.0f, view(o2, {4, 2}));  // hit: new pointers, alpha
+  stream.synchronize();
+  CHECK(cache.misses() == 1);
+  CHECK(cache.hits() == 1);
+  CHECK(o1[7] == 18.0f);  // 8 + 1 * 10
+  CHECK(o2[7] == 34.0f);  // 10 + 3 * 8
+  // Other strides or dtypes are other keys; the least recent leaves.
+  exec(cache, stream, add_op{}, view(a, {8}), view(b, {8}), 1.0f, view(o1, {8}));
+  exec(cache, stream, cast_op{}, view(a, {8}), view(o2, {8}));
+  stream.synchronize();
+  CHECK(cache.size() == 2);
+  CHECK(cache.misses() == 3);
+  exec(cache, stream, add_op{}, view(a, {4, 2}), view(b, {4, 2}), 1.0f, view(o1, {4, 2}));  // evicted: miss
+  CHECK(cache.misses() == 4);
+  // A hit re-checks what depends on the pointers: partial overlap is caught.
+  const tensor shifted(o1.data(), dtype::float32, {4, 2}, {2, 1}, 1);
+  CHECK_THROWS_AS(exec(cache, stream, add_op{}, view(o1, {4, 2}), view(b, {4, 2}), 1.0f, shifted), keel::error);
+  // A failing phase one stores nothing.
+  const std::size_t before = cache.size();
+  CHECK_THROWS_AS(exec(cache, stream, add_op{}, view(a, {8}), view(b, {4, 2}), 1.0f, view(o1, {8})), keel::error);
+  CHECK(cache.size() == before);
+  stream.synchronize();
+}
+
+TEST_CASE("executor_cache: concurrent clients share one cache safely", "[ops][cache]") {
+  executor_cache<> cache(dynamic_kernels(), 4);
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      keel::host::stream stream{two_worker_device()};
+      auto a = iota(8, static_cast<float>(t), 0.0f), b = iota(8, 1.0f, 0.0f);
+      std::vector<float> out(8, 0.0f);
+      for (int i = 0; i < 200; ++i) {
+        const std::int64_t rows = 1 + (i % 3);  // three keys, all hot
+        exec(cache, stream, add_op{}, view(a, {rows, 2}), view(b, {rows, 2}), static_cast<float>(i),
+             view(out, {rows, 2}));
+        stream.synchronize();
+        if (out[0] != static_cast<float>(t) + static_cast<float>(i)) ++wrong;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  CHECK(wrong == 0);
+  CHECK(cache.hits() + cache.misses() == 800);
+  CHECK(cache.size() <= 4);
+}
+
+TEST_CASE("mixed clients: adaptor client A and raw two-phase client B on one stream", "[ops][stream][mixed]") {
+  const kernel_table& k = dynamic_kernels();
+  keel::host::stream stream{two_worker_device()};
+  executor_cache<> cache_a(k, 16);
+  std::mt19937 rng(37);
+  // B's raw two-phase call: phase one, a stream-ordered workspace, phase two.
+  auto client_b_addcmul = [&](const tensor& s, const tensor& t1, const tensor& t2, float value, const tensor& out) {
+    executor ex = prepare_addcmul(k, s, t1, t2, value, out, {2, executor_use::once});
+    keel::host::device_buffer ws{stream, std::max<std::size_t>(ex.workspace_size(), 1)};
+    run_on(stream, ex, ws.span());
+  };
+
+  SECTION("A's cast feeds B's addcmul") {
+    auto x = make_tensor(dtype::float32, {6, 33});
+    fill_random(x.view, rng);
+    auto x16 = make_tensor(dtype::float16, {6, 33});
+    auto t = make_tensor(dtype::float16, {33});
+    fill_random(t.view, rng);
+    auto out = make_tensor(dtype::float32, {6, 33});
+    exec(cache_a, stream, cast_op{}, x.view, x16.view);
+    client_b_addcmul(x16.view, x16.view, t.view, 0.5f, out.view);
+    stream.synchronize();
+    std::size_t bad = 0;
+    for_each_index(out.view, [&](const std::int64_t* idx) {
+      const float xv = read_float(x16.view, element(x16.view, idx, 2));
+      const float h = half_bits_to_float(float_to_half_bits(read_float(x.view, element(x.view, idx, 2))));
+      const float tv = read_float(t.view, element(t.view, idx, 2));
+      const float want = h + 0.5f * h * tv;
+      const float got = read_float(out.view, element(out.view, idx, 2));
+      bad += !(got == want || (std::isnan(got) && std::isnan(want))) || !(xv == h || (std::isnan(xv) && std::isnan(h)));
+    });
+    CHECK(bad == 0);
+  }
+  SECTION("A's adaptive_avg_pool2d, then B's addcmul on the pooled result") {
+    auto img = make_tensor(dtype::float32, {2, 4, 14, 14});
+    fill_random(img.view, rng, false);
+    auto pooled = make_tensor(dtype::float32, {2, 4, 7, 7});
+    auto scale = make_tensor(dtype::float32, {4, 1, 1});
+    fill_random(scale.view, rng, false);
+    auto out = make_tensor(dtype::float32, {2, 4, 7, 7});
+    exec(cache_a, stream, adaptive_avg_pool2d_op{}, img.view, std::int64_t{7}, std::int64_t{7}, pooled.view);
+    client_b_addcmul(pooled.view, pooled.view, scale.view, 2.0f, out.view);
+    stream.synchronize();
+    std::size_t bad = 0;
+    for_each_index(out.view, [&](const std::int64_t* idx) {
+      double sum = 0;
+      std::int64_t src[4] = {idx[0], idx[1], 0, 0};
+      for (std::int64_t r = 0; r < 2; ++r) {
+        for (std::int64_t c = 0; c < 2; ++c) {
+          src[2] = idx[2] * 2 + r;
+          src[3] = idx[3] * 2 + c;
+          sum += read_float(img.view, element(img.view, src, 4));
+        }
+      }
+      const double p = sum / 4;
+      const double want = p + 2.0 * p * read_float(scale.view, element(scale.view, idx, 4));
+      const double got = read_float(out.view, element(out.view, idx, 4));
+      bad += !(std::fabs(got - want) <= 1e-4 * (1 + std::fabs(want)));
+    });
+    CHECK(bad == 0);
+  }
+  SECTION("B's addcmul, then A's baddbmm on B's result") {
+    auto s = make_tensor(dtype::float32, {2, 9, 13});
+    auto t1 = make_tensor(dtype::float32, {2, 9, 13});
+    auto t2 = make_tensor(dtype::float32, {13});
+    auto b2 = make_tensor(dtype::float32, {2, 13, 5});
+    fill_random(s.view, rng, false);
+    fill_random(t1.view, rng, false);
+    fill_random(t2.view, rng, false);
+    fill_random(b2.view, rng, false);
+    auto mid = make_tensor(dtype::float32, {2, 9, 13});
+    auto out = make_tensor(dtype::float32, {2, 9, 5});
+    client_b_addcmul(s.view, t1.view, t2.view, 0.25f, mid.view);
+    exec(cache_a, stream, baddbmm_op{}, tensor(), mid.view, b2.view, 0.0f, 1.0f, out.view);
+    stream.synchronize();
+    std::size_t bad = 0;
+    for_each_index(out.view, [&](const std::int64_t* idx) {
+      double acc = 0, mag = 0;
+      for (std::int64_t kk = 0; kk < 13; ++kk) {
+        const std::int64_t ia[3] = {idx[0], idx[1], kk}, ib[3] = {idx[0], kk, idx[2]}, it2[1] = {kk};
+        const float m = read_float(s.view, element(s.view, ia, 3)) +
+                        (0.25f * read_float(t1.view, element(t1.view, ia, 3))) * read_float(t2.view, element(t2.view, it2, 1));
+        acc += static_cast<double>(m) * read_float(b2.view, element(b2.view, ib, 3));
+        mag += std::fabs(static_cast<double>(m) * read_float(b2.view, element(b2.view, ib, 3)));
+      }
+      const double got = read_float(out.view, element(out.view, idx, 3));
+      bad += !(std::fabs(got - acc) <= 1e-5 * (1 + mag));
+    });
+    CHECK(bad == 0);
+  }
+}
+
+TEST_CASE("mixed clients: a buffer released on the host is not reused under a pending task", "[ops][stream][mixed]") {
+  const kernel_table& k = dynamic_kernels();
+  keel::host::stream stream{two_worker_device()};
+  executor_cache<> cache(k, 4);
+  constexpr std::int64_t n = 4096;
+  std::vector<float> out(n, 0.0f), b(n, 1.0f);
+  {
+    keel::host::device_buffer in{stream, n * sizeof(float)};
+    std::fill_n(in.data_as<float>(), n, 7.0f);
+    stream.launch_host([] { std::this_thread::sleep_for(std::chrono::milliseconds(50)); });  // a slow task ahead
+    exec(cache, stream, add_op{}, tensor(in.data(), dtype::float32, {n}), view(b, {n}), 1.0f, view(out, {n}));
+  }  // `in` released on the host while the add still waits behind the slow task
+  // Another client allocates the same size at once and scribbles on it.
+  keel::host::device_buffer other{stream, n * sizeof(float)};
+  std::fill_n(other.data_as<float>(), n, -1.0f);
+  stream.synchronize();
+  CHECK(out[0] == 8.0f);
+  CHECK(out[n - 1] == 8.0f);
+}

@@ -10,6 +10,10 @@
 // OpenBLAS onto kernels about 1.8x slower than the ones it picks itself
 // (Cooperlake here); the baseline then flatters keel. The sgemm benchmark
 // labels itself with the core OpenBLAS chose and warns when they are set.
+// Check that label: when OpenBLAS 0.3.21 does not recognise the CPU (a VM
+// that masks the model) it falls back to "Prescott", an SSE3 kernel; then
+// run the sgemm baseline again with OPENBLAS_CORETYPE=Cooperlake (or SkylakeX
+// without AVX512-BF16) and compare with that, the strongest kernel it has.
 // Plot: python3 benchmarks/plot_ops.py ops.json ops.png   (needs gnuplot)
 //
 // Threads: "1t" runs on the calling thread; "2t" splits the same work over
@@ -26,7 +30,9 @@
 #include <vector>
 
 #include "harness.hpp"
+#include "keel/host/host.hpp"
 #include "keel/ops.hpp"
+#include "keel/ops/executor_cache.hpp"
 #include "ops_baselines.hpp"
 
 namespace {
@@ -377,3 +383,66 @@ void BM_sgemm_openblas(benchmark::State& state, int threads) {
 KEEL_BENCH_COMPARE("BM_baddbmm_f32", "BM_sgemm_openblas_baseline", ">= 0.8 of OpenBLAS (same shapes, threads)");
 
 }  // namespace
+
+// ------------------------------------------------- phase two on streams ---
+// Tiny calls (4x2 float32 add) through the exec() adaptor on a host stream:
+// what the adaptor, the cache and the stream add per call.
+
+namespace exec_bench {
+
+struct tiny {
+  std::vector<float> a = std::vector<float>(8, 1.0f), b = std::vector<float>(8, 2.0f), out = std::vector<float>(8);
+  ops::tensor ta{a.data(), ops::dtype::float32, {4, 2}}, tb{b.data(), ops::dtype::float32, {4, 2}},
+      to{out.data(), ops::dtype::float32, {4, 2}};
+};
+
+void per_call(benchmark::State& state, double calls) {
+  state.counters["per_call"] = benchmark::Counter(calls, benchmark::Counter::kIsIterationInvariantRate |
+                                                             benchmark::Counter::kInvert);
+  state.SetLabel(kernels().target);
+}
+
+void BM_exec_cached_tiny(benchmark::State& state) {
+  keel::host::stream stream{keel::host::default_device()};
+  ops::executor_cache<> cache(kernels(), 64);
+  tiny t;
+  for (auto _ : state) {
+    for (int i = 0; i < 1000; ++i) ops::exec(cache, stream, ops::add_op{}, t.ta, t.tb, 0.5f, t.to);
+    stream.synchronize();
+  }
+  per_call(state, 1000);
+}
+
+void BM_exec_roundtrip_tiny(benchmark::State& state) {
+  keel::host::stream stream{keel::host::default_device()};
+  ops::executor_cache<> cache(kernels(), 64);
+  tiny t;
+  for (auto _ : state) {
+    ops::exec(cache, stream, ops::add_op{}, t.ta, t.tb, 0.5f, t.to);
+    stream.synchronize();
+  }
+  per_call(state, 1);
+}
+
+void BM_exec_replayed_tiny(benchmark::State& state) {
+  keel::host::stream stream{keel::host::default_device()};
+  ops::executor_cache<> cache(kernels(), 64);
+  tiny t;
+  keel::host::model model;
+  {
+    keel::host::capture_scope capture{stream};
+    for (int i = 0; i < 1000; ++i) ops::exec(cache, stream, ops::add_op{}, t.ta, t.tb, 0.5f, t.to);
+    model = capture.end();
+  }
+  for (auto _ : state) {
+    model.execute(stream);
+    stream.synchronize();
+  }
+  per_call(state, 1000);
+}
+
+BENCHMARK(BM_exec_cached_tiny)->UseRealTime();
+BENCHMARK(BM_exec_roundtrip_tiny)->UseRealTime();
+BENCHMARK(BM_exec_replayed_tiny)->UseRealTime();
+
+}  // namespace exec_bench

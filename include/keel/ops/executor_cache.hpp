@@ -29,7 +29,10 @@ namespace detail {
 // and scalar values are not in the key: a hit binds this call's.
 class key_builder {
  public:
-  explicit key_builder(op_kind op) { put(static_cast<std::uint8_t>(op)); }
+  explicit key_builder(op_kind op) {
+    key_.reserve(160);  // one allocation for up to four 2-D tensors
+    put(static_cast<std::uint8_t>(op));
+  }
   void add(const tensor& t) {
     put(static_cast<std::uint8_t>(t.type()));
     put(static_cast<std::uint8_t>(t.dim()));

@@ -56,9 +56,18 @@ inline void adaptive_avg_pool2d_f32(const float* in, std::size_t h, std::size_t 
     for (std::size_t j = 0; j < ow; ++j) {
       const std::size_t ws = j * w / ow;
       const std::size_t we = ((j + 1) * w + ow - 1) / ow;
-      float sum = 0;
-      for (std::size_t c = ws; c < we; ++c) sum += scratch[c];
-      out[i * ow + j] = sum / static_cast<float>((he - hs) * (we - ws));
+      // Four partial sums: the windows are short, so one serial chain of
+      // dependent adds would bound the kernel by FP add latency.
+      float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      std::size_t c = ws;
+      for (; c + 4 <= we; c += 4) {
+        s0 += scratch[c];
+        s1 += scratch[c + 1];
+        s2 += scratch[c + 2];
+        s3 += scratch[c + 3];
+      }
+      for (; c < we; ++c) s0 += scratch[c];
+      out[i * ow + j] = ((s0 + s1) + (s2 + s3)) / static_cast<float>((he - hs) * (we - ws));
     }
   }
 }

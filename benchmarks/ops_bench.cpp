@@ -446,3 +446,29 @@ BENCHMARK(BM_exec_roundtrip_tiny)->UseRealTime();
 BENCHMARK(BM_exec_replayed_tiny)->UseRealTime();
 
 }  // namespace exec_bench
+
+namespace exec_bench {
+
+// Phase one through the cache alone (a hit: key, lookup, copy, bind), no
+// stream: the part of BM_exec_cached_tiny that is keel::ops' own.
+void BM_exec_cache_hit_tiny(benchmark::State& state) {
+  ops::executor_cache<> cache(kernels(), 64);
+  tiny t;
+  for (auto _ : state) {
+    ops::executor ex = cache.acquire(ops::add_op{}, t.ta, t.tb, 0.5f, t.to);
+    benchmark::DoNotOptimize(ex);
+  }
+  state.SetLabel(kernels().target);
+}
+BENCHMARK(BM_exec_cache_hit_tiny);
+
+// Phase two alone on the calling thread (no stream): the kernel call for 4x2.
+void BM_exec_run_tiny(benchmark::State& state) {
+  tiny t;
+  ops::executor ex = ops::prepare_add(kernels(), t.ta, t.tb, 0.5f, t.to);
+  for (auto _ : state) ex.run(nullptr, 0);
+  state.SetLabel(kernels().target);
+}
+BENCHMARK(BM_exec_run_tiny);
+
+}  // namespace exec_bench

@@ -10,8 +10,10 @@
 #define KEEL_OPS_KERNELS_POOL_INL_HPP_
 #endif
 
+#include <algorithm>
 #include <cstddef>
 
+#include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
 HWY_BEFORE_NAMESPACE();
@@ -32,6 +34,13 @@ inline void adaptive_avg_pool2d_f32(const float* in, std::size_t h, std::size_t 
     const std::size_t hs = i * h / oh;
     const std::size_t he = ((i + 1) * h + oh - 1) / oh;
     const float* row = in + static_cast<std::ptrdiff_t>(hs) * row_stride;
+    // Ask for the next window's rows now: the column sums walk several rows
+    // at once, a pattern the hardware prefetcher picks up late.
+    const std::size_t next_end = std::min(h, he + (he - hs));
+    for (std::size_t r = he; r < next_end; ++r) {
+      const float* p = in + static_cast<std::ptrdiff_t>(r) * row_stride;
+      for (std::size_t x = 0; x < w; x += 64 / sizeof(float)) hwy::Prefetch(p + x);
+    }
     auto column_sums = [&](std::size_t x) HWY_ATTR {
       auto acc = hn::LoadU(d, row + x);
       for (std::size_t r = hs + 1; r < he; ++r) {

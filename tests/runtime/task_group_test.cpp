@@ -275,3 +275,33 @@ TEST_CASE("task_group: the split-model alternative re-captures only the changing
   middle = capture([&] { s.launch(axpy, &axpy_kernel, &out, &tmp, &other, 5.5f); });
   CHECK(run() == Approx(6.5f));
 }
+
+TEST_CASE("task_group: every fenced iteration sees the update issued for it", "[runtime][task_group]") {
+  keel::host::stream s{test_device()}, u{test_device()};
+  keel::host::concurrent_update fenced{test_device()};
+  float out = 0, tmp = 0.0f, other = 1.0f;
+  std::vector<float> seen;
+  keel::host::model model;
+  keel::host::task_group group;
+  {
+    keel::host::capture_scope capture{s};
+    fenced.fence(s);
+    keel::host::task_group_scope mark{s};
+    s.launch(axpy, &axpy_kernel, &out, &tmp, &other, 0.0f);
+    group = mark.end();
+    s.launch_host([&] { seen.push_back(out); });
+    model = capture.end();
+  }
+  constexpr int iterations = 30;
+  for (int i = 1; i <= iterations; ++i) {
+    model.execute(s);  // blocks at the fence until the update below is recorded
+    fenced.update(u, group, [&](keel::host::stream_ref us) {
+      us.launch(axpy, &axpy_kernel, &out, &tmp, &other, static_cast<float>(i));
+    });
+    // One signal per execution: the next update may be recorded only after
+    // this execution has reset the event (see basic_concurrent_update).
+    s.synchronize();
+  }
+  REQUIRE(seen.size() == iterations);
+  for (int i = 1; i <= iterations; ++i) CHECK(seen[static_cast<std::size_t>(i - 1)] == static_cast<float>(i));
+}

@@ -214,6 +214,13 @@ class [[nodiscard]] basic_update_scope {
  * recorded even when an update is refused, so a running execution never
  * deadlocks (it runs the unchanged group).
  *
+ * One signal per execution: the execution that waits at the fence consumes
+ * the signal by resetting the event. A second update (or release) recorded
+ * before that reset is merged into the first and lost, and the next
+ * execution then waits forever, exactly as with the device's own events.
+ * Issue the next update once the execution has passed the fence (after the
+ * iteration's synchronize, or ordered after it by an event).
+ *
  * Ownership: owns its external event (or a pooled loan); keep it alive as
  * long as the model. Thread safety: one updater at a time (the group rule).
  * Exceptions: as the update scope; fence() as the stream's wait.

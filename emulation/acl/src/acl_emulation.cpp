@@ -97,8 +97,6 @@ aclError code_for(errc e, call c) {
       switch (c) {
         case call::capture_begin: return ACL_ERROR_RT_STREAM_CAPTURED;                // 107027
         case call::capture_end: return ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED;       // 507903
-        case call::group:
-        case call::update_end: return ACL_ERROR_STREAM_TASK_GROUP_STATUS;             // 107033
         default: return ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT;                        // 107030
       }
     case errc::update_violation:
@@ -639,8 +637,16 @@ aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI* modelRI) {
 }
 
 aclError aclmdlRICaptureTaskGrpBegin(aclrtStream stream) {
-  return guarded("aclmdlRICaptureTaskGrpBegin", call::group,
-                 [&] { hb::group_begin(stream_of(stream, "aclmdlRICaptureTaskGrpBegin")); });
+  static constexpr const char* api = "aclmdlRICaptureTaskGrpBegin";
+  bool capturing = true;
+  const aclError e = guarded(api, call::group, [&] {
+    hb::stream_handle s = stream_of(stream, api);
+    capturing = hb::capture_status(s).state != keel::capture_state::none;
+    if (capturing) hb::group_begin(s);
+  });
+  if (e == ACL_SUCCESS && !capturing)
+    return fail(ACL_ERROR_RT_STREAM_NOT_CAPTURED, api, "a task group is marked during capture; the stream is not capturing");
+  return e;
 }
 
 aclError aclmdlRICaptureTaskGrpEnd(aclrtStream stream, aclrtTaskGrp* handle) {

@@ -310,6 +310,69 @@ KEEL_CONFORMANCE_CASE("conformance: rule violations are errors that change nothi
     KEEL_CONFORMANCE_REQUIRE_ERRC(s.synchronize(), keel::errc::capture_violation);
     CHECK(s.is_capturing());
   }
+  SECTION("work from another capturing stream while a group is marked") {
+    typename T::stream other_stream{dev};
+    typename T::capture_scope first{s};
+    typename T::capture_scope second{other_stream};
+    typename T::task_group_scope mark{s};
+    // An operator launch reports a runtime rule as the backend's launch error
+    // (ACL: ACLNN_ERR_RUNTIME_ERROR, with the runtime's text in the message).
+    bool thrown = false;
+    try {
+      add_on<TestType>(other_stream, out, tmp, other, 1.0f);
+    } catch (const keel::error& e) {
+      INFO(e.what());
+      thrown = true;
+      CHECK(TestType::is_launch_error(e.code(), keel::errc::capture_violation));
+    }
+    CHECK(thrown);
+  }
+  SECTION("one group is updated on one stream at a time") {
+    typename T::model m;
+    typename T::task_group g;
+    {
+      typename T::capture_scope capture{s};
+      typename T::task_group_scope mark{s};
+      add_on<TestType>(s, out, tmp, other, 2.0f);
+      g = mark.end();
+      m = capture.end();
+    }
+    typename T::stream u2{dev};
+    typename T::update_scope update{u, g};
+    KEEL_CONFORMANCE_REQUIRE_ERRC(typename T::update_scope second(u2, g), keel::errc::update_violation);
+    update.end();
+  }
+  SECTION("external events and models are limited resources") {
+    std::vector<typename T::event> events;
+    bool limited = false;
+    for (int i = 0; i < 1000 && !limited; ++i) {
+      try {
+        events.emplace_back(dev, keel::event_flags::external);
+      } catch (const keel::error& e) {
+        INFO(e.what());
+        CHECK(is(e.code(), keel::errc::resource_limit));
+        limited = true;
+      }
+    }
+    CHECK(limited);
+    events.pop_back();
+    events.emplace_back(dev, keel::event_flags::external);  // one released, one available again
+
+    std::vector<typename T::model> models;
+    limited = false;
+    for (int i = 0; i < 5000 && !limited; ++i) {
+      try {
+        typename T::capture_scope capture{s};
+        models.push_back(capture.end());
+      } catch (const keel::error& e) {
+        INFO(e.what());
+        CHECK(is(e.code(), keel::errc::resource_limit));
+        limited = true;
+      }
+    }
+    CHECK(limited);
+    CHECK_FALSE(s.is_capturing());
+  }
   SECTION("an update of the wrong kind or count leaves the group as it was") {
     typename T::model m;
     typename T::task_group g;

@@ -6,6 +6,12 @@
 #include "keel/ops/launch.hpp"
 #include "keel/ops/operators.hpp"
 
+#include <system_error>
+
+namespace keel_conformance {
+inline bool is(const std::error_code& code, keel::errc c);
+}
+
 namespace {
 
 struct host_fixture {
@@ -38,6 +44,7 @@ struct host_fixture {
                                   const keel::ops::tensor& out) {
     return keel::ops::prepare_baddbmm(k(), self, b1, b2, beta, alpha, out);
   }
+  static bool is_launch_error(const std::error_code& code, keel::errc rule) { return keel_conformance::is(code, rule); }
   static std::size_t workspace_size(const executor& ex) { return ex.workspace_size(); }
   static void run(keel::host::stream_ref s, executor& ex, const keel::memory_span& workspace) {
     keel::ops::run_on(s, ex, workspace);

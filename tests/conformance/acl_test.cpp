@@ -119,3 +119,88 @@ TEST_CASE("acl backend: libraries come from the given directory, one file for al
   }
   CHECK_THROWS_AS(keel::acl::device(keel::acl::device_options{0, "/nonexistent"}), keel::error);
 }
+
+TEST_CASE("acl emulation: the C API reports misuse with the documented statuses", "[acl]") {
+  const keel::acl::api& api = acl_fixture::device().functions();
+  using keel::acl::stream_handle;
+  SECTION("null, destroyed and out-of-bounds arguments") {
+    CHECK(api.aclrtCreateStream(nullptr) == 100000);  // ACL_ERROR_INVALID_PARAM
+    CHECK(api.aclrtSynchronizeStream(nullptr) == 100000);
+    stream_handle s = nullptr;
+    REQUIRE(api.aclrtCreateStream(&s) == 0);
+    REQUIRE(api.aclrtDestroyStream(s) == 0);
+    CHECK(api.aclrtSynchronizeStream(s) == 107017);  // ACL_ERROR_RT_INVALID_HANDLE
+    char a[8] = {}, b[16] = {};
+    CHECK(api.aclrtMemcpy(a, sizeof a, b, sizeof b, keel::acl::memcpy_kind::host_to_host) == 100000);
+    CHECK(api.aclrtMemcpy(a, sizeof a, b, sizeof a, static_cast<keel::acl::memcpy_kind>(99)) == 100000);
+    CHECK(api.aclrtFree(a) == 100000);  // not from aclrtMalloc
+    CHECK(api.aclrtCreateEventWithFlag(nullptr, 0) == 100000);
+    keel::acl::event_handle e = nullptr;
+    CHECK(api.aclrtCreateEventWithFlag(&e, keel::acl::event_flags::external | keel::acl::event_flags::sync) == 100000);
+    CHECK(api.aclrtCreateEventExWithFlag(&e, keel::acl::event_flags::external) == 100000);
+    CHECK(api.aclInit(nullptr) == 100002);  // ACL_ERROR_REPEAT_INITIALIZE: the device already did
+    CHECK(api.aclmdlRIDestroy(nullptr) == 100000);
+  }
+  SECTION("capture calls out of order") {
+    stream_handle s = nullptr;
+    REQUIRE(api.aclrtCreateStream(&s) == 0);
+    keel::acl::model_handle m = nullptr;
+    CHECK(api.aclmdlRICaptureEnd(s, &m) == 107029);  // ACL_ERROR_RT_STREAM_NOT_CAPTURED
+    CHECK(api.aclmdlRICaptureTaskUpdateEnd(s) == 107033);  // ACL_ERROR_STREAM_TASK_GROUP_STATUS
+    REQUIRE(api.aclmdlRICaptureBegin(s, keel::acl::capture_mode::global) == 0);
+    CHECK(api.aclmdlRICaptureBegin(s, keel::acl::capture_mode::global) == 107027);  // ACL_ERROR_RT_STREAM_CAPTURED
+    keel::acl::capture_status st = keel::acl::capture_status::none;
+    keel::acl::model_handle during = nullptr;
+    CHECK(api.aclmdlRICaptureGetInfo(s, &st, &during) == 0);
+    CHECK(st == keel::acl::capture_status::active);
+    CHECK(during != nullptr);
+    CHECK(api.aclmdlRIExecuteAsync(during, s) == 107000);  // its capture has not ended
+    keel::acl::task_group_handle g = nullptr;
+    REQUIRE(api.aclmdlRICaptureTaskGrpBegin(s) == 0);
+    CHECK(api.aclmdlRICaptureEnd(s, &m) == 507903);  // a group is open: the capture is discarded
+    CHECK(api.aclmdlRICaptureGetInfo(s, &st, nullptr) == 0);
+    CHECK(st == keel::acl::capture_status::none);
+    REQUIRE(api.aclmdlRICaptureBegin(s, keel::acl::capture_mode::relaxed) == 0);
+    REQUIRE(api.aclmdlRICaptureTaskGrpBegin(s) == 0);
+    REQUIRE(api.aclmdlRICaptureTaskGrpEnd(s, &g) == 0);
+    REQUIRE(api.aclmdlRICaptureEnd(s, &m) == 0);
+    REQUIRE(api.aclmdlRIDestroy(m) == 0);
+    CHECK(api.aclmdlRICaptureTaskUpdateBegin(s, g) == 107017);  // the group left with its model
+    CHECK(api.aclmdlRIDestroy(m) == 107017);
+    CHECK(api.aclrtDestroyStream(s) == 0);
+  }
+  SECTION("executors: phase two checks its executor; once-only executors are consumed") {
+    stream_handle s = nullptr;
+    REQUIRE(api.aclrtCreateStream(&s) == 0);
+    float x[4] = {1, 2, 3, 4}, y[4] = {};
+    const std::int64_t shape[1] = {4}, strides[1] = {1};
+    ::aclTensor* tx = api.aclCreateTensor(shape, 1, keel::acl::data_type::float32, strides, 0, keel::acl::format::nd,
+                                          shape, 1, x);
+    ::aclTensor* ty = api.aclCreateTensor(shape, 1, keel::acl::data_type::float32, strides, 0, keel::acl::format::nd,
+                                          shape, 1, y);
+    REQUIRE(tx != nullptr);
+    REQUIRE(ty != nullptr);
+    CHECK(api.aclCreateTensor(shape, 1, keel::acl::data_type::complex64, strides, 0, keel::acl::format::nd, shape, 1,
+                              x) == nullptr);
+    std::uint64_t ws = 1;
+    ::aclOpExecutor* ex = nullptr;
+    CHECK(api.aclnnCastGetWorkspaceSize(tx, keel::acl::data_type::float32, ty, nullptr, &ex) == 161001);
+    REQUIRE(api.aclnnCastGetWorkspaceSize(tx, keel::acl::data_type::float32, ty, &ws, &ex) == 0);
+    CHECK(ws == 0);
+    CHECK(api.aclnnAdd(nullptr, 0, ex, s) == 161002);  // a Cast executor given to Add
+    CHECK(api.aclnnCast(nullptr, 0, nullptr, s) == 161001);
+    REQUIRE(api.aclnnCast(nullptr, 0, ex, s) == 0);  // consumed here
+    REQUIRE(api.aclrtSynchronizeStream(s) == 0);
+    CHECK(y[3] == 4.0f);
+    REQUIRE(api.aclnnCastGetWorkspaceSize(tx, keel::acl::data_type::float32, ty, &ws, &ex) == 0);
+    REQUIRE(api.aclSetAclOpExecutorRepeatable(ex) == 0);
+    REQUIRE(api.aclnnCast(nullptr, 0, ex, s) == 0);
+    REQUIRE(api.aclnnCast(nullptr, 0, ex, s) == 0);  // repeatable: runs again
+    REQUIRE(api.aclrtSynchronizeStream(s) == 0);
+    CHECK(api.aclDestroyAclOpExecutor(ex) == 0);
+    CHECK(api.aclDestroyTensor(tx) == 0);
+    CHECK(api.aclDestroyTensor(ty) == 0);
+    CHECK(api.aclDestroyTensor(nullptr) == 161001);
+    CHECK(api.aclrtDestroyStream(s) == 0);
+  }
+}

@@ -11,6 +11,8 @@
 //
 // This is the library's only translation unit: it alone compiles the
 // Highway kernels (for the static target: one compilation, no dispatch table).
+#include <pthread.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -67,13 +69,33 @@ keel::host::device& dev() {
 
 // ---- errors -------------------------------------------------------------
 
-thread_local std::string recent_error;  // aclGetRecentErrMsg is per thread in CANN too
-thread_local bool has_recent_error = false;
-thread_local std::int32_t current_device = -1;  // aclrtSetDevice binds a thread
+// Per-thread state (aclGetRecentErrMsg's text, aclrtSetDevice's binding)
+// lives under a pthread key rather than in C++ thread_local: a dlopen-ed
+// library's dynamic TLS is what current sanitizers' leak checker mis-reads.
+struct thread_state {
+  std::string recent_error;
+  bool has_recent_error = false;
+  std::int32_t current_device = -1;
+};
+pthread_key_t make_key() {
+  pthread_key_t key;
+  if (pthread_key_create(&key, [](void* p) { delete static_cast<thread_state*>(p); }) != 0) std::abort();
+  return key;
+}
+thread_state& this_thread_state() {
+  static const pthread_key_t key = make_key();
+  auto* state = static_cast<thread_state*>(pthread_getspecific(key));
+  if (state == nullptr) {
+    state = new thread_state;
+    pthread_setspecific(key, state);
+  }
+  return *state;
+}
 
 aclError fail(aclError code, const char* function, const std::string& text) {
-  recent_error = std::string(function) + ": " + text;
-  has_recent_error = true;
+  thread_state& t = this_thread_state();
+  t.recent_error = std::string(function) + ": " + text;
+  t.has_recent_error = true;
   return code;
 }
 
@@ -194,16 +216,27 @@ void require(const T* p, const char* function, const char* name) {
   if (p == nullptr) throw_rule(errc::null_parameter, function, std::string(name) + " is null");
 }
 
-keel::capture_mode mode_of(aclmdlRICaptureMode mode, const char* function) {
+// A C caller may pass any int where CANN takes an enum; C++ may not load an
+// out-of-range value as the enum type, so the emulation reads the bits.
+template <class Enum>
+int raw(const Enum& value) noexcept {
+  int bits = 0;
+  std::memcpy(&bits, &value, sizeof bits < sizeof value ? sizeof bits : sizeof value);
+  return bits;
+}
+
+keel::capture_mode mode_of(const aclmdlRICaptureMode& mode_arg, const char* function) {
+  const int mode = raw(mode_arg);
   switch (mode) {
     case ACL_MODEL_RI_CAPTURE_MODE_GLOBAL: return keel::capture_mode::global;
     case ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL: return keel::capture_mode::thread_local_;
     case ACL_MODEL_RI_CAPTURE_MODE_RELAXED: return keel::capture_mode::relaxed;
   }
-  throw_rule(errc::invalid_parameter, function, "unknown capture mode " + std::to_string(static_cast<int>(mode)));
+  throw_rule(errc::invalid_parameter, function, "unknown capture mode " + std::to_string(mode));
 }
 
-keel::copy_kind copy_kind_of(aclrtMemcpyKind kind, const char* function) {
+keel::copy_kind copy_kind_of(const aclrtMemcpyKind& kind_arg, const char* function) {
+  const int kind = raw(kind_arg);
   switch (kind) {
     case ACL_MEMCPY_HOST_TO_HOST: return keel::copy_kind::host_to_host;
     case ACL_MEMCPY_HOST_TO_DEVICE:
@@ -214,7 +247,7 @@ keel::copy_kind copy_kind_of(aclrtMemcpyKind kind, const char* function) {
     case ACL_MEMCPY_INTER_DEVICE_TO_DEVICE:
     case ACL_MEMCPY_DEFAULT: return keel::copy_kind::device_to_device;  // one address space: direction is moot
   }
-  throw_rule(errc::invalid_parameter, function, "unknown memcpy kind " + std::to_string(static_cast<int>(kind)));
+  throw_rule(errc::invalid_parameter, function, "unknown memcpy kind " + std::to_string(kind));
 }
 
 // Polls until ready() or the timeout (ms, -1 forever) passes.
@@ -270,26 +303,30 @@ aclError aclFinalize(void) {
   return ACL_SUCCESS;
 }
 
-const char* aclGetRecentErrMsg(void) { return has_recent_error ? recent_error.c_str() : nullptr; }
+const char* aclGetRecentErrMsg(void) {
+  const thread_state& t = this_thread_state();
+  return t.has_recent_error ? t.recent_error.c_str() : nullptr;
+}
 
 // ---- devices --------------------------------------------------------------
 
 aclError aclrtSetDevice(std::int32_t deviceId) {
   if (deviceId != 0)
     return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtSetDevice", "the emulation has one device, id 0");
-  current_device = 0;
+  this_thread_state().current_device = 0;
   return ACL_SUCCESS;
 }
 aclError aclrtResetDevice(std::int32_t deviceId) {
   if (deviceId != 0)
     return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtResetDevice", "the emulation has one device, id 0");
-  current_device = -1;
+  this_thread_state().current_device = -1;
   return ACL_SUCCESS;
 }
 aclError aclrtGetDevice(std::int32_t* deviceId) {
   if (deviceId == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDevice", "deviceId is null");
-  if (current_device < 0) return fail(ACL_ERROR_RT_CONTEXT_NULL, "aclrtGetDevice", "no device set on this thread");
-  *deviceId = current_device;
+  const std::int32_t current = this_thread_state().current_device;
+  if (current < 0) return fail(ACL_ERROR_RT_CONTEXT_NULL, "aclrtGetDevice", "no device set on this thread");
+  *deviceId = current;
   return ACL_SUCCESS;
 }
 aclError aclrtGetDeviceCount(std::uint32_t* count) {

@@ -85,7 +85,13 @@ inline library_lease lease_on(library lib, const std::string& directory, std::st
       continue;
     }
     try {
-      return library_loader::global().acquire(path);
+      // RTLD_NODELETE: the lease still counts users, but the last one leaves
+      // the library mapped, as linking it would. CANN's runtime starts threads
+      // and keeps per-thread state (aclGetRecentErrMsg); unmapping it under
+      // them (or under a sanitizer's thread-local bookkeeping) is not safe.
+      load_options options;
+      options.mode = static_cast<boost::dll::load_mode::type>(RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+      return library_loader::global().acquire(path, options);
     } catch (const keel::error& e) {
       tried += "\n  " + path + ": " + e.rule();
     }

@@ -2,6 +2,9 @@
 // The keel benchmark harness: each benchmark file declares which keel
 // benchmark compares with which baseline; main() prints every pair as a ratio
 // after the run, so one command gives every figure beside its baseline.
+// Baselines that depend on the environment say so in their file; the OpenBLAS
+// sgemm baseline (ops_bench.cpp) needs OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE
+// unset: `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE keel_benchmarks ...`.
 #pragma once
 
 #include <string>

@@ -10,6 +10,10 @@
 // OpenBLAS onto kernels about 1.8x slower than the ones it picks itself
 // (Cooperlake here); the baseline then flatters keel. The sgemm benchmark
 // labels itself with the core OpenBLAS chose and warns when they are set.
+// Check that label: when OpenBLAS 0.3.21 does not recognise the CPU (a VM
+// that masks the model) it falls back to "Prescott", an SSE3 kernel; then
+// run the sgemm baseline again with OPENBLAS_CORETYPE=Cooperlake (or SkylakeX
+// without AVX512-BF16) and compare with that, the strongest kernel it has.
 // Plot: python3 benchmarks/plot_ops.py ops.json ops.png   (needs gnuplot)
 //
 // Threads: "1t" runs on the calling thread; "2t" splits the same work over
@@ -26,7 +30,9 @@
 #include <vector>
 
 #include "harness.hpp"
+#include "keel/host/host.hpp"
 #include "keel/ops.hpp"
+#include "keel/ops/executor_cache.hpp"
 #include "ops_baselines.hpp"
 
 namespace {
@@ -131,6 +137,22 @@ void BM_add_f32(benchmark::State& state) {
   std::vector<float> out(static_cast<std::size_t>(n));
   const ops::tensor ta(a.data(), ops::dtype::float32, {n}), tb(b.data(), ops::dtype::float32, {n}),
       to(out.data(), ops::dtype::float32, {n});
+  // Phase two of a prepared executor, as every call after the first runs
+  // through an executor cache; BM_add_f32_with_prepare pays phase one too.
+  ops::executor ex = ops::prepare_add(kernels(), ta, tb, 0.5f, to);
+  for (auto _ : state) {
+    ex.run(nullptr, 0);
+    benchmark::ClobberMemory();
+  }
+  set_bytes(state, 12 * static_cast<std::size_t>(n));
+}
+
+void BM_add_f32_with_prepare(benchmark::State& state) {
+  const auto n = static_cast<std::int64_t>(state.range(0));
+  auto a = random_floats(static_cast<std::size_t>(n), 1), b = random_floats(static_cast<std::size_t>(n), 2);
+  std::vector<float> out(static_cast<std::size_t>(n));
+  const ops::tensor ta(a.data(), ops::dtype::float32, {n}), tb(b.data(), ops::dtype::float32, {n}),
+      to(out.data(), ops::dtype::float32, {n});
   for (auto _ : state) {
     ops::add(kernels(), ta, tb, 0.5f, to);  // phase one and two, every call
     benchmark::ClobberMemory();
@@ -182,8 +204,9 @@ void BM_addcmul_f32(benchmark::State& state) {
   std::vector<float> out(un);
   const ops::tensor ts(s.data(), ops::dtype::float32, {n}), t1v(t1.data(), ops::dtype::float32, {n}),
       t2v(t2.data(), ops::dtype::float32, {n}), to(out.data(), ops::dtype::float32, {n});
+  ops::executor ex = ops::prepare_addcmul(kernels(), ts, t1v, t2v, 0.5f, to);  // phase two measured, as BM_add_f32
   for (auto _ : state) {
-    ops::addcmul(kernels(), ts, t1v, t2v, 0.5f, to);
+    ex.run(nullptr, 0);
     benchmark::ClobberMemory();
   }
   set_bytes(state, 16 * un);
@@ -206,8 +229,9 @@ void BM_cast(benchmark::State& state) {
   auto in = random_floats(static_cast<std::size_t>(n), 1);
   std::vector<std::uint16_t> out(static_cast<std::size_t>(n));
   const ops::tensor ti(in.data(), ops::dtype::float32, {n}), to(out.data(), To, {n});
+  ops::executor ex = ops::prepare_cast(kernels(), ti, to);  // phase two measured, as BM_add_f32
   for (auto _ : state) {
-    ops::cast(kernels(), ti, to);
+    ex.run(nullptr, 0);
     benchmark::ClobberMemory();
   }
   set_bytes(state, 6 * static_cast<std::size_t>(n));
@@ -248,6 +272,7 @@ void sizes(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_triad_baseline)->Apply(sizes);
 BENCHMARK(BM_add_f32)->Apply(sizes);
 BENCHMARK(BM_add_f32_scalar_loop)->Apply(sizes);
+BENCHMARK(BM_add_f32_with_prepare)->Arg(4096)->Arg(1 << 16)->Arg(1 << 24);
 BENCHMARK(BM_addcmul_f32)->Apply(sizes);
 BENCHMARK_TEMPLATE(BM_cast, ops::dtype::float16)->Name("BM_cast_f32_f16")->Apply(sizes);
 BENCHMARK_TEMPLATE(BM_cast, ops::dtype::bfloat16)->Name("BM_cast_f32_bf16")->Apply(sizes);
@@ -273,6 +298,7 @@ KEEL_BENCH_COMPARE("BM_cast_f32_bf16", "BM_triad_baseline", ">= 0.9 at 16M", mea
 KEEL_BENCH_COMPARE("BM_add_f32_2t", "BM_triad_baseline_2t", ">= 0.9 at 16M (2 threads each)", measure::bandwidth);
 KEEL_BENCH_COMPARE("BM_add_f32", "BM_add_f32_scalar_loop", "> 1 at 64K", measure::bandwidth);
 KEEL_BENCH_COMPARE("BM_add_f32", "BM_add_f32_eigen", "> 1 at 64K", measure::bandwidth);
+KEEL_BENCH_COMPARE("BM_add_f32_with_prepare", "BM_add_f32_eigen", "(phase one every call)", measure::bandwidth);
 KEEL_BENCH_COMPARE("BM_addcmul_f32", "BM_add_f32_scalar_loop", "> 1 at 64K (scalar add loop)", measure::bandwidth);
 KEEL_BENCH_COMPARE("BM_addcmul_f32", "BM_addcmul_f32_eigen", "> 1 at 64K", measure::bandwidth);
 KEEL_BENCH_COMPARE("BM_cast_f32_f16", "BM_cast_f32_f16_scalar_loop", "> 1 at 64K", measure::bandwidth);
@@ -377,3 +403,92 @@ void BM_sgemm_openblas(benchmark::State& state, int threads) {
 KEEL_BENCH_COMPARE("BM_baddbmm_f32", "BM_sgemm_openblas_baseline", ">= 0.8 of OpenBLAS (same shapes, threads)");
 
 }  // namespace
+
+// ------------------------------------------------- phase two on streams ---
+// Tiny calls (4x2 float32 add) through the exec() adaptor on a host stream:
+// what the adaptor, the cache and the stream add per call.
+
+namespace exec_bench {
+
+struct tiny {
+  std::vector<float> a = std::vector<float>(8, 1.0f), b = std::vector<float>(8, 2.0f), out = std::vector<float>(8);
+  ops::tensor ta{a.data(), ops::dtype::float32, {4, 2}}, tb{b.data(), ops::dtype::float32, {4, 2}},
+      to{out.data(), ops::dtype::float32, {4, 2}};
+};
+
+void per_call(benchmark::State& state, double calls) {
+  state.counters["per_call"] = benchmark::Counter(calls, benchmark::Counter::kIsIterationInvariantRate |
+                                                             benchmark::Counter::kInvert);
+  state.SetLabel(kernels().target);
+}
+
+void BM_exec_cached_tiny(benchmark::State& state) {
+  keel::host::stream stream{keel::host::default_device()};
+  ops::executor_cache<> cache(kernels(), 64);
+  tiny t;
+  for (auto _ : state) {
+    for (int i = 0; i < 1000; ++i) ops::exec(cache, stream, ops::add_op{}, t.ta, t.tb, 0.5f, t.to);
+    stream.synchronize();
+  }
+  per_call(state, 1000);
+}
+
+void BM_exec_roundtrip_tiny(benchmark::State& state) {
+  keel::host::stream stream{keel::host::default_device()};
+  ops::executor_cache<> cache(kernels(), 64);
+  tiny t;
+  for (auto _ : state) {
+    ops::exec(cache, stream, ops::add_op{}, t.ta, t.tb, 0.5f, t.to);
+    stream.synchronize();
+  }
+  per_call(state, 1);
+}
+
+void BM_exec_replayed_tiny(benchmark::State& state) {
+  keel::host::stream stream{keel::host::default_device()};
+  ops::executor_cache<> cache(kernels(), 64);
+  tiny t;
+  keel::host::model model;
+  {
+    keel::host::capture_scope capture{stream};
+    for (int i = 0; i < 1000; ++i) ops::exec(cache, stream, ops::add_op{}, t.ta, t.tb, 0.5f, t.to);
+    model = capture.end();
+  }
+  for (auto _ : state) {
+    model.execute(stream);
+    stream.synchronize();
+  }
+  per_call(state, 1000);
+}
+
+BENCHMARK(BM_exec_cached_tiny)->UseRealTime();
+BENCHMARK(BM_exec_roundtrip_tiny)->UseRealTime();
+BENCHMARK(BM_exec_replayed_tiny)->UseRealTime();
+
+}  // namespace exec_bench
+
+namespace exec_bench {
+
+// Phase one through the cache alone (a hit: key, lookup, copy, bind), no
+// stream: the part of BM_exec_cached_tiny that is keel::ops' own.
+void BM_exec_cache_hit_tiny(benchmark::State& state) {
+  ops::executor_cache<> cache(kernels(), 64);
+  tiny t;
+  for (auto _ : state) {
+    ops::executor ex = cache.acquire(ops::add_op{}, t.ta, t.tb, 0.5f, t.to);
+    benchmark::DoNotOptimize(ex);
+  }
+  state.SetLabel(kernels().target);
+}
+BENCHMARK(BM_exec_cache_hit_tiny);
+
+// Phase two alone on the calling thread (no stream): the kernel call for 4x2.
+void BM_exec_run_tiny(benchmark::State& state) {
+  tiny t;
+  ops::executor ex = ops::prepare_add(kernels(), t.ta, t.tb, 0.5f, t.to);
+  for (auto _ : state) ex.run(nullptr, 0);
+  state.SetLabel(kernels().target);
+}
+BENCHMARK(BM_exec_run_tiny);
+
+}  // namespace exec_bench

@@ -58,6 +58,7 @@ def main():
             f"set output '{sys.argv[2]}'",
             f"set title 'keel::ops element-wise kernels, 1 thread, float32 ({target})'",
             "set logscale x 2",
+            "set format x '%.0s%c'",
             "set xlabel 'elements per operand'",
             "set ylabel 'GB/s (inputs read once + output written once)'",
             "set grid",

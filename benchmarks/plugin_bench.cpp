@@ -136,6 +136,15 @@ void BM_single_shared_mutex_run_baseline(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
+// A bare lookup on one shared_mutex, for the contended comparison.
+void BM_single_shared_mutex_lookup_baseline(benchmark::State& state) {
+  auto& r = single_mutex();
+  for (auto _ : state) {
+    std::shared_lock<std::shared_mutex> lock(r.mutex);
+    benchmark::DoNotOptimize(r.entries.find(std::string_view("fold_constants"))->second);
+  }
+}
+
 template <class Policy>
 void register_registry_benchmarks(bool threaded) {
   fixture<Policy>();  // build outside the timed, threaded region
@@ -144,6 +153,10 @@ void register_registry_benchmarks(bool threaded) {
   run->Threads(1);
   if (threaded) run->Threads(2);
   benchmark::RegisterBenchmark(("BM_registry_lookup/" + policy).c_str(), &BM_registry_lookup<Policy>);
+  if (threaded) {
+    benchmark::RegisterBenchmark(("BM_registry_lookup_contended/" + policy).c_str(), &BM_registry_lookup<Policy>)
+        ->Threads(2);
+  }
 }
 
 const bool registered = [] {
@@ -154,6 +167,8 @@ const bool registered = [] {
   single_mutex().entries.emplace("fold_constants", &pass_body);
   benchmark::RegisterBenchmark("BM_single_shared_mutex_run_baseline", &BM_single_shared_mutex_run_baseline)
       ->Threads(1)
+      ->Threads(2);
+  benchmark::RegisterBenchmark("BM_single_shared_mutex_lookup_baseline", &BM_single_shared_mutex_lookup_baseline)
       ->Threads(2);
   benchmark::RegisterBenchmark("BM_pass_body_baseline", &BM_pass_body_baseline)->Threads(1)->Threads(2);
   return true;
@@ -167,6 +182,9 @@ KEEL_BENCH_COMPARE("BM_registry_run/boost/threads:2", "BM_registry_run/boost/thr
 KEEL_BENCH_COMPARE("BM_single_shared_mutex_run_baseline/threads:2", "BM_single_shared_mutex_run_baseline/threads:1",
                    "(why the registry stripes its lock)");
 KEEL_BENCH_COMPARE("BM_pass_body_baseline/threads:2", "BM_pass_body_baseline/threads:1", "(machine ceiling)");
+// Bare lookups by two threads at once: striped lock against one shared_mutex.
+KEEL_BENCH_COMPARE("BM_registry_lookup_contended/std", "BM_single_shared_mutex_lookup_baseline",
+                   "(striping: no reader-count ping-pong)");
 // The registry's cost over the bare body, one thread.
 KEEL_BENCH_COMPARE("BM_registry_run/std/threads:1", "BM_pass_body_baseline/threads:1", "(overhead of lookup + lock)");
 

@@ -254,3 +254,19 @@ TEST_CASE("mixed clients: a buffer released on the host is not reused under a pe
   CHECK(out[0] == 8.0f);
   CHECK(out[n - 1] == 8.0f);
 }
+
+TEMPLATE_TEST_CASE("executor_cache: every keel mutex policy", "[ops][cache]", keel::std_shared_mutex_policy,
+                   keel::null_mutex_policy, keel::checked_mutex_policy) {
+  executor_cache<TestType> cache(dynamic_kernels(), 8);
+  auto a = iota(8, 1.0f, 1.0f), b = iota(8, 2.0f, 0.0f);
+  std::vector<float> out(8, 0.0f);
+  for (int i = 0; i < 3; ++i) {
+    executor ex = cache.acquire(add_op{}, view(a, {8}), view(b, {8}), static_cast<float>(i), view(out, {8}));
+    ex.run(nullptr, 0);
+    CHECK(out[7] == 8.0f + 2.0f * static_cast<float>(i));
+  }
+  CHECK(cache.misses() == 1);
+  CHECK(cache.hits() == 2);
+  cache.clear();
+  CHECK(cache.size() == 0);
+}

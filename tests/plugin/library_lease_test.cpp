@@ -102,6 +102,17 @@ TEST_CASE("library_lease: two spellings of one library are one library", "[plugi
   }
   CHECK(events().finis == 1);
   CHECK_FALSE(keel::library_loader::is_mapped(passes_path));
+
+  // A known spelling is not looked up on the file system again while the
+  // library is loaded (the benchmarked fast path), and is forgotten once it
+  // is unloaded, so a changed file system is seen by the next load.
+  {
+    keel::library_lease lease = loader().acquire(link);
+    fs::remove(link);
+    keel::library_lease again = loader().acquire(link);
+    CHECK(again == lease);
+  }
+  CHECK_THROWS_AS(loader().acquire(link), keel::error);
   fs::remove_all(dir);
 }
 

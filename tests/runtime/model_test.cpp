@@ -319,3 +319,29 @@ TEST_CASE("model: executing a model inside a capture records the execution", "[r
   s.synchronize();
   CHECK(n == 2);
 }
+
+TEST_CASE("model: destroying a stream that captures ends its capture cleanly", "[runtime][model]") {
+  static std::atomic<int> reports{0};
+  auto previous = keel::set_error_handler([](std::error_code, const char*, const char*) noexcept { ++reports; });
+  reports = 0;
+  const std::size_t live = test_device().live_models();
+  {
+    keel::host::stream doomed{test_device()};
+    keel::host::backend::capture_begin(doomed.get(), keel::capture_mode::global);
+    doomed.launch_host([] {});
+  }  // the origin goes away mid-capture: discarded and reported
+  CHECK(reports == 1);
+  CHECK(test_device().live_models() == live);
+
+  keel::host::stream s{test_device()};
+  keel::host::event fork{test_device()};
+  keel::host::capture_scope capture{s};
+  {
+    keel::host::stream side{test_device()};
+    fork.record(s);
+    side.wait(fork);
+  }  // a joined stream goes away: the capture is invalidated
+  CHECK(s.capture_status().state == keel::capture_state::invalidated);
+  KEEL_REQUIRE_ERROR(capture.end(), errc::capture_violation, "invalidated");
+  keel::set_error_handler(previous);
+}

@@ -215,3 +215,13 @@ TEST_CASE("stream: a task cannot synchronize its own stream", "[runtime][stream]
   s.synchronize();
   CHECK(keel_test::contains(what, "cannot wait for its own stream"));
 }
+
+TEST_CASE("stream: a kernel chunk that throws fails the launch", "[runtime][stream]") {
+  keel::host::stream s{test_device()};
+  s.launch(keel::kernel_kind{"bad"}, [](keel::host::launch_context& ctx) {
+    ctx.parallel_for(100, 10, [](std::size_t b, std::size_t) {
+      if (b == 50) throw std::runtime_error("chunk 5 failed");
+    });
+  });
+  KEEL_REQUIRE_ERROR(s.synchronize(), errc::task_failed, "chunk 5 failed");
+}

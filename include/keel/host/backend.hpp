@@ -36,11 +36,11 @@ using clock = std::chrono::steady_clock;
 // sleeping thread costs ~25 us here (perf-anchors section 3), so a burst of
 // work that arrives within this window is picked up at spinning speed.
 inline constexpr std::chrono::microseconds spin_window{50};
-// For the first couple of microseconds the spin is pure; after that each
+// For the first few microseconds (a replay of a thousand tiny tasks) the spin is pure; after that each
 // poll yields, so that on an oversubscribed machine (more runnable threads
 // than cores, e.g. a build running beside us) the spinner hands its core to
 // the thread it is waiting for instead of starving it.
-inline constexpr unsigned pure_spin_polls = 64;
+inline constexpr unsigned pure_spin_polls = 256;  // about 2.5 us
 
 template <class Pred>
 bool spin_until(Pred&& pred) {
@@ -126,26 +126,48 @@ struct event_state : ref_counted {
   }
 };
 
+// A group's tasks as one execution sees them. `runners` counts executions
+// running the list, so an update may refill a replaced list only once
+// nobody runs it any more.
+struct task_list {
+  std::vector<replay_task> tasks;
+  std::atomic<int> runners{0};
+};
+
 struct group_state : ref_counted {
   explicit group_state(device& d, std::uint64_t stream) : id(d.next_id.fetch_add(1)), marked_on(stream) {}
-  std::uint64_t id;
+  // Off the reference count's line: the update stream's worker drops a
+  // reference at every swap, and the updating thread reads these each update.
+  alignas(64) std::uint64_t id;
   std::uint64_t marked_on;
-  std::vector<replay_task> building;  // while marking (dev->capture_mutex)
+  std::vector<replay_task> building;   // while marking (dev->capture_mutex)
   std::vector<kernel_kind> signature;  // the kinds an update must match; fixed at group end
-  spin_lock m;                         // guards `tasks` and `spare` (swapped by updates)
-  std::shared_ptr<std::vector<replay_task>> tasks;
+  std::atomic<bool> updating{false};
+  std::atomic<bool> model_alive{false};
+  alignas(64) spin_lock m;             // guards `tasks` and `spares` (swapped by updates)
+  std::shared_ptr<task_list> tasks;
   // Lists updates replaced, kept for later updates to refill, so a steady
   // stream of updates allocates nothing (several, because the update stream
   // may not have reached the last swap when the next update is issued).
-  std::array<std::shared_ptr<std::vector<replay_task>>, 4> spares;
-  std::atomic<bool> updating{false};
-  std::atomic<bool> model_alive{false};
+  std::array<std::shared_ptr<task_list>, 4> spares;
 
-  std::shared_ptr<const std::vector<replay_task>> current() {
-    std::lock_guard<spin_lock> lock(m);
-    return tasks;
+  // The replay of the group node: runs the list current when the execution
+  // reaches the group.
+  void run() {
+    std::shared_ptr<task_list> list;
+    {
+      std::lock_guard<spin_lock> lock(m);
+      list = tasks;
+      if (!list) return;
+      list->runners.fetch_add(1, std::memory_order_relaxed);
+    }
+    struct done {
+      task_list& l;
+      ~done() { l.runners.fetch_sub(1, std::memory_order_release); }
+    } finished{*list};
+    for (const replay_task& t : list->tasks) t();
   }
-  void replace(std::shared_ptr<std::vector<replay_task>> list) {
+  void replace(std::shared_ptr<task_list> list) {
     std::lock_guard<spin_lock> lock(m);
     tasks.swap(list);
     for (auto& slot : spares) {
@@ -156,23 +178,23 @@ struct group_state : ref_counted {
     }
     // a list no slot took is released after the lock
   }
-  // A list for an update to fill: the spare one if nothing else holds it
-  // (an execution that started before the last swap may still run it).
-  std::shared_ptr<std::vector<replay_task>> take_spare() {
-    std::shared_ptr<std::vector<replay_task>> list;
+  // A list for an update to fill: a spare one that no execution runs any
+  // more (one that started before the last swap may still run it).
+  std::shared_ptr<task_list> take_spare() {
+    std::shared_ptr<task_list> list;
     {
       std::lock_guard<spin_lock> lock(m);
       for (auto& slot : spares) {
-        if (slot && slot.use_count() == 1) {
+        if (slot && slot->runners.load(std::memory_order_acquire) == 0) {
           list = std::move(slot);
           break;
         }
       }
     }
     if (list) {
-      list->clear();
+      list->tasks.clear();
     } else {
-      list = std::make_shared<std::vector<replay_task>>();
+      list = std::make_shared<task_list>();
     }
     return list;
   }
@@ -284,6 +306,21 @@ struct stream_state : ref_counted {
       // idle): a store per task would bounce the line with a synchronize()
       // polling it.
       if ((++h & 63) == 0) ring.set_head(h, std::memory_order_release);
+    }
+  }
+
+  // After the worker has exited: control tasks submitted after it stopped
+  // still run (releases, event records); work is dropped unrun.
+  void run_leftovers() noexcept {
+    for (std::uint64_t h = ring.head();; ++h) {
+      slot* s = ring.ready(h);
+      if (s == nullptr) break;
+      try {
+        s->fn(s->storage, dev, false);
+      } catch (...) {
+        report_current_exception("keel::host::destroy_stream");
+      }
+      ring.set_head(h + 1, std::memory_order_release);
     }
   }
 
@@ -446,8 +483,18 @@ struct block : ref_counted {
  *   state; event records, waits, resets, releases and update swaps still run,
  *   so other streams never deadlock. query() reports without clearing.
  * - Models run on the executing stream, in capture order (a topological
- *   order of the recorded cross-stream dependencies).
- * - Destroying a stream waits for the work issued to it.
+ *   order of the recorded cross-stream dependencies), in one tight loop.
+ * - A stream's worker thread drains a ring of 2,048 tasks; issuing to a full
+ *   ring blocks until the worker catches up, like a device's launch queue,
+ *   so never fill a stream that waits for work the same thread issues later.
+ * - Destroying a stream waits for the work issued to it (a stream blocked on
+ *   an external event nobody records would wait forever); a capture it began
+ *   is discarded and reported, a capture it joined is invalidated.
+ * - A task must not synchronize its own stream (would_deadlock).
+ * - Update visibility: an update takes effect when its stream reaches the
+ *   end of the update; an execution that reaches the group afterwards runs
+ *   the new tasks, one already past it ran the old ones. Use
+ *   basic_concurrent_update to fence a running execution on the update.
  */
 struct backend {
   using device_type = device;
@@ -493,16 +540,20 @@ struct backend {
         }
       }
     }
-    {
-      std::lock_guard<std::mutex> lock(s->close_m);
-      s->closed = true;
-    }
     s->stopping.store(true, std::memory_order_seq_cst);
     {
       std::lock_guard<std::mutex> lock(s->m);
       s->wake_cv.notify_all();
     }
     s->worker.join();
+    {
+      // Releases issued from other threads while the worker drained still
+      // went to the ring (the stream was open); run what it did not reach.
+      // From here on a release frees at once: no work is left to outlive.
+      std::lock_guard<std::mutex> lock(s->close_m);
+      s->closed = true;
+      s->run_leftovers();
+    }
     if (s->failed.load(std::memory_order_acquire))
       report_error(make_error_code(errc::task_failed), "keel::host::destroy_stream", s->failure.c_str());
     {
@@ -905,13 +956,7 @@ struct backend {
     detail::ref_ptr<detail::group_state> g(new detail::group_state(dev, s->id), {});
     c.groups.push_back(g);
     try {
-      c.nodes.push_back(detail::replay_task(
-          [g]() {
-            const auto list = g->current();
-            if (list)
-              for (const auto& t : *list) t();
-          },
-          detail::replay_task::category::group));
+      c.nodes.push_back(detail::replay_task([g]() { g->run(); }, detail::replay_task::category::group));
     } catch (...) {
       c.groups.pop_back();
       throw;
@@ -932,7 +977,9 @@ struct backend {
     signature.reserve(g->building.size());
     for (const auto& t : g->building) signature.push_back(t.kind());
     g->signature = std::move(signature);
-    g->tasks = std::make_shared<std::vector<detail::replay_task>>(std::move(g->building));
+    auto list = std::make_shared<detail::task_list>();
+    list->tasks = std::move(g->building);
+    g->tasks = std::move(list);
     s->session->open_group = {};
     dev.group_stream = nullptr;
     return g.release();
@@ -948,10 +995,7 @@ struct backend {
   }
 
   static void destroy_group(group_handle g) noexcept { detail::ref_ptr<detail::group_state>::drop(g); }
-  static std::size_t group_size(group_handle g) {
-    const auto list = g->current();
-    return list ? list->size() : 0;
-  }
+  static std::size_t group_size(group_handle g) noexcept { return g->signature.size(); }
   static bool group_model_alive(group_handle g) noexcept { return g->model_alive.load(std::memory_order_acquire); }
 
   static void update_begin(stream_handle s, group_handle g) {
@@ -1012,8 +1056,8 @@ struct backend {
                         std::string(g->signature[i].name()) + "' and the update issued '" +
                         std::string(staged[i].kind().name()) + "'; the group is unchanged");
     auto list = g->take_spare();
-    list->reserve(staged.size());
-    for (auto& t : staged) list->push_back(std::move(t));
+    list->tasks.reserve(staged.size());
+    for (auto& t : staged) list->tasks.push_back(std::move(t));
     s->submit<true>([g, list]() mutable { g->replace(std::move(list)); });
   }
 

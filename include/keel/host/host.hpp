@@ -27,6 +27,9 @@ using concurrent_update = basic_concurrent_update<backend>;
 using device_buffer = basic_device_buffer<backend>;
 using pinned_buffer = basic_pinned_buffer<backend>;
 
+/** @brief Milliseconds between two completed timing events (see keel::elapsed_time). */
+inline float elapsed_time(event_ref start, event_ref end) { return keel::elapsed_time<backend>(start, end); }
+
 /** @brief Blocks until every stream of @p dev is idle. Unsafe during capture (per mode). */
 inline void synchronize(device& dev) { backend::synchronize_device(dev); }
 

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 
@@ -29,8 +30,12 @@ namespace detail {
 // and scalar values are not in the key: a hit binds this call's.
 class key_builder {
  public:
-  explicit key_builder(op_kind op) { put(static_cast<std::uint8_t>(op)); }
-  void add(const tensor& t) {
+  // Room for five tensors of tensor::max_dims dimensions and the attributes:
+  // the lookup of a hit never allocates.
+  static constexpr std::size_t capacity = 5 * (3 + tensor::max_dims * 16) + 64;
+
+  explicit key_builder(op_kind op) noexcept { put(static_cast<std::uint8_t>(op)); }
+  void add(const tensor& t) noexcept {
     put(static_cast<std::uint8_t>(t.type()));
     put(static_cast<std::uint8_t>(t.dim()));
     put(t.data() == nullptr);  // a null tensor validates differently
@@ -40,17 +45,18 @@ class key_builder {
     }
   }
   // A scalar's dtype decides validation (a floating alpha for integers).
-  void add(const scalar& s) { put(static_cast<std::uint8_t>(s.type())); }
+  void add(const scalar& s) noexcept { put(static_cast<std::uint8_t>(s.type())); }
   template <class T>
-  void put(const T& v) {
-    char bytes[sizeof(T)];
-    std::memcpy(bytes, &v, sizeof(T));
-    key_.append(bytes, sizeof(T));
+  void put(const T& v) noexcept {
+    static_assert(std::is_trivially_copyable_v<T>);
+    std::memcpy(bytes_ + size_, &v, sizeof(T));
+    size_ += sizeof(T);
   }
-  std::string take() { return std::move(key_); }
+  std::string_view view() const noexcept { return {bytes_, size_}; }
 
  private:
-  std::string key_;
+  char bytes_[capacity];
+  std::size_t size_ = 0;
 };
 
 }  // namespace detail
@@ -64,10 +70,10 @@ class key_builder {
  */
 struct add_op {
   static constexpr op_kind kind = op_kind::add;
-  static std::string key(const tensor& self, const tensor& other, const scalar& alpha, const tensor& out) {
+  static detail::key_builder key(const tensor& self, const tensor& other, const scalar& alpha, const tensor& out) {
     detail::key_builder k(kind);
     k.add(self), k.add(other), k.add(alpha), k.add(out);
-    return k.take();
+    return k;
   }
   static executor prepare(const kernel_table& k, const prepare_options& o, const tensor& self, const tensor& other,
                           const scalar& alpha, const tensor& out) {
@@ -92,10 +98,10 @@ struct add_op {
 
 struct addcmul_op {
   static constexpr op_kind kind = op_kind::addcmul;
-  static std::string key(const tensor& self, const tensor& t1, const tensor& t2, const scalar& value, const tensor& out) {
+  static detail::key_builder key(const tensor& self, const tensor& t1, const tensor& t2, const scalar& value, const tensor& out) {
     detail::key_builder k(kind);
     k.add(self), k.add(t1), k.add(t2), k.add(value), k.add(out);
-    return k.take();
+    return k;
   }
   static executor prepare(const kernel_table& k, const prepare_options& o, const tensor& self, const tensor& t1,
                           const tensor& t2, const scalar& value, const tensor& out) {
@@ -121,10 +127,10 @@ struct addcmul_op {
 
 struct cast_op {
   static constexpr op_kind kind = op_kind::cast;
-  static std::string key(const tensor& self, const tensor& out) {
+  static detail::key_builder key(const tensor& self, const tensor& out) {
     detail::key_builder k(kind);
     k.add(self), k.add(out);
-    return k.take();
+    return k;
   }
   static executor prepare(const kernel_table& k, const prepare_options& o, const tensor& self, const tensor& out) {
     return prepare_cast(k, self, out, o);
@@ -143,10 +149,10 @@ struct cast_op {
 
 struct adaptive_avg_pool2d_op {
   static constexpr op_kind kind = op_kind::adaptive_avg_pool2d;
-  static std::string key(const tensor& self, std::int64_t oh, std::int64_t ow, const tensor& out) {
+  static detail::key_builder key(const tensor& self, std::int64_t oh, std::int64_t ow, const tensor& out) {
     detail::key_builder k(kind);
     k.add(self), k.put(oh), k.put(ow), k.add(out);
-    return k.take();
+    return k;
   }
   static executor prepare(const kernel_table& k, const prepare_options& o, const tensor& self, std::int64_t oh,
                           std::int64_t ow, const tensor& out) {
@@ -166,12 +172,12 @@ struct adaptive_avg_pool2d_op {
 
 struct baddbmm_op {
   static constexpr op_kind kind = op_kind::baddbmm;
-  static std::string key(const tensor& self, const tensor& b1, const tensor& b2, const scalar& beta,
+  static detail::key_builder key(const tensor& self, const tensor& b1, const tensor& b2, const scalar& beta,
                          const scalar& alpha, const tensor& out) {
     detail::key_builder k(kind);
     k.add(self), k.add(b1), k.add(b2), k.add(beta), k.add(alpha), k.add(out);
     k.put(beta.to_double() == 0.0);  // beta == 0 plans never read self
-    return k.take();
+    return k;
   }
   static executor prepare(const kernel_table& k, const prepare_options& o, const tensor& self, const tensor& b1,
                           const tensor& b2, const scalar& beta, const scalar& alpha, const tensor& out) {
@@ -238,7 +244,8 @@ class executor_cache {
   /** @brief Phase one through the cache: a hit binds this call, a miss prepares and stores. */
   template <class Op, class... Args>
   executor acquire(Op, const Args&... args) {
-    std::string key = Op::key(args...);
+    const detail::key_builder built = Op::key(args...);
+    const std::string_view key = built.view();
     std::shared_ptr<const detail::plan> cached;
     {
       std::unique_lock<typename Policy::mutex_type> lock(mutex_);
@@ -254,7 +261,7 @@ class executor_cache {
     std::unique_lock<typename Policy::mutex_type> lock(mutex_);
     ++misses_;
     if (capacity_ == 0 || index_.count(key) != 0) return fresh;  // another thread stored it meanwhile
-    lru_.push_front(entry{std::move(key), fresh.plan()});
+    lru_.push_front(entry{std::string(key), fresh.plan()});
     try {
       index_.emplace(std::string_view(lru_.front().key), lru_.begin());
     } catch (...) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -39,19 +40,27 @@ struct run_task {
   template <class Context>
   void operator()(Context& ctx, const std::shared_ptr<const plan>& p, const memory_span& workspace,
                   std::size_t workers) const {
-    // The executor's own offsets and alignment, applied to the task's copy of the plan.
-    executor view(std::const_pointer_cast<const plan>(p), prepare_options{workers, executor_use::repeatable});
+    // The executor's workspace layout: aligned base, shared part, then one
+    // scratch slice per worker.
+    char* base = static_cast<char*>(workspace.data);
+    if (base != nullptr) {
+      const auto v = reinterpret_cast<std::uintptr_t>(base);
+      base += round_up(v, workspace_alignment) - v;
+    }
+    const std::size_t slice = round_up(p->scratch_bytes, workspace_alignment);
+    char* scratch0 = base == nullptr ? nullptr : base + round_up(p->shared_bytes, workspace_alignment);
     for (std::size_t s = 0; s < p->stage_count(); ++s) {
       const std::size_t count = p->chunk_count(s);
       if (count == 0) continue;
-      const std::size_t lanes = std::min<std::size_t>({workers, count, static_cast<std::size_t>(ctx.workers())});
+      const std::size_t lanes = count == 1 ? 1 : std::min<std::size_t>({workers, count, static_cast<std::size_t>(ctx.workers())});
       if (lanes <= 1) {
-        for (std::size_t c = 0; c < count; ++c) view.run_chunk(s, c, 0, workspace.data);
+        for (std::size_t c = 0; c < count; ++c) p->run_chunk(s, c, base, scratch0);
         continue;
       }
       ctx.parallel_for(lanes, 1, [&](std::size_t begin, std::size_t end) {
         for (std::size_t w = begin; w < end; ++w) {
-          for (std::size_t c = w; c < count; c += lanes) view.run_chunk(s, c, w, workspace.data);
+          char* scratch = scratch0 == nullptr ? nullptr : scratch0 + w * slice;
+          for (std::size_t c = w; c < count; c += lanes) p->run_chunk(s, c, base, scratch);
         }
       });
     }

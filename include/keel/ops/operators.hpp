@@ -258,6 +258,16 @@ class elementwise_plan final : public plan {
   }
 
   void run_range(std::int64_t begin, std::int64_t end) const noexcept {
+    if (ndim_ == 1) {  // contiguous or one strided row: no index arithmetic (tiny calls live here)
+      char* ptr[max_operands];
+      std::ptrdiff_t str[max_operands];
+      for (std::size_t o = 0; o < n_ops_; ++o) {
+        ptr[o] = ops_[o].ptr + begin * ops_[o].stride[0] * static_cast<std::int64_t>(element_size(ops_[o].type));
+        str[o] = static_cast<std::ptrdiff_t>(ops_[o].stride[0]);
+      }
+      segment(ptr, str, static_cast<std::size_t>(end - begin));
+      return;
+    }
     std::int64_t idx[tensor::max_dims] = {};
     std::int64_t rem = begin;
     for (std::size_t i = ndim_; i-- > 0;) {

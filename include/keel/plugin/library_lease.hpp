@@ -331,9 +331,11 @@ class imported {
  *
  * Build plugins with hidden visibility (CMake CXX_VISIBILITY_PRESET hidden,
  * VISIBILITY_INLINES_HIDDEN ON) and export only their entry points with
- * KEEL_PLUGIN_EXPORT: with GCC, an exported function-local static of any
- * inline function becomes an STB_GNU_UNIQUE symbol and dlclose never unmaps
- * the library (release() then reports release_result::still_mapped).
+ * KEEL_PLUGIN_EXPORT: with GCC, exported statics of inline functions become
+ * STB_GNU_UNIQUE symbols, which can keep dlclose from unmapping the library.
+ * Either way keel stays correct: release() reports release_result::still_mapped
+ * and the next lease replays the library's KEEL_REGISTER registrations.
+ * POSIX (glibc) only: it relies on dlinfo, dladdr1 and RTLD_NOLOAD.
  */
 class library_loader {
  public:

@@ -180,6 +180,9 @@ class task_ring {
   // Consumer side: the slot at index h, if it is full.
   slot* ready(std::uint64_t h) noexcept {
     slot& s = at(h);
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(&at(h + prefetch_distance), 0, 3);
+#endif
     return s.sequence.load(std::memory_order_seq_cst) == h + 1 ? &s : nullptr;
   }
   void set_head(std::uint64_t h, std::memory_order order) noexcept { head_.store(h, order); }
@@ -196,8 +199,20 @@ class task_ring {
       cached_head_ = head_.load(std::memory_order_acquire);
       if (t - cached_head_ >= capacity) std::this_thread::yield();  // full: the worker is behind
     }
+    // The seq_cst store that publishes a slot waits for the slot's line to
+    // arrive from the worker's cache (it read it one lap ago); asking for a
+    // later slot's line now overlaps that transfer with this task's work.
+    prefetch_for_write(&at(t + prefetch_distance));
     return at(t);
   }
+  static void prefetch_for_write(const void* p) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(p, 1, 3);
+#else
+    (void)p;
+#endif
+  }
+  static constexpr std::uint64_t prefetch_distance = 8;
   void publish(slot& s, std::uint64_t t) noexcept {
     // seq_cst: pairs with the worker's seq_cst store of its sleeping flag, so
     // either the worker sees this task or the producer sees it asleep. The

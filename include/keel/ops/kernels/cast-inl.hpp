@@ -61,24 +61,40 @@ inline void f16_to_f32(float* out, const std::uint16_t* in, std::size_t n) {
 
 // Highway 1.0.3's DemoteTo(bfloat16) truncates; round to nearest even with
 // integer arithmetic instead (add 0x7FFF plus the lowest kept bit), and keep
-// NaN a NaN by setting its quiet bit rather than letting the carry make it infinite.
+// NaN a NaN by setting its quiet bit rather than letting the carry make it
+// infinite. The result is the upper half of each 32-bit lane: ConcatOdd of
+// two vectors gathers those halves in order with one shuffle per output vector.
+template <class D>
+HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> bf16_round_bits(D df, hn::Vec<D> v) {
+  const hn::RebindToUnsigned<D> du;
+  const auto bits = hn::BitCast(du, v);
+  const hn::RebindToSigned<D> di;
+  const auto rounded = hn::Add(bits, hn::Add(hn::Set(du, 0x7FFFu), hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u))));
+  (void)df;
+  // NaN: |bits| above the infinity pattern, as a signed compare (no float op).
+  const auto is_nan = hn::Gt(hn::BitCast(di, hn::And(bits, hn::Set(du, 0x7FFFFFFFu))), hn::Set(di, 0x7F800000));
+  return hn::IfThenElse(hn::RebindMask(du, is_nan), hn::Or(bits, hn::Set(du, 0x00400000u)), rounded);
+}
+
 inline void f32_to_bf16(std::uint16_t* out, const float* in, std::size_t n) {
   const hn::ScalableTag<float> df;
-  const hn::RebindToUnsigned<decltype(df)> du;
+  const std::size_t lanes = hn::Lanes(df);
+  std::size_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const hn::Repartition<std::uint16_t, decltype(df)> d16;  // twice the lanes
+  for (; i + 2 * lanes <= n; i += 2 * lanes) {
+    const auto lo = bf16_round_bits(df, hn::LoadU(df, in + i));
+    const auto hi = bf16_round_bits(df, hn::LoadU(df, in + i + lanes));
+    hn::StoreU(hn::ConcatOdd(d16, hn::BitCast(d16, hi), hn::BitCast(d16, lo)), d16, out + i);
+  }
+#else
   const hn::RebindToSigned<decltype(df)> di;
   const hn::Rebind<std::uint16_t, decltype(df)> du16;
-  const std::size_t lanes = hn::Lanes(df);
-  const auto bias = hn::Set(du, 0x7FFFu);
-  const auto one = hn::Set(du, 1u);
-  const auto quiet = hn::Set(du, 0x00400000u);
-  std::size_t i = 0;
   for (; i + lanes <= n; i += lanes) {
-    const auto v = hn::LoadU(df, in + i);
-    const auto bits = hn::BitCast(du, v);
-    const auto rounded = hn::Add(bits, hn::Add(bias, hn::And(hn::ShiftRight<16>(bits), one)));
-    const auto chosen = hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), hn::Or(bits, quiet), rounded);
-    hn::StoreU(hn::DemoteTo(du16, hn::BitCast(di, hn::ShiftRight<16>(chosen))), du16, out + i);
+    const auto r = bf16_round_bits(df, hn::LoadU(df, in + i));
+    hn::StoreU(hn::DemoteTo(du16, hn::BitCast(di, hn::ShiftRight<16>(r))), du16, out + i);
   }
+#endif
   for (; i < n; ++i) out[i] = float_to_bfloat16_bits(in[i]);
 }
 

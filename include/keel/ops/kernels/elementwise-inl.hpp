@@ -9,6 +9,7 @@
 #define KEEL_OPS_KERNELS_ELEMENTWISE_INL_HPP_
 #endif
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -41,14 +42,45 @@ struct row_input<true> {
   }
 };
 
-// Runs op over n outputs with two inputs. The tail goes through a vector
-// sized stack buffer, so every element sees the same instructions (a scalar
-// tail could round differently from the body, e.g. FMA versus mul+add).
+// Runs op over fewer than a vector of elements through vector-sized stack
+// buffers, so every element sees the same instructions as the vector body
+// (a scalar loop could round differently, e.g. FMA versus mul+add).
+template <bool BA, bool BB, class T, class Op>
+HWY_INLINE void binary_partial(T* out, const T* a, const T* b, std::size_t count, const Op& op) {
+  const hn::ScalableTag<T> d;
+  HWY_ALIGN T ta[HWY_MAX_BYTES / sizeof(T)] = {};
+  HWY_ALIGN T tb[HWY_MAX_BYTES / sizeof(T)] = {};
+  HWY_ALIGN T to[HWY_MAX_BYTES / sizeof(T)] = {};
+  for (std::size_t j = 0; j < count; ++j) {
+    ta[j] = BA ? a[0] : a[j];
+    tb[j] = BB ? b[0] : b[j];
+  }
+  hn::Store(op(d, hn::Load(d, ta), hn::Load(d, tb)), d, to);
+  std::memcpy(out, to, count * sizeof(T));
+}
+
+// Elements before `out` reaches vector alignment: peeling them makes every
+// store aligned (and the loads too, when the inputs share out's alignment, as
+// allocations of one size usually do); a 64-byte access that straddles two
+// cache lines costs about twice one that does not.
+template <class D, class T>
+HWY_INLINE std::size_t head_count(D d, const T* out, std::size_t n) {
+  const std::size_t bytes = hn::Lanes(d) * sizeof(T);
+  const std::size_t mis = reinterpret_cast<std::uintptr_t>(out) % bytes;
+  if (mis == 0 || mis % sizeof(T) != 0) return 0;
+  return std::min(n, (bytes - mis) / sizeof(T));
+}
+
+// Runs op over n outputs with two inputs (stride 0 or 1 each).
 template <bool BA, bool BB, class T, class Op>
 HWY_INLINE void binary_row(T* out, const T* a, const T* b, std::size_t n, const Op& op) {
   const hn::ScalableTag<T> d;
   const std::size_t lanes = hn::Lanes(d);
   std::size_t i = 0;
+  if (n >= 4 * lanes) {
+    i = head_count(d, out, n);
+    if (i != 0) binary_partial<BA, BB>(out, a, b, i, op);
+  }
   // Two vectors per iteration keeps both load ports busy on L2-resident rows.
   for (; i + 2 * lanes <= n; i += 2 * lanes) {
     const auto x0 = op(d, row_input<BA>::load(d, a, i), row_input<BB>::load(d, b, i));
@@ -59,17 +91,7 @@ HWY_INLINE void binary_row(T* out, const T* a, const T* b, std::size_t n, const 
   for (; i + lanes <= n; i += lanes) {
     hn::StoreU(op(d, row_input<BA>::load(d, a, i), row_input<BB>::load(d, b, i)), d, out + i);
   }
-  if (i == n) return;
-  const std::size_t rest = n - i;
-  HWY_ALIGN T ta[HWY_MAX_BYTES / sizeof(T)] = {};
-  HWY_ALIGN T tb[HWY_MAX_BYTES / sizeof(T)] = {};
-  HWY_ALIGN T to[HWY_MAX_BYTES / sizeof(T)] = {};
-  for (std::size_t j = 0; j < rest; ++j) {
-    ta[j] = BA ? a[0] : a[i + j];
-    tb[j] = BB ? b[0] : b[i + j];
-  }
-  hn::Store(op(d, hn::Load(d, ta), hn::Load(d, tb)), d, to);
-  std::memcpy(out + i, to, rest * sizeof(T));
+  if (i != n) binary_partial<BA, BB>(out + i, BA ? a : a + i, BB ? b : b + i, n - i, op);
 }
 
 template <class T, class Op>
@@ -120,7 +142,26 @@ inline void add_i64(std::int64_t* out, const std::int64_t* a, std::ptrdiff_t sa,
 }
 
 // out = s + value * t1 * t2, evaluated left to right without fusion, as
-// ATen's addcmul kernel does.
+// ATen's addcmul kernel does. Fewer than a vector of elements, through
+// vector-sized buffers (see binary_partial).
+template <bool BS, bool B1, bool B2>
+HWY_INLINE void addcmul_partial(float* out, const float* s, const float* t1, const float* t2, float value,
+                                std::size_t count) {
+  const hn::ScalableTag<float> d;
+  const auto vv = hn::Set(d, value);
+  HWY_ALIGN float ts[HWY_MAX_BYTES / sizeof(float)] = {};
+  HWY_ALIGN float t1b[HWY_MAX_BYTES / sizeof(float)] = {};
+  HWY_ALIGN float t2b[HWY_MAX_BYTES / sizeof(float)] = {};
+  HWY_ALIGN float to[HWY_MAX_BYTES / sizeof(float)] = {};
+  for (std::size_t j = 0; j < count; ++j) {
+    ts[j] = BS ? s[0] : s[j];
+    t1b[j] = B1 ? t1[0] : t1[j];
+    t2b[j] = B2 ? t2[0] : t2[j];
+  }
+  hn::Store(hn::Add(hn::Load(d, ts), hn::Mul(hn::Mul(vv, hn::Load(d, t1b)), hn::Load(d, t2b))), d, to);
+  std::memcpy(out, to, count * sizeof(float));
+}
+
 template <bool BS, bool B1, bool B2>
 HWY_INLINE void addcmul_row(float* out, const float* s, const float* t1, const float* t2, float value,
                             std::size_t n) {
@@ -132,6 +173,11 @@ HWY_INLINE void addcmul_row(float* out, const float* s, const float* t1, const f
                    hn::Mul(hn::Mul(vv, row_input<B1>::load(d, t1, i)), row_input<B2>::load(d, t2, i)));
   };
   std::size_t i = 0;
+  if (n >= 4 * lanes) {  // peel to out's alignment, as binary_row does
+    const std::size_t head = head_count(d, out, n);
+    if (head != 0) addcmul_partial<BS, B1, B2>(out, s, t1, t2, value, head);
+    i = head;
+  }
   for (; i + 2 * lanes <= n; i += 2 * lanes) {
     const auto x0 = op(i);
     const auto x1 = op(i + lanes);
@@ -139,19 +185,7 @@ HWY_INLINE void addcmul_row(float* out, const float* s, const float* t1, const f
     hn::StoreU(x1, d, out + i + lanes);
   }
   for (; i + lanes <= n; i += lanes) hn::StoreU(op(i), d, out + i);
-  if (i == n) return;
-  const std::size_t rest = n - i;
-  HWY_ALIGN float ts[HWY_MAX_BYTES / sizeof(float)] = {};
-  HWY_ALIGN float t1b[HWY_MAX_BYTES / sizeof(float)] = {};
-  HWY_ALIGN float t2b[HWY_MAX_BYTES / sizeof(float)] = {};
-  HWY_ALIGN float to[HWY_MAX_BYTES / sizeof(float)] = {};
-  for (std::size_t j = 0; j < rest; ++j) {
-    ts[j] = BS ? s[0] : s[i + j];
-    t1b[j] = B1 ? t1[0] : t1[i + j];
-    t2b[j] = B2 ? t2[0] : t2[i + j];
-  }
-  hn::Store(hn::Add(hn::Load(d, ts), hn::Mul(hn::Mul(vv, hn::Load(d, t1b)), hn::Load(d, t2b))), d, to);
-  std::memcpy(out + i, to, rest * sizeof(float));
+  if (i != n) addcmul_partial<BS, B1, B2>(out + i, BS ? s : s + i, B1 ? t1 : t1 + i, B2 ? t2 : t2 + i, value, n - i);
 }
 
 inline void addcmul_f32(float* out, const float* s, std::ptrdiff_t ss, const float* t1, std::ptrdiff_t s1,

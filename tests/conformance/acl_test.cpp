@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: Apache-2.0
+// The conformance suite on the ACL backend, over keel's host emulation of ACL
+// (libascendcl.so built by emulation/acl), loaded at run time through library
+// leases from the directory the build gives.
+#include "keel/acl/backend.hpp"
+#include "keel/acl/ops.hpp"
+
+#ifndef KEEL_ACL_EMULATION_DIR
+#error "KEEL_ACL_EMULATION_DIR: the directory of the emulation's libascendcl.so"
+#endif
+
+namespace {
+
+struct acl_fixture {
+  using backend = keel::acl::backend;
+  using executor = keel::acl::executor;
+
+  static keel::acl::device& device() {
+    static keel::acl::device dev{keel::acl::device_options{0, KEEL_ACL_EMULATION_DIR}};
+    return dev;
+  }
+
+  static executor prepare_add(const keel::ops::tensor& self, const keel::ops::tensor& other, keel::ops::scalar alpha,
+                              const keel::ops::tensor& out) {
+    return keel::acl::prepare_add(device(), self, other, alpha, out);
+  }
+  static executor prepare_addcmul(const keel::ops::tensor& self, const keel::ops::tensor& t1,
+                                  const keel::ops::tensor& t2, keel::ops::scalar value, const keel::ops::tensor& out) {
+    return keel::acl::prepare_addcmul(device(), self, t1, t2, value, out);
+  }
+  static executor prepare_cast(const keel::ops::tensor& self, const keel::ops::tensor& out) {
+    return keel::acl::prepare_cast(device(), self, out);
+  }
+  static executor prepare_adaptive_avg_pool2d(const keel::ops::tensor& self, std::int64_t h, std::int64_t w,
+                                              const keel::ops::tensor& out) {
+    return keel::acl::prepare_adaptive_avg_pool2d(device(), self, h, w, out);
+  }
+  static executor prepare_baddbmm(const keel::ops::tensor& self, const keel::ops::tensor& b1,
+                                  const keel::ops::tensor& b2, keel::ops::scalar beta, keel::ops::scalar alpha,
+                                  const keel::ops::tensor& out) {
+    return keel::acl::prepare_baddbmm(device(), self, b1, b2, beta, alpha, out);
+  }
+  // aclnnXxx reports a runtime rule its launch broke as ACLNN_ERR_RUNTIME_ERROR
+  // (361001, "the operator's call into the runtime failed"), not the rule's own status.
+  static bool is_launch_error(const std::error_code& code, keel::errc) {
+    return code == keel::acl::make_status_code(361001);
+  }
+  static std::uint64_t workspace_size(const executor& ex) { return ex.workspace_size(); }
+  static void run(keel::acl::stream_ref s, const executor& ex, const keel::memory_span& workspace) {
+    keel::acl::run_on(s, ex, workspace.data);
+  }
+};
+
+}  // namespace
+
+#define KEEL_CONFORMANCE_FIXTURE acl_fixture
+#define KEEL_CONFORMANCE_TAG "[acl]"
+#include "conformance.hpp"
+
+// ---- what only the ACL backend has ------------------------------------------
+
+TEST_CASE("acl backend: statuses carry ACL's code, the function and ACL's message", "[acl]") {
+  auto& dev = acl_fixture::device();
+  keel::acl::stream s{dev};
+  try {
+    keel::acl::task_group_scope mark{s};
+    FAIL("a task group outside capture was accepted");
+  } catch (const keel::error& e) {
+    CHECK(e.code().category() == keel::acl::acl_category());
+    CHECK(e.code().value() == 107029);  // ACL_ERROR_RT_STREAM_NOT_CAPTURED
+    CHECK(std::string(e.api()) == "aclmdlRICaptureTaskGrpBegin");
+    CHECK(std::string(e.rule()).find("runtime says: aclmdlRICaptureTaskGrpBegin") != std::string::npos);
+  }
+  keel::ops::tensor none(nullptr, keel::ops::dtype::float32, {8});
+  try {
+    (void)acl_fixture::prepare_add(none, none, keel::ops::scalar(1.0f), none);
+    FAIL("a null tensor was accepted");
+  } catch (const keel::error& e) {
+    CHECK(e.code().value() == 161001);  // ACLNN_ERR_PARAM_NULLPTR
+    CHECK(std::string(e.api()) == "aclnnAddGetWorkspaceSize");
+  }
+}
+
+TEST_CASE("acl backend: the recent error message is per thread", "[acl]") {
+  const keel::acl::api& api = acl_fixture::device().functions();
+  CHECK(api.aclrtSetDevice(7) == 107001);  // ACL_ERROR_RT_INVALID_DEVICEID
+  const std::string here = api.aclGetRecentErrMsg();
+  CHECK(here.find("aclrtSetDevice") != std::string::npos);
+  std::string there = "unset";
+  std::thread([&] {
+    const char* m = api.aclGetRecentErrMsg();
+    there = m == nullptr ? "null" : m;
+  }).join();
+  CHECK(there == "null");
+}
+
+TEST_CASE("acl backend: libraries come from the given directory, one file for all three", "[acl]") {
+  auto& dev = acl_fixture::device();
+  const auto& ascendcl = dev.lease(keel::acl::library::ascendcl);
+  REQUIRE(ascendcl);
+  CHECK(ascendcl.path().find("libascendcl.so") != std::string::npos);
+  CHECK(dev.lease(keel::acl::library::opapi) == ascendcl);  // the emulation's links resolve to one file
+  CHECK(dev.functions().missing().empty() == false);       // aclmdlRICaptureThreadExchangeMode is not emulated
+  CHECK(std::string(dev.functions().missing().front()) == "aclmdlRICaptureThreadExchangeMode");
+  keel::acl::stream s{dev};
+  KEEL_CONFORMANCE_REQUIRE_ERRC(s.launch_host([] {}), keel::errc::not_supported);
+  keel::acl::model m;
+  {
+    keel::acl::capture_scope capture{s};
+    m = capture.end();
+  }
+  KEEL_CONFORMANCE_REQUIRE_ERRC((void)m.task_count(), keel::errc::not_supported);
+  try {
+    dev.functions().aclmdlRICaptureThreadExchangeMode(nullptr);
+    FAIL("a missing function was called");
+  } catch (const keel::error& e) {
+    CHECK(keel_conformance::is(e.code(), keel::errc::not_supported));
+    CHECK(std::string(e.api()) == "aclmdlRICaptureThreadExchangeMode");
+  }
+  CHECK_THROWS_AS(keel::acl::device(keel::acl::device_options{0, "/nonexistent"}), keel::error);
+}
+
+TEST_CASE("acl emulation: the C API reports misuse with the documented statuses", "[acl]") {
+  const keel::acl::api& api = acl_fixture::device().functions();
+  using keel::acl::stream_handle;
+  SECTION("null, destroyed and out-of-bounds arguments") {
+    CHECK(api.aclrtCreateStream(nullptr) == 100000);  // ACL_ERROR_INVALID_PARAM
+    CHECK(api.aclrtSynchronizeStream(nullptr) == 100000);
+    stream_handle s = nullptr;
+    REQUIRE(api.aclrtCreateStream(&s) == 0);
+    REQUIRE(api.aclrtDestroyStream(s) == 0);
+    CHECK(api.aclrtSynchronizeStream(s) == 107017);  // ACL_ERROR_RT_INVALID_HANDLE
+    char a[8] = {}, b[16] = {};
+    CHECK(api.aclrtMemcpy(a, sizeof a, b, sizeof b, keel::acl::memcpy_kind::host_to_host) == 100000);
+    CHECK(api.aclrtMemcpy(a, sizeof a, b, sizeof a, static_cast<keel::acl::memcpy_kind>(99)) == 100000);
+    CHECK(api.aclrtFree(a) == 100000);  // not from aclrtMalloc
+    CHECK(api.aclrtCreateEventWithFlag(nullptr, 0) == 100000);
+    keel::acl::event_handle e = nullptr;
+    CHECK(api.aclrtCreateEventWithFlag(&e, keel::acl::event_flags::external | keel::acl::event_flags::sync) == 100000);
+    CHECK(api.aclrtCreateEventExWithFlag(&e, keel::acl::event_flags::external) == 100000);
+    CHECK(api.aclInit(nullptr) == 100002);  // ACL_ERROR_REPEAT_INITIALIZE: the device already did
+    CHECK(api.aclmdlRIDestroy(nullptr) == 100000);
+  }
+  SECTION("capture calls out of order") {
+    stream_handle s = nullptr;
+    REQUIRE(api.aclrtCreateStream(&s) == 0);
+    keel::acl::model_handle m = nullptr;
+    CHECK(api.aclmdlRICaptureEnd(s, &m) == 107029);  // ACL_ERROR_RT_STREAM_NOT_CAPTURED
+    CHECK(api.aclmdlRICaptureTaskUpdateEnd(s) == 107033);  // ACL_ERROR_STREAM_TASK_GROUP_STATUS
+    REQUIRE(api.aclmdlRICaptureBegin(s, keel::acl::capture_mode::global) == 0);
+    CHECK(api.aclmdlRICaptureBegin(s, keel::acl::capture_mode::global) == 107027);  // ACL_ERROR_RT_STREAM_CAPTURED
+    keel::acl::capture_status st = keel::acl::capture_status::none;
+    keel::acl::model_handle during = nullptr;
+    CHECK(api.aclmdlRICaptureGetInfo(s, &st, &during) == 0);
+    CHECK(st == keel::acl::capture_status::active);
+    CHECK(during != nullptr);
+    CHECK(api.aclmdlRIExecuteAsync(during, s) == 107000);  // its capture has not ended
+    keel::acl::task_group_handle g = nullptr;
+    REQUIRE(api.aclmdlRICaptureTaskGrpBegin(s) == 0);
+    CHECK(api.aclmdlRICaptureEnd(s, &m) == 507903);  // a group is open: the capture is discarded
+    CHECK(api.aclmdlRICaptureGetInfo(s, &st, nullptr) == 0);
+    CHECK(st == keel::acl::capture_status::none);
+    REQUIRE(api.aclmdlRICaptureBegin(s, keel::acl::capture_mode::relaxed) == 0);
+    REQUIRE(api.aclmdlRICaptureTaskGrpBegin(s) == 0);
+    REQUIRE(api.aclmdlRICaptureTaskGrpEnd(s, &g) == 0);
+    REQUIRE(api.aclmdlRICaptureEnd(s, &m) == 0);
+    REQUIRE(api.aclmdlRIDestroy(m) == 0);
+    CHECK(api.aclmdlRICaptureTaskUpdateBegin(s, g) == 107017);  // the group left with its model
+    CHECK(api.aclmdlRIDestroy(m) == 107017);
+    CHECK(api.aclrtDestroyStream(s) == 0);
+  }
+  SECTION("executors: phase two checks its executor; once-only executors are consumed") {
+    stream_handle s = nullptr;
+    REQUIRE(api.aclrtCreateStream(&s) == 0);
+    float x[4] = {1, 2, 3, 4}, y[4] = {};
+    const std::int64_t shape[1] = {4}, strides[1] = {1};
+    ::aclTensor* tx = api.aclCreateTensor(shape, 1, keel::acl::data_type::float32, strides, 0, keel::acl::format::nd,
+                                          shape, 1, x);
+    ::aclTensor* ty = api.aclCreateTensor(shape, 1, keel::acl::data_type::float32, strides, 0, keel::acl::format::nd,
+                                          shape, 1, y);
+    REQUIRE(tx != nullptr);
+    REQUIRE(ty != nullptr);
+    CHECK(api.aclCreateTensor(shape, 1, keel::acl::data_type::complex64, strides, 0, keel::acl::format::nd, shape, 1,
+                              x) == nullptr);
+    std::uint64_t ws = 1;
+    ::aclOpExecutor* ex = nullptr;
+    CHECK(api.aclnnCastGetWorkspaceSize(tx, keel::acl::data_type::float32, ty, nullptr, &ex) == 161001);
+    REQUIRE(api.aclnnCastGetWorkspaceSize(tx, keel::acl::data_type::float32, ty, &ws, &ex) == 0);
+    CHECK(ws == 0);
+    CHECK(api.aclnnAdd(nullptr, 0, ex, s) == 161002);  // a Cast executor given to Add
+    CHECK(api.aclnnCast(nullptr, 0, nullptr, s) == 161001);
+    REQUIRE(api.aclnnCast(nullptr, 0, ex, s) == 0);  // consumed here
+    REQUIRE(api.aclrtSynchronizeStream(s) == 0);
+    CHECK(y[3] == 4.0f);
+    REQUIRE(api.aclnnCastGetWorkspaceSize(tx, keel::acl::data_type::float32, ty, &ws, &ex) == 0);
+    REQUIRE(api.aclSetAclOpExecutorRepeatable(ex) == 0);
+    REQUIRE(api.aclnnCast(nullptr, 0, ex, s) == 0);
+    REQUIRE(api.aclnnCast(nullptr, 0, ex, s) == 0);  // repeatable: runs again
+    REQUIRE(api.aclrtSynchronizeStream(s) == 0);
+    CHECK(api.aclDestroyAclOpExecutor(ex) == 0);
+    CHECK(api.aclDestroyTensor(tx) == 0);
+    CHECK(api.aclDestroyTensor(ty) == 0);
+    CHECK(api.aclDestroyTensor(nullptr) == 161001);
+    CHECK(api.aclrtDestroyStream(s) == 0);
+  }
+}

@@ -83,7 +83,9 @@ inline std::size_t reader_slot() noexcept {
  * to the library being loaded, elsewhere to the host.
  *
  * Do not call into the registry, nor acquire the first lease of a library,
- * from inside a callback it runs: the shared lock is held there.
+ * from inside a callback it runs: the shared lock is held there. Load plugins
+ * through leases: a library opened with a bare dlopen registers outside any
+ * staging, waiting for the exclusive lock while holding the loader lock.
  */
 template <class Entry, class MutexPolicy = std_shared_mutex_policy>
 class registry final : private detail::registry_hooks {

@@ -89,3 +89,20 @@ TEST_CASE("library_lease: a plugin registering from its own thread during dlopen
     CHECK_FALSE(passes().contains("threaded_pass"));
   }
 }
+
+TEST_CASE("registry: a registry first created inside dlopen still stages and follows the plugin",
+          "[plugin][registry]") {
+  // Nothing in the host touches late_passes(): the plugin's registration
+  // constructs it, after the load has begun, and it must join the load.
+  REQUIRE_FALSE(late_passes_exists());
+  for (int round = 0; round < 3; ++round) {
+    keel::library_lease lease = loader().acquire(late_registry_path);
+    REQUIRE(late_passes_exists());
+    auto owner = late_passes().owner("late_pass");
+    REQUIRE(owner);
+    CHECK(owner->library == canonical(late_registry_path));
+    CHECK(late_passes().staged() == 0);
+    CHECK(lease.release() == release_result::unloaded);
+    CHECK_FALSE(late_passes().contains("late_pass"));
+  }
+}

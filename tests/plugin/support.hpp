@@ -20,6 +20,7 @@ inline const std::string no_entry_path = KEEL_TEST_NO_ENTRY_PATH;
 inline const std::string threaded_path = KEEL_TEST_THREADED_PATH;
 inline const std::string entry_point_path = KEEL_TEST_ENTRY_POINT_PATH;
 inline const std::string plain_path = KEEL_TEST_PLAIN_PATH;
+inline const std::string late_registry_path = KEEL_TEST_LATE_REGISTRY_PATH;
 inline const std::string not_a_library_path = KEEL_TEST_NOT_A_LIBRARY_PATH;
 
 inline void reset_events() {

@@ -15,4 +15,18 @@ plugin_events& events() {
   return e;
 }
 
+namespace {
+std::atomic<bool> late_created{false};
+}  // namespace
+
+pass_registry& late_passes() {
+  static pass_registry registry = [] {
+    late_created = true;
+    return pass_registry{};
+  }();
+  return registry;
+}
+
+bool late_passes_exists() { return late_created.load(); }
+
 }  // namespace keel_test

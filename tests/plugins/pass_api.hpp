@@ -40,5 +40,8 @@ struct plugin_events {
 
 KEEL_TEST_API pass_registry& passes();
 KEEL_TEST_API plugin_events& events();
+/** A registry nothing in the host touches: first created by a plugin's constructor, inside dlopen. */
+KEEL_TEST_API pass_registry& late_passes();
+KEEL_TEST_API bool late_passes_exists();
 
 }  // namespace keel_test

@@ -36,13 +36,51 @@ struct entry_owner {
 
 namespace detail {
 
-// Each thread reads through its own stripe of the registry's lock, so two
-// readers never write the same cache line. A plain thread_local integer:
-// no destructor to register, so no call into the C library's loader.
-inline std::size_t reader_slot() noexcept {
-  static std::atomic<std::size_t> next{0};
-  thread_local const std::size_t slot = next.fetch_add(1, std::memory_order_relaxed);
-  return slot;
+inline constexpr std::size_t reader_stripes = 8;
+
+// Each thread reads through its own stripe of a registry's lock, so readers
+// on different threads never write the same cache line. A thread takes the
+// least used stripe when it first reads and gives it back when it exits, so
+// up to reader_stripes threads reading at once never share one.
+class reader_stripe_pool {
+ public:
+  std::size_t take() noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < reader_stripes; ++i) {
+      if (users_[i] < users_[best]) best = i;
+    }
+    ++users_[best];
+    return best;
+  }
+  void give_back(std::size_t stripe) noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    --users_[stripe];
+  }
+  // Never destroyed: threads may exit after static destruction began.
+  static reader_stripe_pool& instance() {
+    static reader_stripe_pool* const pool = new reader_stripe_pool;
+    return *pool;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::array<std::size_t, reader_stripes> users_{};
+};
+
+struct reader_stripe {
+  reader_stripe() noexcept : index(reader_stripe_pool::instance().take()) {}
+  ~reader_stripe() { reader_stripe_pool::instance().give_back(index); }
+  reader_stripe(const reader_stripe&) = delete;
+  reader_stripe& operator=(const reader_stripe&) = delete;
+  const std::size_t index;
+};
+
+// The first call on a thread registers a thread_local destructor, which takes
+// the C library's loader lock: callers ask before taking any lock of ours.
+inline std::size_t reader_slot() {
+  thread_local const reader_stripe stripe;
+  return stripe.index;
 }
 
 }  // namespace detail
@@ -83,7 +121,9 @@ inline std::size_t reader_slot() noexcept {
  * to the library being loaded, elsewhere to the host.
  *
  * Do not call into the registry, nor acquire the first lease of a library,
- * from inside a callback it runs: the shared lock is held there.
+ * from inside a callback it runs: the shared lock is held there. Load plugins
+ * through leases: a library opened with a bare dlopen registers outside any
+ * staging, waiting for the exclusive lock while holding the loader lock.
  */
 template <class Entry, class MutexPolicy = std_shared_mutex_policy>
 class registry final : private detail::registry_hooks {
@@ -214,14 +254,16 @@ class registry final : private detail::registry_hooks {
   // Readers take one stripe, writers take all of them in order: readers on
   // different threads touch different cache lines (a single shared_mutex's
   // reader count would bounce between cores on every lookup).
-  static constexpr std::size_t stripe_count = MutexPolicy::is_thread_safe ? 8 : 1;
+  static constexpr std::size_t stripe_count = MutexPolicy::is_thread_safe ? detail::reader_stripes : 1;
   struct alignas(128) stripe {
     mutable mutex_type mutex;
   };
 
   class shared_lock {
    public:
-    explicit shared_lock(const registry& r) : mutex_(r.stripes_[detail::reader_slot() % stripe_count].mutex) {
+    // The stripe is chosen (and on a thread's first read, registered) before
+    // any lock is taken.
+    explicit shared_lock(const registry& r) : mutex_(r.stripes_[stripe_index()].mutex) {
       mutex_.lock_shared();
     }
     ~shared_lock() { mutex_.unlock_shared(); }
@@ -229,6 +271,13 @@ class registry final : private detail::registry_hooks {
     shared_lock& operator=(const shared_lock&) = delete;
 
    private:
+    static std::size_t stripe_index() {
+      if constexpr (stripe_count == 1) {
+        return 0;
+      } else {
+        return detail::reader_slot();
+      }
+    }
     mutex_type& mutex_;
   };
 

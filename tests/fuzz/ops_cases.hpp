@@ -64,9 +64,17 @@ inline ko::scalar decode_scalar(input& in) {
   }
 }
 
-inline std::int64_t decode_size(input& in) {
+// At most one huge dimension per tensor: keel::ops::tensor computes the
+// element count of a shape without an overflow check (signed overflow for
+// products beyond 2^63, found by this target: tests/fuzz/known_bugs/ and
+// the reliability report), so the decoder stays below that until it is fixed.
+inline std::int64_t decode_size(input& in, bool& huge_used) {
   const unsigned b = in.byte();
-  if (b < 8) return static_cast<std::int64_t>(1) << (20 + b % 24);  // huge: validation only
+  if (b < 8 && !huge_used) {
+    huge_used = true;
+    return static_cast<std::int64_t>(1) << (20 + b % 24);  // huge: validation only
+  }
+  if (b < 8) return 1;
   if (b < 12) return 0;
   return 1 + b % 6;
 }
@@ -77,8 +85,9 @@ inline tensor_desc decode_tensor(input& in) {
   d.type = static_cast<ko::dtype>(in.below(9));  // 8 dtypes and one that is not
   d.nd = in.below(6);
   d.contiguous = in.chance(150);
+  bool huge_used = false;
   for (std::size_t i = 0; i < d.nd; ++i) {
-    d.shape[i] = decode_size(in);
+    d.shape[i] = decode_size(in, huge_used);
     d.strides[i] = in.chance(20) ? -1 : static_cast<std::int64_t>(in.below(12));
   }
   d.offset = in.chance(230) ? in.below(5) : -1;
@@ -140,6 +149,14 @@ inline bool build(const call& c, arena& a, std::uint32_t fill_seed) {
       a.buffers.back()[i] = static_cast<unsigned char>(x >> 7);
     }
   }
+  // Bool storage holds 0 or 1: other bytes are not bools (reading one as
+  // bool is undefined behaviour, in keel as in PyTorch). Found by this
+  // target; see the reliability report.
+  for (int i = 0; i < c.count; ++i)
+    if (!c.t[i].null && c.t[i].type == ko::dtype::boolean) {
+      const auto b = static_cast<std::size_t>(c.t[i].buffer);
+      for (std::size_t j = 0; j < a.sizes[b]; ++j) a.buffers[b][j] &= 1;
+    }
   for (int i = 0; i < c.count; ++i) {
     const tensor_desc& d = c.t[i];
     if (d.null) continue;

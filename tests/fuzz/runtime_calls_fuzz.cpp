@@ -19,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   while (!in.empty() && ops.size() < 200) {
     kr::op o;
     o.kind = static_cast<kr::op_kind>(in.below(static_cast<unsigned>(kr::op_kind::count_)));
-    o.thread = static_cast<std::uint8_t>(in.below(3));
+    o.thread = static_cast<std::uint8_t>(in.below(static_cast<unsigned>(threads)));
     o.a = static_cast<std::uint8_t>(in.byte());
     o.b = static_cast<std::uint8_t>(in.byte());
     o.token = static_cast<std::uint32_t>(ops.size() + 1);

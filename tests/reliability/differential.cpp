@@ -3,7 +3,7 @@
 // sequences from several threads, compared with the reference model of
 // runtime_model.hpp; a mismatch prints the seed and a shrunk sequence.
 //
-//   keel_differential                      # CI: seeds 1..400
+//   keel_differential                      # CI: seeds 1..300
 //   keel_differential --seeds 20000        # a longer run
 //   keel_differential --minutes 10         # as many seeds as fit
 //   keel_differential --seed 1234 --verbose   # replay one seed, print its calls

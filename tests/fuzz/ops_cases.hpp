@@ -99,6 +99,13 @@ inline tensor_desc decode_tensor(input& in) {
 inline std::int64_t extent_elements(const ko::tensor& t) {
   for (std::size_t i = 0; i < t.dim(); ++i)
     if (t.size(i) == 0) return t.storage_offset();  // an empty view touches nothing
+  // Many elements over little memory (zero strides) would be slow to run,
+  // not wrong: validate only.
+  std::int64_t numel = 1;
+  for (std::size_t i = 0; i < t.dim(); ++i) {
+    numel *= t.size(i);
+    if (numel > max_elements) return -1;
+  }
   // decode_tensor keeps sizes below 2^44 and strides below 12 in at most 5
   // dimensions, so this sum cannot overflow.
   std::int64_t last = t.storage_offset();
@@ -141,6 +148,10 @@ inline bool build(const call& c, arena& a, std::uint32_t fill_seed) {
   }
   std::uint32_t x = fill_seed | 1;
   for (std::size_t b = 0; b < 4; ++b) {
+    if (need[b] > max_elements * 8) {  // cannot happen by the caps above; never allocate more
+      a.runnable = false;
+      need[b] = 1;
+    }
     const auto bytes = static_cast<std::size_t>(need[b]);
     a.buffers.emplace_back(new unsigned char[bytes]);
     a.sizes.push_back(bytes);

@@ -456,7 +456,10 @@ inline void detach_lanes(capture_session& c) {
 struct block : ref_counted {
   block(std::size_t n, memory_kind k, stream_state* s)
       : data(::operator new(std::max<std::size_t>(n, 1), std::align_val_t{64})), bytes(n), kind(k), stream(s) {}
-  ~block() { ::operator delete(data, std::align_val_t{64}); }
+  ~block() {
+    ::operator delete(data, std::align_val_t{64});
+    stream->dev->memory_in_use_.fetch_sub(bytes, std::memory_order_acq_rel);  // reserved by backend::allocate
+  }
   void* data;
   std::size_t bytes;
   memory_kind kind;
@@ -1071,9 +1074,21 @@ struct backend {
 
   /** Memory whose release is ordered on @p s (the stream it is freed on). */
   static buffer_handle allocate(stream_handle s, std::size_t bytes, memory_kind kind) {
+    // Reserve the bytes against the device's memory limit first; ~block
+    // gives them back when the stream-ordered release has run.
+    device& dev = *s->dev;
+    const std::size_t limit = dev.memory_limit();
+    std::size_t used = dev.memory_in_use_.load(std::memory_order_relaxed);
+    do {
+      if (limit != 0 && (bytes > limit || used > limit - bytes))
+        throw_error(errc::out_of_memory, "keel::buffer",
+                    "cannot allocate " + std::to_string(bytes) + " bytes: " + std::to_string(used) + " of the device's " +
+                        std::to_string(limit) + " bytes are in use");
+    } while (!dev.memory_in_use_.compare_exchange_weak(used, used + bytes, std::memory_order_acq_rel));
     try {
       return new detail::block(bytes, kind, s);
     } catch (const std::bad_alloc&) {
+      dev.memory_in_use_.fetch_sub(bytes, std::memory_order_acq_rel);
       throw_error(errc::out_of_memory, "keel::buffer", "cannot allocate " + std::to_string(bytes) + " bytes");
     }
   }

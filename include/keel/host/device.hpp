@@ -34,6 +34,11 @@ struct device_options {
   std::size_t max_live_models = 1024;
   /// External events the device allows at once (they are scarce on devices).
   std::size_t max_external_events = 64;
+  /// Bytes that buffers (device and pinned) may hold at once; 0: no limit.
+  /// Device memory is finite: an allocation beyond it fails with
+  /// out_of_memory, and a small limit injects that failure in tests. Memory
+  /// counts until its stream-ordered release has run.
+  std::size_t memory_limit = 0;
 };
 
 /**
@@ -48,7 +53,9 @@ struct device_options {
 class device {
  public:
   explicit device(device_options options = {})
-      : max_live_models_(options.max_live_models), max_external_events_(options.max_external_events) {
+      : max_live_models_(options.max_live_models),
+        max_external_events_(options.max_external_events),
+        memory_limit_(options.memory_limit) {
     unsigned n = options.compute_workers ? options.compute_workers : std::thread::hardware_concurrency();
     workers_ = std::max(1u, n);
     // The stream worker that launches a kernel is one of the compute
@@ -74,6 +81,10 @@ class device {
   std::size_t live_models() const noexcept { return live_models_.load(std::memory_order_acquire); }
   /** @brief The external-event limit. Throws: nothing. */
   std::size_t max_external_events() const noexcept { return max_external_events_; }
+  /** @brief The buffer memory limit in bytes (0: none). Throws: nothing. */
+  std::size_t memory_limit() const noexcept { return memory_limit_; }
+  /** @brief Bytes buffers hold now (until their stream-ordered release ran). Throws: nothing. */
+  std::size_t memory_in_use() const noexcept { return memory_in_use_.load(std::memory_order_acquire); }
   /** @brief External events alive now. Throws: nothing. */
   std::size_t live_external_events() const noexcept { return live_external_.load(std::memory_order_acquire); }
 
@@ -122,6 +133,7 @@ class device {
   std::atomic<std::uint64_t> next_id{1};
   std::atomic<std::size_t> live_models_{0};
   std::atomic<std::size_t> live_external_{0};
+  std::atomic<std::size_t> memory_in_use_{0};
   /// @endcond
 
  private:
@@ -173,6 +185,7 @@ class device {
   unsigned workers_ = 1;
   std::size_t max_live_models_;
   std::size_t max_external_events_;
+  std::size_t memory_limit_;
   std::mutex job_mutex_;
   std::mutex pool_mutex_;
   std::condition_variable pool_cv_;

@@ -151,14 +151,13 @@ TEST_CASE("fault: a library file that is truncated, empty or not a library", "[r
   CHECK(g.log == std::vector<std::string>{"fold_constants"});
 }
 
-// Known bug, hidden from CI (run: keel_plugin_fault_tests "[known-bug]").
 // A file cut inside its loadable segments passes dlopen's header checks; the
-// loader maps the segments past the end of the file, and the first touch of
-// those pages (relocation) raises SIGBUS: the process dies instead of the
-// acquisition failing with library_load_failed. Run in a child process so
-// the test reports instead of crashing.
+// loader would map the segments past the end of the file, and the first touch
+// of those pages (relocation) raises SIGBUS. The loader checks the segments
+// first and fails with library_load_failed. Run in a child process so that a
+// regression reports instead of crashing the test binary.
 TEST_CASE("fault: a library truncated inside its loadable segments fails to load",
-          "[.][known-bug][reliability][fault][plugin]") {
+          "[reliability][fault][plugin]") {
   std::ifstream in(passes_path, std::ios::binary);
   const std::string image((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   Elf64_Ehdr eh;
@@ -195,13 +194,11 @@ TEST_CASE("fault: a library truncated inside its loadable segments fails to load
   CHECK(WEXITSTATUS(status) == 0);
 }
 
-// Known bug, hidden from CI (run: keel_plugin_fault_tests "[known-bug]",
-// under the asan preset to see it). Threads acquire a library whose first
-// load fails: the loading thread erases the library's record on failure
-// while the others, woken from waiting for that load, still use it
-// (library_loader::acquire: `if (fresh) records_.erase(key)` versus the
-// waiters' `try_share(rec)` after `changed_.wait(lock)`).
-TEST_CASE("fault: concurrent acquisitions of a library whose load fails", "[.][known-bug][reliability][fault][plugin]") {
+// Threads acquire a library whose load fails: the loading thread erases the
+// library's record on failure while the others wait for that load; they must
+// look the record up again rather than use the erased one (a use-after-free
+// the soak found, caught here by ASan).
+TEST_CASE("fault: concurrent acquisitions of a library whose load fails", "[reliability][fault][plugin]") {
   events().init_throws = true;
   std::atomic<int> wrong{0};
   std::vector<std::thread> threads;

@@ -268,9 +268,20 @@ inline void strided_convert(void* dst, dtype dst_type, std::ptrdiff_t dst_stride
     visit_dtype(src_type, [&](auto src_tag) {
       using S = decltype(src_tag);
       D* d = static_cast<D*>(dst);
-      const S* s = static_cast<const S*>(src);
-      for (std::size_t i = 0; i < n; ++i) {
-        d[static_cast<std::ptrdiff_t>(i) * dst_stride] = convert<D>(s[static_cast<std::ptrdiff_t>(i) * src_stride]);
+      if constexpr (std::is_same_v<S, bool>) {
+        // Bool storage is read as bytes, any non-zero byte being true: loading
+        // a byte other than 0 or 1 as a C++ bool is undefined behaviour, and
+        // tensors from other frameworks may hold such bytes.
+        const auto* s = static_cast<const std::uint8_t*>(src);
+        for (std::size_t i = 0; i < n; ++i) {
+          d[static_cast<std::ptrdiff_t>(i) * dst_stride] =
+              convert<D>(s[static_cast<std::ptrdiff_t>(i) * src_stride] != 0);
+        }
+      } else {
+        const S* s = static_cast<const S*>(src);
+        for (std::size_t i = 0; i < n; ++i) {
+          d[static_cast<std::ptrdiff_t>(i) * dst_stride] = convert<D>(s[static_cast<std::ptrdiff_t>(i) * src_stride]);
+        }
       }
     });
   });

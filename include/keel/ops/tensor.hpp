@@ -67,8 +67,11 @@ class tensor {
       shape_[i] = shape[i];
       strides_[i] = strides != nullptr ? strides[i] : running;
       if (strides_[i] < 0) throw_error(errc::invalid_parameter, "keel::ops::tensor", "a stride is negative");
-      running *= shape[i];
+      if (__builtin_mul_overflow(running, shape[i], &running)) {
+        throw_error(errc::invalid_parameter, "keel::ops::tensor", "the number of elements does not fit in 64 bits");
+      }
     }
+    check_representable();
   }
 
   /** @brief The base pointer as given (before the storage offset). */
@@ -127,6 +130,31 @@ class tensor {
   }
 
  private:
+  // Every count and byte offset the view describes must fit in int64:
+  // numel(), contiguity checks and the byte extent are computed without
+  // further checks, and a view whose extent wraps around would let a kernel
+  // write outside the memory it describes.
+  void check_representable() const {
+    std::int64_t elements = 1;
+    std::int64_t last_index = offset_;
+    for (std::size_t i = 0; i < ndim_; ++i) {
+      const std::int64_t size = shape_[i] > 0 ? shape_[i] : 1;
+      std::int64_t reach = 0;
+      if (__builtin_mul_overflow(elements, size, &elements) ||
+          __builtin_mul_overflow(size - 1, strides_[i], &reach) ||
+          __builtin_add_overflow(last_index, reach, &last_index)) {
+        throw_error(errc::invalid_parameter, "keel::ops::tensor",
+                    "the view's element count or extent does not fit in 64 bits (dimension " + std::to_string(i) +
+                        ")");
+      }
+    }
+    std::int64_t end_byte = 0;
+    if (__builtin_add_overflow(last_index, 1, &end_byte) ||
+        __builtin_mul_overflow(end_byte, static_cast<std::int64_t>(element_size(type_)), &end_byte)) {
+      throw_error(errc::invalid_parameter, "keel::ops::tensor", "the view's extent in bytes does not fit in 64 bits");
+    }
+  }
+
   void* data_ = nullptr;
   dtype type_ = dtype::float32;
   std::uint8_t ndim_ = 0;

@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstring>
+#include <fstream>
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
@@ -170,6 +172,38 @@ struct library_record {
   std::vector<registrar_base*> replay;
   std::vector<std::string> spellings;
 };
+
+// dlopen trusts an ELF file's program headers: a file cut inside one of its
+// loadable segments is mapped past its end, and the first relocation that
+// touches the missing pages kills the process with SIGBUS. Checking that
+// every PT_LOAD segment lies inside the file turns that into an error.
+// Returns the reason the file cannot be loaded, or an empty string when the
+// segments fit (or the file is not a native ELF object: dlopen explains those).
+inline std::string truncated_segments(const std::string& path, std::uint64_t file_size) {
+  std::ifstream file(path, std::ios::binary);
+  ElfW(Ehdr) header{};
+  if (!file.read(reinterpret_cast<char*>(&header), sizeof header)) return {};
+  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0) return {};
+#if defined(__LP64__)
+  if (header.e_ident[EI_CLASS] != ELFCLASS64) return {};
+#else
+  if (header.e_ident[EI_CLASS] != ELFCLASS32) return {};
+#endif
+  if (header.e_phentsize != sizeof(ElfW(Phdr))) return {};
+  for (unsigned i = 0; i < header.e_phnum; ++i) {
+    ElfW(Phdr) segment{};
+    file.seekg(static_cast<std::streamoff>(header.e_phoff + i * sizeof segment));
+    if (!file.read(reinterpret_cast<char*>(&segment), sizeof segment)) {
+      return "the file is truncated: its program headers end past the end of the file";
+    }
+    if (segment.p_type == PT_LOAD && segment.p_offset + segment.p_filesz > file_size) {
+      return "the file is truncated: loadable segment " + std::to_string(i) + " ends at byte " +
+             std::to_string(segment.p_offset + segment.p_filesz) + " of a " + std::to_string(file_size) +
+             "-byte file";
+    }
+  }
+  return {};
+}
 
 // dlopen(RTLD_NOLOAD) never loads: it only answers whether the object is
 // mapped (and if so takes a reference we must give back).
@@ -510,33 +544,41 @@ inline library_lease library_loader::acquire(std::string_view spelling, const lo
   const file_key key{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
 
   std::unique_lock<std::mutex> lock(mutex_);
-  auto found = records_.find(key);
-  const bool fresh = found == records_.end();
-  if (fresh) {
-    auto rec = std::make_unique<record>();
-    rec->loader = this;
-    rec->id = next_id_++;
-    rec->path = canonical.string();
-    found = records_.emplace(key, std::move(rec)).first;
+  // The record is looked up again after every wait: a load that failed
+  // elsewhere erases the record it created, and a waiter must never touch it.
+  record* found_record = nullptr;
+  bool fresh = false;
+  for (;;) {
+    auto found = records_.find(key);
+    fresh = found == records_.end();
+    if (fresh) {
+      auto created = std::make_unique<record>();
+      created->loader = this;
+      created->id = next_id_++;
+      created->path = canonical.string();
+      found = records_.emplace(key, std::move(created)).first;
+    }
+    record& candidate = *found->second;
+    if (try_share(candidate)) {
+      if (spellings_.emplace(std::string(spelling), &candidate).second) candidate.spellings.emplace_back(spelling);
+      return library_lease(&candidate);
+    }
+    if (candidate.state == detail::library_state::unloaded) {
+      found_record = &candidate;
+      break;
+    }
+    if (candidate.state == detail::library_state::loading && candidate.loading_thread == std::this_thread::get_id()) {
+      fail(errc::would_deadlock, candidate.path, "the library's own initialisation asked for a lease on it");
+    }
+    // Loading elsewhere, or the last lease is being released: wait for the outcome.
+    changed_.wait(lock);
   }
-  record& rec = *found->second;
+  record& rec = *found_record;
   // Remember a spelling only once it leads to a loaded library, so a failed
   // acquisition leaves nothing behind.
   auto remember = [&](std::string_view spelling) {
     if (spellings_.emplace(std::string(spelling), &rec).second) rec.spellings.emplace_back(spelling);
   };
-  for (;;) {
-    if (try_share(rec)) {
-      remember(spelling);
-      return library_lease(&rec);
-    }
-    if (rec.state == detail::library_state::unloaded) break;
-    if (rec.state == detail::library_state::loading && rec.loading_thread == std::this_thread::get_id()) {
-      fail(errc::would_deadlock, rec.path, "the library's own initialisation asked for a lease on it");
-    }
-    // Loading elsewhere, or the last lease is being released: wait for the outcome.
-    changed_.wait(lock);
-  }
   rec.state = detail::library_state::loading;
   rec.loading_thread = std::this_thread::get_id();
   // Registries stage every registration from here until end_load, so nothing
@@ -592,6 +634,12 @@ inline void library_loader::load(record& rec, const load_options& options) {
 
   // Guards run in reverse order: on failure, first the library's entries are
   // destroyed (their code is still mapped), then it is unloaded.
+  struct stat file_status {};
+  if (resident == nullptr && ::stat(rec.path.c_str(), &file_status) == 0) {
+    const std::string truncated = detail::truncated_segments(rec.path, static_cast<std::uint64_t>(file_status.st_size));
+    if (!truncated.empty()) fail(errc::library_load_failed, rec.path, truncated);
+  }
+
   boost::dll::shared_library library;
   std::error_code ec;
   library.load(rec.path, options.mode, ec);

@@ -49,7 +49,12 @@ struct run_task {
     }
     const std::size_t slice = round_up(p->scratch_bytes, workspace_alignment);
     char* scratch0 = base == nullptr ? nullptr : base + round_up(p->shared_bytes, workspace_alignment);
-    for (std::size_t s = 0; s < p->stage_count(); ++s) {
+    const std::size_t stages = p->stage_count();
+    if (stages == 1 && p->chunk_count(0) == 1) {  // tiny work: one direct call, no pool
+      p->run_chunk(0, 0, base, scratch0);
+      return;
+    }
+    for (std::size_t s = 0; s < stages; ++s) {
       const std::size_t count = p->chunk_count(s);
       if (count == 0) continue;
       const std::size_t lanes = count == 1 ? 1 : std::min<std::size_t>({workers, count, static_cast<std::size_t>(ctx.workers())});

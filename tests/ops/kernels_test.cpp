@@ -317,11 +317,11 @@ TEST_CASE("cast: float16 and bfloat16 kernels agree with the exact scalar conver
   }
 }
 
-TEST_CASE("cast: a float32 to bfloat16 row past the streaming threshold is exact at every output alignment",
+TEST_CASE("cast: a long float32 to bfloat16 row is exact at every output alignment and writes nothing outside it",
           "[ops][kernels][cast]") {
-  // Long rows take the streaming-store path, which peels a scalar head to
-  // the output's vector alignment: check the head, the body and the tail at
-  // several output offsets, with a guard element on each side.
+  // A row longer than the L2 cache at several output offsets (unaligned,
+  // odd, vector-aligned), with a guard element on each side: the vector
+  // body, the scalar tail and NaN, infinity and a denormal at its ends.
   const std::size_t n = (std::size_t{1} << 20) + 37;
   std::vector<float> in(n);
   std::mt19937 rng(7);

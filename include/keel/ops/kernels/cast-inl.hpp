@@ -13,7 +13,6 @@
 #include <cstddef>
 #include <cstdint>
 
-#include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
 #include "keel/ops/dtype.hpp"
@@ -77,34 +76,17 @@ HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> bf16_round_bits(D df, hn::Vec<D> v) 
   return hn::IfThenElse(hn::RebindMask(du, is_nan), hn::Or(bits, hn::Set(du, 0x00400000u)), rounded);
 }
 
-// Elements from which f32_to_bf16 streams its output (2 MiB of bfloat16,
-// more than this machine's 1 MiB L2 per core).
-inline constexpr std::size_t bf16_stream_min = std::size_t{1} << 20;
-
 inline void f32_to_bf16(std::uint16_t* out, const float* in, std::size_t n) {
   const hn::ScalableTag<float> df;
   const std::size_t lanes = hn::Lanes(df);
   std::size_t i = 0;
 #if HWY_TARGET != HWY_SCALAR
   const hn::Repartition<std::uint16_t, decltype(df)> d16;  // twice the lanes
-  auto pack = [&](std::size_t at) HWY_ATTR {
-    const auto lo = bf16_round_bits(df, hn::LoadU(df, in + at));
-    const auto hi = bf16_round_bits(df, hn::LoadU(df, in + at + lanes));
-    return hn::ConcatOdd(d16, hn::BitCast(d16, hi), hn::BitCast(d16, lo));
-  };
-  // A row whose output outgrows the L2 cache is written with streaming
-  // stores: the output half of the traffic then goes to memory once instead
-  // of being read first for ownership (4 + 2 bytes per element instead of
-  // 4 + 2 + 2). Vector-aligned output first, scalar head before it.
-  if (n >= bf16_stream_min && reinterpret_cast<std::uintptr_t>(out) % sizeof(std::uint16_t) == 0) {
-    const std::size_t vbytes = hn::Lanes(d16) * sizeof(std::uint16_t);
-    const std::size_t mis = reinterpret_cast<std::uintptr_t>(out) % vbytes;
-    const std::size_t head = mis == 0 ? 0 : (vbytes - mis) / sizeof(std::uint16_t);
-    for (; i < head; ++i) out[i] = float_to_bfloat16_bits(in[i]);
-    for (; i + 2 * lanes <= n; i += 2 * lanes) hn::Stream(pack(i), d16, out + i);
-    hwy::FlushStream();  // order the streamed lines before whoever is told the task finished
+  for (; i + 2 * lanes <= n; i += 2 * lanes) {
+    const auto lo = bf16_round_bits(df, hn::LoadU(df, in + i));
+    const auto hi = bf16_round_bits(df, hn::LoadU(df, in + i + lanes));
+    hn::StoreU(hn::ConcatOdd(d16, hn::BitCast(d16, hi), hn::BitCast(d16, lo)), d16, out + i);
   }
-  for (; i + 2 * lanes <= n; i += 2 * lanes) hn::StoreU(pack(i), d16, out + i);
 #else
   const hn::RebindToSigned<decltype(df)> di;
   const hn::Rebind<std::uint16_t, decltype(df)> du16;

@@ -6,7 +6,10 @@
 
 #include <hwy/targets.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -311,6 +314,36 @@ TEST_CASE("cast: float16 and bfloat16 kernels agree with the exact scalar conver
     CHECK(bad_h == 0);
     CHECK(bad_b == 0);
     CHECK(bad_back == 0);
+  }
+}
+
+TEST_CASE("cast: a long float32 to bfloat16 row is exact at every output alignment and writes nothing outside it",
+          "[ops][kernels][cast]") {
+  // A row longer than the L2 cache at several output offsets (unaligned,
+  // odd, vector-aligned), with a guard element on each side: the vector
+  // body, the scalar tail and NaN, infinity and a denormal at its ends.
+  const std::size_t n = (std::size_t{1} << 20) + 37;
+  std::vector<float> in(n);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1e3f, 1e3f);
+  for (auto& x : in) x = dist(rng);
+  in[0] = std::numeric_limits<float>::quiet_NaN();
+  in[n / 2] = std::numeric_limits<float>::infinity();
+  in[n - 1] = std::numeric_limits<float>::denorm_min();
+  std::vector<std::uint16_t> want(n);
+  for (std::size_t i = 0; i < n; ++i) want[i] = float_to_bfloat16_bits(in[i]);
+  std::vector<std::uint16_t> buf(n + 64);
+  for (const kernel_table* k : all_targets()) {
+    for (std::size_t offset : {1u, 7u, 32u}) {
+      std::fill(buf.begin(), buf.end(), std::uint16_t{0xABCD});
+      k->f32_to_bf16(buf.data() + offset, in.data(), n);
+      std::size_t bad = 0;
+      for (std::size_t i = 0; i < n; ++i) bad += !same_element(dtype::bfloat16, &buf[offset + i], &want[i]);
+      INFO("target " << k->target << " offset " << offset);
+      CHECK(bad == 0);
+      CHECK(buf[offset - 1] == 0xABCD);
+      CHECK(buf[offset + n] == 0xABCD);
+    }
   }
 }
 

@@ -162,7 +162,10 @@ class executor {
     if (options_.use == executor_use::once && runs_.fetch_add(1, std::memory_order_acq_rel) != 0) {
       throw_error(errc::invalid_state, api, "this executor was prepared with executor_use::once and already ran");
     }
-    if (options_.use == executor_use::repeatable) runs_.fetch_add(1, std::memory_order_relaxed);
+    // One thread runs an executor at a time, so a repeatable run counts
+    // without a locked read-modify-write (the once check above needs one).
+    if (options_.use == executor_use::repeatable)
+      runs_.store(runs_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
 
   /**

@@ -40,16 +40,26 @@ struct run_task {
   template <class Context>
   void operator()(Context& ctx, const std::shared_ptr<const plan>& p, const memory_span& workspace,
                   std::size_t workers) const {
+    run(ctx, p, workspace.data, workers);
+  }
+
+  template <class Context>
+  static void run(Context& ctx, const std::shared_ptr<const plan>& p, void* workspace, std::size_t workers) {
     // The executor's workspace layout: aligned base, shared part, then one
     // scratch slice per worker.
-    char* base = static_cast<char*>(workspace.data);
+    char* base = static_cast<char*>(workspace);
     if (base != nullptr) {
       const auto v = reinterpret_cast<std::uintptr_t>(base);
       base += round_up(v, workspace_alignment) - v;
     }
     const std::size_t slice = round_up(p->scratch_bytes, workspace_alignment);
     char* scratch0 = base == nullptr ? nullptr : base + round_up(p->shared_bytes, workspace_alignment);
-    for (std::size_t s = 0; s < p->stage_count(); ++s) {
+    const std::size_t stages = p->stage_count();
+    if (stages == 1 && p->chunk_count(0) == 1) {  // tiny work: one direct call, no pool
+      p->run_chunk(0, 0, base, scratch0);
+      return;
+    }
+    for (std::size_t s = 0; s < stages; ++s) {
       const std::size_t count = p->chunk_count(s);
       if (count == 0) continue;
       const std::size_t lanes = count == 1 ? 1 : std::min<std::size_t>({workers, count, static_cast<std::size_t>(ctx.workers())});
@@ -64,6 +74,17 @@ struct run_task {
         }
       });
     }
+  }
+};
+
+// The task body of an executor without workspace. Its arguments (plan and
+// worker count, 24 bytes) fit in a host stream's ring slot, so a tiny launch
+// is one enqueue with no allocation; a memory_span (40 bytes, its owner
+// included) would not fit and would be boxed on the heap per launch.
+struct run_task_no_workspace {
+  template <class Context>
+  void operator()(Context& ctx, const std::shared_ptr<const plan>& p, std::size_t workers) const {
+    run_task::run(ctx, p, nullptr, workers);
   }
 };
 
@@ -86,6 +107,10 @@ void run_on(const Stream& stream, executor& ex, const memory_span& workspace) {
                 "a captured launch runs at every replay; prepare the executor with executor_use::repeatable");
   }
   ex.begin_run(workspace.data, workspace.bytes);
+  if (ex.workspace_size() == 0) {  // nothing reads the workspace: nothing to keep alive
+    stream.launch(detail::kind_of(ex.op()), detail::run_task_no_workspace{}, ex.plan(), ex.workers());
+    return;
+  }
   stream.launch(detail::kind_of(ex.op()), detail::run_task{}, ex.plan(), workspace, ex.workers());
 }
 

@@ -245,6 +245,15 @@ class elementwise_plan final : public plan {
     }
     if (out.numel() == 0) numel_ = 0;
     chunk_ = chunk_items(static_cast<std::size_t>(numel_), workers, 16384);
+    // One row whose operands all have the compute dtype and unit (or zero)
+    // strides: every chunk is one kernel call, decided here once rather
+    // than per call (tiny calls and their replays live here).
+    if (ndim_ == 1 && op != op_kind::cast) {
+      std::ptrdiff_t str[max_operands];
+      for (std::size_t o = 0; o < n_ops_; ++o) str[o] = static_cast<std::ptrdiff_t>(ops_[o].stride[0]);
+      flat_direct_ = true;
+      for (std::size_t o = 0; o < n_ops_; ++o) flat_direct_ = flat_direct_ && direct(o, str);
+    }
   }
 
   std::size_t chunk_count(std::size_t) const noexcept override {
@@ -254,6 +263,17 @@ class elementwise_plan final : public plan {
   void run_chunk(std::size_t, std::size_t chunk, char*, char*) const override {
     const auto begin = static_cast<std::int64_t>(chunk * chunk_);
     const auto end = std::min<std::int64_t>(numel_, begin + static_cast<std::int64_t>(chunk_));
+    if (flat_direct_) {
+      void* in[max_operands - 1];
+      std::ptrdiff_t str[max_operands - 1];
+      for (std::size_t o = 1; o < n_ops_; ++o) {
+        in[o - 1] = ops_[o].ptr + begin * ops_[o].stride[0] * static_cast<std::int64_t>(element_size(ops_[o].type));
+        str[o - 1] = static_cast<std::ptrdiff_t>(ops_[o].stride[0]);
+      }
+      compute(ops_[0].ptr + begin * static_cast<std::int64_t>(element_size(ops_[0].type)), in, str,
+              static_cast<std::size_t>(end - begin));
+      return;
+    }
     run_range(begin, end);
   }
 
@@ -382,6 +402,7 @@ class elementwise_plan final : public plan {
   std::int64_t shape_[tensor::max_dims] = {};
   std::int64_t numel_ = 0;
   std::size_t chunk_ = 1;
+  bool flat_direct_ = false;
 };
 
 inline dtype opmath_of(dtype t) noexcept { return is_floating(t) ? dtype::float32 : t; }

@@ -42,21 +42,55 @@ struct row_input<true> {
   }
 };
 
-// Runs op over fewer than a vector of elements through vector-sized stack
-// buffers, so every element sees the same instructions as the vector body
-// (a scalar loop could round differently, e.g. FMA versus mul+add).
+// Whether this target has true masked loads and stores for lanes of T
+// (AVX2's vmaskmov for 4- and 8-byte lanes, AVX-512's masks for every
+// lane): masked-off lanes are neither read nor written, so a partial vector
+// at the end of a buffer cannot fault. Elsewhere Highway 1.0.3 emulates
+// MaskedLoad with a full load, which could read past the buffer.
+template <class T>
+inline constexpr bool has_masked_access =
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+    sizeof(T) >= 4 || HWY_TARGET != HWY_AVX2;
+#else
+    false;
+#endif
+
+// An input of a partial vector: the first `count` lanes (zero elsewhere) or
+// one broadcast value.
+template <bool Broadcast, class D, class T>
+HWY_INLINE hn::Vec<D> load_partial(D d, const T* p, std::size_t count) {
+  if constexpr (Broadcast) {
+    (void)count;
+    return hn::Set(d, p[0]);
+  } else if constexpr (has_masked_access<T>) {
+    return hn::MaskedLoad(hn::FirstN(d, count), d, p);
+  } else {
+    HWY_ALIGN T t[HWY_MAX_BYTES / sizeof(T)] = {};
+    std::memcpy(t, p, count * sizeof(T));
+    return hn::Load(d, t);
+  }
+}
+
+template <class D, class T>
+HWY_INLINE void store_partial(hn::Vec<D> v, D d, T* p, std::size_t count) {
+  if constexpr (has_masked_access<T>) {
+    hn::BlendedStore(v, hn::FirstN(d, count), d, p);
+  } else {
+    HWY_ALIGN T t[HWY_MAX_BYTES / sizeof(T)];
+    hn::Store(v, d, t);
+    std::memcpy(p, t, count * sizeof(T));
+  }
+}
+
+// Runs op over fewer than a vector of elements with the vector body's
+// instructions (a scalar loop could round differently, e.g. FMA versus
+// mul+add): masked where the target masks memory, through stack buffers
+// elsewhere. A 4x2 tensor is all partial on AVX-512, so this is the tiny
+// call's whole kernel.
 template <bool BA, bool BB, class T, class Op>
 HWY_INLINE void binary_partial(T* out, const T* a, const T* b, std::size_t count, const Op& op) {
   const hn::ScalableTag<T> d;
-  HWY_ALIGN T ta[HWY_MAX_BYTES / sizeof(T)] = {};
-  HWY_ALIGN T tb[HWY_MAX_BYTES / sizeof(T)] = {};
-  HWY_ALIGN T to[HWY_MAX_BYTES / sizeof(T)] = {};
-  for (std::size_t j = 0; j < count; ++j) {
-    ta[j] = BA ? a[0] : a[j];
-    tb[j] = BB ? b[0] : b[j];
-  }
-  hn::Store(op(d, hn::Load(d, ta), hn::Load(d, tb)), d, to);
-  std::memcpy(out, to, count * sizeof(T));
+  store_partial(op(d, load_partial<BA>(d, a, count), load_partial<BB>(d, b, count)), d, out, count);
 }
 
 // Elements before `out` reaches vector alignment: peeling them makes every
@@ -142,24 +176,16 @@ inline void add_i64(std::int64_t* out, const std::int64_t* a, std::ptrdiff_t sa,
 }
 
 // out = s + value * t1 * t2, evaluated left to right without fusion, as
-// ATen's addcmul kernel does. Fewer than a vector of elements, through
-// vector-sized buffers (see binary_partial).
+// ATen's addcmul kernel does. Fewer than a vector of elements (see
+// binary_partial).
 template <bool BS, bool B1, bool B2>
 HWY_INLINE void addcmul_partial(float* out, const float* s, const float* t1, const float* t2, float value,
                                 std::size_t count) {
   const hn::ScalableTag<float> d;
   const auto vv = hn::Set(d, value);
-  HWY_ALIGN float ts[HWY_MAX_BYTES / sizeof(float)] = {};
-  HWY_ALIGN float t1b[HWY_MAX_BYTES / sizeof(float)] = {};
-  HWY_ALIGN float t2b[HWY_MAX_BYTES / sizeof(float)] = {};
-  HWY_ALIGN float to[HWY_MAX_BYTES / sizeof(float)] = {};
-  for (std::size_t j = 0; j < count; ++j) {
-    ts[j] = BS ? s[0] : s[j];
-    t1b[j] = B1 ? t1[0] : t1[j];
-    t2b[j] = B2 ? t2[0] : t2[j];
-  }
-  hn::Store(hn::Add(hn::Load(d, ts), hn::Mul(hn::Mul(vv, hn::Load(d, t1b)), hn::Load(d, t2b))), d, to);
-  std::memcpy(out, to, count * sizeof(float));
+  const auto r = hn::Add(load_partial<BS>(d, s, count),
+                         hn::Mul(hn::Mul(vv, load_partial<B1>(d, t1, count)), load_partial<B2>(d, t2, count)));
+  store_partial(r, d, out, count);
 }
 
 template <bool BS, bool B1, bool B2>

@@ -132,6 +132,11 @@ struct event_state : ref_counted {
 struct task_list {
   std::vector<replay_task> tasks;
   std::atomic<int> runners{0};
+  // Guarded by the group's lock. A list an update staged stays unpublished
+  // until its swap runs; until then the stream that staged it (`claim`) may
+  // refill it in place with a later update (see backend::update_end).
+  bool published = true;
+  const void* claim = nullptr;
 };
 
 struct group_state : ref_counted {
@@ -169,6 +174,7 @@ struct group_state : ref_counted {
   }
   void replace(std::shared_ptr<task_list> list) {
     std::lock_guard<spin_lock> lock(m);
+    list->published = true;
     tasks.swap(list);
     for (auto& slot : spares) {
       if (!slot) {
@@ -180,13 +186,15 @@ struct group_state : ref_counted {
   }
   // A list for an update to fill: a spare one that no execution runs any
   // more (one that started before the last swap may still run it).
-  std::shared_ptr<task_list> take_spare() {
+  std::shared_ptr<task_list> take_spare(const void* claim) {
     std::shared_ptr<task_list> list;
     {
       std::lock_guard<spin_lock> lock(m);
       for (auto& slot : spares) {
         if (slot && slot->runners.load(std::memory_order_acquire) == 0) {
           list = std::move(slot);
+          list->published = false;
+          list->claim = claim;
           break;
         }
       }
@@ -195,8 +203,18 @@ struct group_state : ref_counted {
       list->tasks.clear();
     } else {
       list = std::make_shared<task_list>();
+      list->published = false;
+      list->claim = claim;
     }
     return list;
+  }
+  // Refills @p list, staged by @p claim and not yet swapped in, with @p with
+  // (the list's previous tasks are left in @p with). False if its swap ran.
+  bool refill_unpublished(task_list& list, const void* claim, std::vector<replay_task>& with) {
+    std::lock_guard<spin_lock> lock(m);
+    if (list.published || list.claim != claim) return false;
+    list.tasks.swap(with);
+    return true;
   }
 };
 
@@ -258,15 +276,23 @@ struct stream_state : ref_counted {
   std::size_t lane = 0;
   ref_ptr<group_state> updating;
   std::vector<replay_task> staged;
+  // The last group swap this stream enqueued: its list and its index in the
+  // ring (guarded by dev->capture_mutex). Weak, so that the replaced tasks
+  // (and what they keep alive) leave with their group.
+  std::weak_ptr<task_list> last_swap;
+  group_state* last_swap_group = nullptr;
+  std::uint64_t last_swap_index = 0;
   std::thread worker;
 
+  // Returns the task's index in the stream.
   template <bool Control, class F>
-  void submit(F&& f) {
-    ring.push<Control>(std::forward<F>(f));
+  std::uint64_t submit(F&& f) {
+    const std::uint64_t index = ring.push<Control>(std::forward<F>(f));
     if (sleeping.load(std::memory_order_seq_cst)) {
       std::lock_guard<std::mutex> lock(m);
       wake_cv.notify_one();
     }
+    return index;
   }
 
   void run() {
@@ -1055,10 +1081,29 @@ struct backend {
                     "task " + std::to_string(i) + " of group #" + std::to_string(g->id) + " is kernel '" +
                         std::string(g->signature[i].name()) + "' and the update issued '" +
                         std::string(staged[i].kind().name()) + "'; the group is unchanged");
-    auto list = g->take_spare();
-    list->tasks.reserve(staged.size());
-    for (auto& t : staged) list->tasks.push_back(std::move(t));
-    s->submit<true>([g, list]() mutable { g->replace(std::move(list)); });
+    // An idle update stream (every task issued to it has finished) has
+    // already reached the end of this update: the swap takes effect here,
+    // with no enqueue. Work another thread issues concurrently is ordered
+    // after it, as if issued after end() returned.
+    if (s->ring.head() >= s->ring.tail()) {
+      auto list = g->take_spare(s);
+      list->tasks.swap(staged);
+      g->replace(std::move(list));
+      return;
+    }
+    // If the last task issued to this stream is a swap of this group that
+    // has not run yet, this update takes its place: nothing can be ordered
+    // between two adjacent tasks of one stream, so running the later
+    // replacement at the earlier swap's position is the same stream order,
+    // and it costs no enqueue. (The superseded tasks go back to `staged`.)
+    if (s->last_swap_group == g.get() && s->ring.tail() == s->last_swap_index + 1) {
+      if (auto pending = s->last_swap.lock(); pending && g->refill_unpublished(*pending, s, staged)) return;
+    }
+    auto list = g->take_spare(s);
+    list->tasks.swap(staged);  // the staging vector takes the spare's capacity
+    s->last_swap = list;
+    s->last_swap_group = g.get();
+    s->last_swap_index = s->submit<true>([g, list = std::move(list)]() mutable { g->replace(std::move(list)); });
   }
 
   /** Leaves update mode with the group unchanged. */

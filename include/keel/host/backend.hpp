@@ -276,6 +276,10 @@ struct stream_state : ref_counted {
   std::size_t lane = 0;
   ref_ptr<group_state> updating;
   std::vector<replay_task> staged;
+  // Also guards `updating` and `staged` (whoever writes them holds both it
+  // and dev->capture_mutex): a kernel launched during an update stages
+  // itself under this lock alone, without the device-wide mutex.
+  spin_lock update_m;
   // The last group swap this stream enqueued: its list and its index in the
   // ring (guarded by dev->capture_mutex). Weak, so that the replaced tasks
   // (and what they keep alive) leave with their group.
@@ -451,20 +455,24 @@ inline void stage_update(stream_state& s, replay_task task, const char* api) {
                 std::string("only operator launches may replace a task group's tasks, not ") +
                     category_name(task.cat()) + " (" + s.describe() + " is updating group #" +
                     std::to_string(s.updating->id) + ")");
+  std::lock_guard<spin_lock> lock(s.update_m);
   s.staged.push_back(std::move(task));
 }
 
 // Routes work a stream is not running now (captured or staged).
-template <class F>
-void redirect_task(stream_state& s, F&& f, replay_task::category cat, kernel_kind kind, const char* api) {
+inline void redirect_task(stream_state& s, replay_task task, const char* api) {
   std::lock_guard<std::mutex> lock(s.dev->capture_mutex);
   if (s.updating) {
-    stage_update(s, replay_task(std::forward<F>(f), cat, kind), api);
+    stage_update(s, std::move(task), api);
   } else if (s.session) {
-    capture_task(s, replay_task(std::forward<F>(f), cat, kind), api);
+    capture_task(s, std::move(task), api);
   } else {
     throw_error(errc::invalid_state, api, s.describe() + " changed capture state while work was issued to it");
   }
+}
+template <class F>
+void redirect_task(stream_state& s, F&& f, replay_task::category cat, kernel_kind kind, const char* api) {
+  redirect_task(s, replay_task(std::forward<F>(f), cat, kind), api);
 }
 
 inline void detach_lanes(capture_session& c) {
@@ -666,13 +674,22 @@ struct backend {
       });
       return;
     }
-    detail::redirect_task(
-        *s,
+    detail::replay_task task(
         [dev = s->dev, fn = std::forward<F>(f)]() {
           launch_context ctx(*dev);
           fn(ctx);
         },
-        detail::replay_task::category::kernel, kind, "keel::stream::launch");
+        detail::replay_task::category::kernel, kind);
+    if (s->redirect.load(std::memory_order_acquire) == 2) {
+      // A replacement for the group this stream updates: staged under the
+      // stream's own lock (kernels are what an update takes, so no check).
+      std::lock_guard<detail::spin_lock> lock(s->update_m);
+      if (s->updating) {
+        s->staged.push_back(std::move(task));
+        return;
+      }
+    }
+    detail::redirect_task(*s, std::move(task), "keel::stream::launch");
   }
 
   static void copy_async(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind,
@@ -1040,8 +1057,11 @@ struct backend {
       throw_error(errc::update_violation, api,
                   "task group #" + std::to_string(g->id) +
                       " is already being updated: one thread on one stream updates a group at a time");
-    s->updating = detail::ref_ptr<detail::group_state>(g);
-    s->staged.clear();
+    {
+      std::lock_guard<detail::spin_lock> stage(s->update_m);
+      s->updating = detail::ref_ptr<detail::group_state>(g);
+      s->staged.clear();
+    }
     s->redirect.store(2, std::memory_order_release);
   }
 
@@ -1050,19 +1070,23 @@ struct backend {
     static constexpr const char* api = "keel::update_scope::end";
     std::lock_guard<std::mutex> lock(s->dev->capture_mutex);
     if (!s->updating) throw_error(errc::invalid_state, api, s->describe() + " is not updating a task group");
-    detail::ref_ptr<detail::group_state> g = std::move(s->updating);
-    s->updating = {};
+    detail::ref_ptr<detail::group_state> g;
     std::vector<detail::replay_task> staged;
-    staged.swap(s->staged);
+    {
+      std::lock_guard<detail::spin_lock> stage(s->update_m);
+      g = std::move(s->updating);
+      staged.swap(s->staged);
+    }
     s->redirect.store(0, std::memory_order_release);
     struct keep_capacity {  // hands the staging vector back, emptied, for the next update
       std::vector<detail::replay_task>& from;
-      std::vector<detail::replay_task>& to;
+      detail::stream_state& to;
       ~keep_capacity() {
         from.clear();
-        to.swap(from);
+        std::lock_guard<detail::spin_lock> stage(to.update_m);
+        to.staged.swap(from);
       }
-    } keep{staged, s->staged};
+    } keep{staged, *s};
     struct release_flag {
       detail::group_state* g;
       ~release_flag() { g->updating.store(false, std::memory_order_release); }
@@ -1187,8 +1211,12 @@ struct backend {
   static void abort_update_locked(detail::stream_state& s) noexcept {
     if (!s.updating) return;
     s.updating->updating.store(false, std::memory_order_release);
-    s.updating = {};
-    s.staged.clear();
+    std::vector<detail::replay_task> dropped;
+    {
+      std::lock_guard<detail::spin_lock> stage(s.update_m);
+      s.updating = {};
+      dropped.swap(s.staged);
+    }
     s.redirect.store(s.session ? 1 : 0, std::memory_order_release);
   }
 };

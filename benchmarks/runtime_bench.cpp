@@ -169,7 +169,8 @@ void BM_stream_eager_launch(benchmark::State& state) {
 BENCHMARK(BM_stream_eager_launch)->UseRealTime();
 
 // Replace a one-task group on an update stream (begin, launch, end: checked
-// and committed in stream order).
+// and committed in stream order). The update stream is idle between updates,
+// so each swap takes effect in end() (see backend::update_end).
 void BM_group_update(benchmark::State& state) {
   auto& dev = keel::host::default_device();
   keel::host::stream s{dev};
@@ -228,4 +229,5 @@ KEEL_BENCH_COMPARE("BM_stream_roundtrip", "BM_queue_baseline_roundtrip", "round 
 KEEL_BENCH_COMPARE("BM_model_replay_tiny", "BM_stream_eager_tiny", ">= 10x faster per task than eager");
 KEEL_BENCH_COMPARE("BM_model_replay_tiny", "BM_function_loop_tiny", ">= 0.33 (within 3x of the loop)");
 KEEL_BENCH_COMPARE("BM_group_update", "BM_stream_eager_launch", ">= 1 (no more than one eager launch)");
+KEEL_BENCH_COMPARE("BM_group_update", "BM_stream_eager_tiny", ">= 1 (no more than one eager tiny task)");
 KEEL_BENCH_COMPARE("BM_event_cross_stream", "BM_queue_baseline_roundtrip", "informational");

@@ -527,7 +527,10 @@ struct block : ref_counted {
  * - A task must not synchronize its own stream (would_deadlock).
  * - Update visibility: an update takes effect when its stream reaches the
  *   end of the update; an execution that reaches the group afterwards runs
- *   the new tasks, one already past it ran the old ones. Use
+ *   the new tasks, one already past it ran the old ones. On an idle
+ *   update stream that point is end() itself (no task is enqueued); two
+ *   updates of one group with nothing between them on the stream swap once,
+ *   with the later tasks. Use
  *   basic_concurrent_update to fence a running execution on the update.
  */
 struct backend {

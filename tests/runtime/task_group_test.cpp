@@ -93,6 +93,53 @@ TEST_CASE("task_group: a sequential update replaces the group's arguments", "[ru
   CHECK(f.copied == 5.0f);
 }
 
+TEST_CASE("task_group: updates on a busy update stream keep stream order, also when adjacent ones merge",
+          "[runtime][task_group]") {
+  fixture f;
+  f.capture(1.0f);
+  CHECK(f.run() == 2.0f);
+  keel::host::event gate{test_device(), keel::event_flags::external};
+  f.u.wait(gate);  // the update stream is busy until the gate opens: every swap below is pending
+  std::vector<float> seen;
+  auto update = [&](float alpha) {
+    keel::host::update_scope scope{f.u, f.group};
+    f.u.launch(axpy, &axpy_kernel, &f.out, &f.tmp, &f.other, alpha);
+    scope.end();
+  };
+  auto observe = [&] {
+    f.model.execute(f.u);
+    f.u.launch_host([&] { seen.push_back(f.out); });
+  };
+  update(3.0f);
+  update(4.0f);  // adjacent to the pending swap of 3: takes its place
+  observe();     // sees 4
+  update(5.0f);  // after the execution: a swap of its own
+  observe();     // sees 5
+  update(6.0f);
+  {
+    keel::host::update_scope empty{f.u, f.group};  // no tasks: changes nothing, issues nothing
+    empty.end();
+  }
+  update(7.0f);  // merges with 6
+  observe();     // sees 7
+  CHECK(f.run() == 2.0f);  // nothing took effect yet
+  {
+    keel::host::update_scope refused{f.u, f.group};  // a refused update leaves the pending swap alone
+    f.u.launch(copy_kernel, &copy_body, &f.copied, &f.tmp);
+    KEEL_REQUIRE_ERROR(refused.end(), errc::update_violation, "the group is unchanged");
+  }
+  gate.record(f.s);
+  f.u.synchronize();
+  REQUIRE(seen.size() == 3);
+  CHECK(seen[0] == 5.0f);
+  CHECK(seen[1] == 6.0f);
+  CHECK(seen[2] == 8.0f);
+  CHECK(f.run() == 8.0f);
+  // Idle update stream: the update takes effect when end() returns.
+  update(9.0f);
+  CHECK(f.run() == 10.0f);
+}
+
 TEST_CASE("task_group: replacements must match the group in number and kind", "[runtime][task_group]") {
   fixture f;
   f.capture(1.0f);

@@ -132,6 +132,11 @@ struct event_state : ref_counted {
 struct task_list {
   std::vector<replay_task> tasks;
   std::atomic<int> runners{0};
+  // Guarded by the group's lock. A list an update staged stays unpublished
+  // until its swap runs; until then the stream that staged it (`claim`) may
+  // refill it in place with a later update (see backend::update_end).
+  bool published = true;
+  const void* claim = nullptr;
 };
 
 struct group_state : ref_counted {
@@ -169,6 +174,7 @@ struct group_state : ref_counted {
   }
   void replace(std::shared_ptr<task_list> list) {
     std::lock_guard<spin_lock> lock(m);
+    list->published = true;
     tasks.swap(list);
     for (auto& slot : spares) {
       if (!slot) {
@@ -180,13 +186,15 @@ struct group_state : ref_counted {
   }
   // A list for an update to fill: a spare one that no execution runs any
   // more (one that started before the last swap may still run it).
-  std::shared_ptr<task_list> take_spare() {
+  std::shared_ptr<task_list> take_spare(const void* claim) {
     std::shared_ptr<task_list> list;
     {
       std::lock_guard<spin_lock> lock(m);
       for (auto& slot : spares) {
         if (slot && slot->runners.load(std::memory_order_acquire) == 0) {
           list = std::move(slot);
+          list->published = false;
+          list->claim = claim;
           break;
         }
       }
@@ -195,8 +203,18 @@ struct group_state : ref_counted {
       list->tasks.clear();
     } else {
       list = std::make_shared<task_list>();
+      list->published = false;
+      list->claim = claim;
     }
     return list;
+  }
+  // Refills @p list, staged by @p claim and not yet swapped in, with @p with
+  // (the list's previous tasks are left in @p with). False if its swap ran.
+  bool refill_unpublished(task_list& list, const void* claim, std::vector<replay_task>& with) {
+    std::lock_guard<spin_lock> lock(m);
+    if (list.published || list.claim != claim) return false;
+    list.tasks.swap(with);
+    return true;
   }
 };
 
@@ -258,15 +276,27 @@ struct stream_state : ref_counted {
   std::size_t lane = 0;
   ref_ptr<group_state> updating;
   std::vector<replay_task> staged;
+  // Also guards `updating` and `staged` (whoever writes them holds both it
+  // and dev->capture_mutex): a kernel launched during an update stages
+  // itself under this lock alone, without the device-wide mutex.
+  spin_lock update_m;
+  // The last group swap this stream enqueued: its list and its index in the
+  // ring (guarded by dev->capture_mutex). Weak, so that the replaced tasks
+  // (and what they keep alive) leave with their group.
+  std::weak_ptr<task_list> last_swap;
+  group_state* last_swap_group = nullptr;
+  std::uint64_t last_swap_index = 0;
   std::thread worker;
 
+  // Returns the task's index in the stream.
   template <bool Control, class F>
-  void submit(F&& f) {
-    ring.push<Control>(std::forward<F>(f));
+  std::uint64_t submit(F&& f) {
+    const std::uint64_t index = ring.push<Control>(std::forward<F>(f));
     if (sleeping.load(std::memory_order_seq_cst)) {
       std::lock_guard<std::mutex> lock(m);
       wake_cv.notify_one();
     }
+    return index;
   }
 
   void run() {
@@ -425,20 +455,24 @@ inline void stage_update(stream_state& s, replay_task task, const char* api) {
                 std::string("only operator launches may replace a task group's tasks, not ") +
                     category_name(task.cat()) + " (" + s.describe() + " is updating group #" +
                     std::to_string(s.updating->id) + ")");
+  std::lock_guard<spin_lock> lock(s.update_m);
   s.staged.push_back(std::move(task));
 }
 
 // Routes work a stream is not running now (captured or staged).
-template <class F>
-void redirect_task(stream_state& s, F&& f, replay_task::category cat, kernel_kind kind, const char* api) {
+inline void redirect_task(stream_state& s, replay_task task, const char* api) {
   std::lock_guard<std::mutex> lock(s.dev->capture_mutex);
   if (s.updating) {
-    stage_update(s, replay_task(std::forward<F>(f), cat, kind), api);
+    stage_update(s, std::move(task), api);
   } else if (s.session) {
-    capture_task(s, replay_task(std::forward<F>(f), cat, kind), api);
+    capture_task(s, std::move(task), api);
   } else {
     throw_error(errc::invalid_state, api, s.describe() + " changed capture state while work was issued to it");
   }
+}
+template <class F>
+void redirect_task(stream_state& s, F&& f, replay_task::category cat, kernel_kind kind, const char* api) {
+  redirect_task(s, replay_task(std::forward<F>(f), cat, kind), api);
 }
 
 inline void detach_lanes(capture_session& c) {
@@ -496,7 +530,10 @@ struct block : ref_counted {
  * - A task must not synchronize its own stream (would_deadlock).
  * - Update visibility: an update takes effect when its stream reaches the
  *   end of the update; an execution that reaches the group afterwards runs
- *   the new tasks, one already past it ran the old ones. Use
+ *   the new tasks, one already past it ran the old ones. On an idle
+ *   update stream that point is end() itself (no task is enqueued); two
+ *   updates of one group with nothing between them on the stream swap once,
+ *   with the later tasks. Use
  *   basic_concurrent_update to fence a running execution on the update.
  */
 struct backend {
@@ -643,13 +680,22 @@ struct backend {
       });
       return;
     }
-    detail::redirect_task(
-        *s,
+    detail::replay_task task(
         [dev = s->dev, fn = std::forward<F>(f)]() {
           launch_context ctx(*dev);
           fn(ctx);
         },
-        detail::replay_task::category::kernel, kind, "keel::stream::launch");
+        detail::replay_task::category::kernel, kind);
+    if (s->redirect.load(std::memory_order_acquire) == 2) {
+      // A replacement for the group this stream updates: staged under the
+      // stream's own lock (kernels are what an update takes, so no check).
+      std::lock_guard<detail::spin_lock> lock(s->update_m);
+      if (s->updating) {
+        s->staged.push_back(std::move(task));
+        return;
+      }
+    }
+    detail::redirect_task(*s, std::move(task), "keel::stream::launch");
   }
 
   static void copy_async(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind,
@@ -1017,8 +1063,11 @@ struct backend {
       throw_error(errc::update_violation, api,
                   "task group #" + std::to_string(g->id) +
                       " is already being updated: one thread on one stream updates a group at a time");
-    s->updating = detail::ref_ptr<detail::group_state>(g);
-    s->staged.clear();
+    {
+      std::lock_guard<detail::spin_lock> stage(s->update_m);
+      s->updating = detail::ref_ptr<detail::group_state>(g);
+      s->staged.clear();
+    }
     s->redirect.store(2, std::memory_order_release);
   }
 
@@ -1027,19 +1076,23 @@ struct backend {
     static constexpr const char* api = "keel::update_scope::end";
     std::lock_guard<std::mutex> lock(s->dev->capture_mutex);
     if (!s->updating) throw_error(errc::invalid_state, api, s->describe() + " is not updating a task group");
-    detail::ref_ptr<detail::group_state> g = std::move(s->updating);
-    s->updating = {};
+    detail::ref_ptr<detail::group_state> g;
     std::vector<detail::replay_task> staged;
-    staged.swap(s->staged);
+    {
+      std::lock_guard<detail::spin_lock> stage(s->update_m);
+      g = std::move(s->updating);
+      staged.swap(s->staged);
+    }
     s->redirect.store(0, std::memory_order_release);
     struct keep_capacity {  // hands the staging vector back, emptied, for the next update
       std::vector<detail::replay_task>& from;
-      std::vector<detail::replay_task>& to;
+      detail::stream_state& to;
       ~keep_capacity() {
         from.clear();
-        to.swap(from);
+        std::lock_guard<detail::spin_lock> stage(to.update_m);
+        to.staged.swap(from);
       }
-    } keep{staged, s->staged};
+    } keep{staged, *s};
     struct release_flag {
       detail::group_state* g;
       ~release_flag() { g->updating.store(false, std::memory_order_release); }
@@ -1058,10 +1111,29 @@ struct backend {
                     "task " + std::to_string(i) + " of group #" + std::to_string(g->id) + " is kernel '" +
                         std::string(g->signature[i].name()) + "' and the update issued '" +
                         std::string(staged[i].kind().name()) + "'; the group is unchanged");
-    auto list = g->take_spare();
-    list->tasks.reserve(staged.size());
-    for (auto& t : staged) list->tasks.push_back(std::move(t));
-    s->submit<true>([g, list]() mutable { g->replace(std::move(list)); });
+    // An idle update stream (every task issued to it has finished) has
+    // already reached the end of this update: the swap takes effect here,
+    // with no enqueue. Work another thread issues concurrently is ordered
+    // after it, as if issued after end() returned.
+    if (s->ring.head() >= s->ring.tail()) {
+      auto list = g->take_spare(s);
+      list->tasks.swap(staged);
+      g->replace(std::move(list));
+      return;
+    }
+    // If the last task issued to this stream is a swap of this group that
+    // has not run yet, this update takes its place: nothing can be ordered
+    // between two adjacent tasks of one stream, so running the later
+    // replacement at the earlier swap's position is the same stream order,
+    // and it costs no enqueue. (The superseded tasks go back to `staged`.)
+    if (s->last_swap_group == g.get() && s->ring.tail() == s->last_swap_index + 1) {
+      if (auto pending = s->last_swap.lock(); pending && g->refill_unpublished(*pending, s, staged)) return;
+    }
+    auto list = g->take_spare(s);
+    list->tasks.swap(staged);  // the staging vector takes the spare's capacity
+    s->last_swap = list;
+    s->last_swap_group = g.get();
+    s->last_swap_index = s->submit<true>([g, list = std::move(list)]() mutable { g->replace(std::move(list)); });
   }
 
   /** Leaves update mode with the group unchanged. */
@@ -1157,8 +1229,12 @@ struct backend {
   static void abort_update_locked(detail::stream_state& s) noexcept {
     if (!s.updating) return;
     s.updating->updating.store(false, std::memory_order_release);
-    s.updating = {};
-    s.staged.clear();
+    std::vector<detail::replay_task> dropped;
+    {
+      std::lock_guard<detail::spin_lock> stage(s.update_m);
+      s.updating = {};
+      dropped.swap(s.staged);
+    }
     s.redirect.store(s.session ? 1 : 0, std::memory_order_release);
   }
 };

@@ -151,8 +151,9 @@ class task_ring {
 
   // Constructs the task in its slot. A callable too big for a slot is boxed
   // before the lock is taken, so nothing inside the lock can throw.
+  // Returns the task's index in the stream (its position in stream order).
   template <bool Control, class F>
-  void push(F&& f) {
+  std::uint64_t push(F&& f) {
     using T = std::decay_t<F>;
     if constexpr (fits_in_slot<T>) {
       lock();
@@ -161,6 +162,7 @@ class task_ring {
       ::new (static_cast<void*>(s.storage)) T(std::forward<F>(f));
       s.fn = &slot_run_inline<Control, T>;
       publish(s, t);
+      return t;
     } else {
       T* boxed = new T(std::forward<F>(f));
       lock();
@@ -169,6 +171,7 @@ class task_ring {
       ::new (static_cast<void*>(s.storage)) T*(boxed);
       s.fn = &slot_run_heap<Control, T>;
       publish(s, t);
+      return t;
     }
   }
 

@@ -35,9 +35,15 @@ std::string documented_key(const call& c) {
     std::int64_t strides[6];
     for (std::size_t j = d.nd; j-- > 0;) {
       strides[j] = d.contiguous ? running : d.strides[j];
-      running *= d.shape[j];
+      // A product past 64 bits makes the tensor itself invalid (its
+      // constructor rejects it), so the key is never compared: stop there.
+      if (__builtin_mul_overflow(running, d.shape[j], &running)) running = 0;
     }
-    for (std::size_t j = 0; j < d.nd; ++j) k += "," + std::to_string(d.shape[j]) + "/" + std::to_string(strides[j]);
+    // append() rather than operator+: GCC 12 in C++20 reports a false
+    // -Wrestrict on chained string concatenation (GCC bug 105651).
+    for (std::size_t j = 0; j < d.nd; ++j) {
+      k.append(",").append(std::to_string(d.shape[j])).append("/").append(std::to_string(strides[j]));
+    }
     k += "|";
   }
   const bool two_scalars = c.op == 4;

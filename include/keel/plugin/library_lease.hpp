@@ -196,7 +196,8 @@ inline std::string truncated_segments(const std::string& path, std::uint64_t fil
     if (!file.read(reinterpret_cast<char*>(&segment), sizeof segment)) {
       return "the file is truncated: its program headers end past the end of the file";
     }
-    if (segment.p_type == PT_LOAD && segment.p_offset + segment.p_filesz > file_size) {
+    // Written so that hostile offsets near 2^64 cannot wrap the comparison.
+    if (segment.p_type == PT_LOAD && (segment.p_filesz > file_size || segment.p_offset > file_size - segment.p_filesz)) {
       return "the file is truncated: loadable segment " + std::to_string(i) + " ends at byte " +
              std::to_string(segment.p_offset + segment.p_filesz) + " of a " + std::to_string(file_size) +
              "-byte file";
@@ -548,6 +549,11 @@ inline library_lease library_loader::acquire(std::string_view spelling, const lo
   // elsewhere erases the record it created, and a waiter must never touch it.
   record* found_record = nullptr;
   bool fresh = false;
+  // Remember a spelling only once it leads to a loaded library, so a failed
+  // acquisition leaves nothing behind.
+  auto remember = [this](record& r, std::string_view known) {
+    if (spellings_.emplace(std::string(known), &r).second) r.spellings.emplace_back(known);
+  };
   for (;;) {
     auto found = records_.find(key);
     fresh = found == records_.end();
@@ -560,7 +566,7 @@ inline library_lease library_loader::acquire(std::string_view spelling, const lo
     }
     record& candidate = *found->second;
     if (try_share(candidate)) {
-      if (spellings_.emplace(std::string(spelling), &candidate).second) candidate.spellings.emplace_back(spelling);
+      remember(candidate, spelling);
       return library_lease(&candidate);
     }
     if (candidate.state == detail::library_state::unloaded) {
@@ -574,11 +580,6 @@ inline library_lease library_loader::acquire(std::string_view spelling, const lo
     changed_.wait(lock);
   }
   record& rec = *found_record;
-  // Remember a spelling only once it leads to a loaded library, so a failed
-  // acquisition leaves nothing behind.
-  auto remember = [&](std::string_view spelling) {
-    if (spellings_.emplace(std::string(spelling), &rec).second) rec.spellings.emplace_back(spelling);
-  };
   rec.state = detail::library_state::loading;
   rec.loading_thread = std::this_thread::get_id();
   // Registries stage every registration from here until end_load, so nothing
@@ -616,8 +617,8 @@ inline library_lease library_loader::acquire(std::string_view spelling, const lo
   rec.count.store(1, std::memory_order_release);
   rec.state = detail::library_state::loaded;
   rec.loading_thread = {};
-  remember(spelling);
-  remember(rec.path);
+  remember(rec, spelling);
+  remember(rec, rec.path);
   changed_.notify_all();
   end_loads(lock);
   return library_lease(&rec);

@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -118,12 +119,14 @@ struct event_box {
   event_handle native = nullptr;
   device* dev = nullptr;
   keel::event_flags flags = keel::event_flags::default_;
+  bool adopted = false;  // made elsewhere: keel never destroys it; the record belongs to the device
 };
 
 struct stream_box {
   stream_handle native = nullptr;
   device* dev = nullptr;
   std::uint64_t id = 0;
+  bool adopted = false;  // made elsewhere: keel never destroys it; the record belongs to the device
   std::mutex m;                              // guards the fields below
   std::vector<std::shared_ptr<void>> keep;   // owners of memory queued work uses, until a synchronize
   keel::capture_mode mode = keel::capture_mode::global;  // of the capture this stream began
@@ -190,12 +193,41 @@ class device {
   /** @brief Throws keel::error for a failed status, with ACL's recent message. */
   void check(status code, const char* function) const { keel::acl::check(code, function, api_.aclGetRecentErrMsg); }
 
+  /**
+   * @brief Forgets keel's record of an adopted stream (adopt_stream()), after
+   * its owner destroyed it or before it may: the address can come back for a
+   * new stream. No keel handle may still use the record. Throws: nothing.
+   */
+  void forget_stream(acl::stream_handle native) noexcept {
+    std::unique_ptr<detail::stream_box> gone;
+    std::lock_guard<std::mutex> lock(adopted_m_);
+    auto it = adopted_streams_.find(native);
+    if (it == adopted_streams_.end()) return;
+    gone = std::move(it->second);
+    adopted_streams_.erase(it);
+  }
+  /** @brief Forgets keel's record of an adopted event (adopt_event()), as forget_stream(). */
+  void forget_event(acl::event_handle native) noexcept {
+    std::unique_ptr<detail::event_box> gone;
+    std::lock_guard<std::mutex> lock(adopted_m_);
+    auto it = adopted_events_.find(native);
+    if (it == adopted_events_.end()) return;
+    gone = std::move(it->second);
+    adopted_events_.erase(it);
+  }
+
  private:
   friend struct backend;
   library_lease leases_[3];
   api api_;
   std::int32_t id_;
   std::atomic<std::uint64_t> next_stream_id_{1};
+  // keel's records of streams and events made elsewhere (adopt_stream,
+  // adopt_event), by ACL handle: made on first adoption, kept until forgotten
+  // or the device dies, so every adoption of one handle shares one record.
+  std::mutex adopted_m_;
+  std::unordered_map<acl::stream_handle, std::unique_ptr<detail::stream_box>> adopted_streams_;
+  std::unordered_map<acl::event_handle, std::unique_ptr<detail::event_box>> adopted_events_;
   std::mutex captures_m_;
   std::vector<detail::stream_box*> captures_;  // streams that began a capture still in progress
 };
@@ -223,7 +255,10 @@ class launch_context {
  * @brief The ACL backend of the runtime templates: every call is a static
  * member that goes through the device's function table; native handles are
  * pointers to small records keel keeps beside ACL's handle (the device, the
- * flags and capture books ACL cannot be asked for).
+ * flags and capture books ACL cannot be asked for), so a call costs one
+ * pointer hop and no lookup. A raw aclrtStream / aclrtEvent made elsewhere
+ * gets its record from keel::acl::adopt_stream / adopt_event: a non-owning
+ * record the device keeps per ACL handle; keel never destroys the handle.
  *
  * Ownership: as the runtime requirement says. Thread safety: every call is as
  * thread-safe as ACL's. Exceptions: keel::error with acl_category() codes
@@ -263,12 +298,49 @@ struct backend {
   }
 
   static void destroy_stream(stream_handle s) noexcept {
+    if (s->adopted) return;  // its maker destroys it; the record stays with the device
     const api& a = s->dev->api_;
     capture_discard(s);
     if (a.aclrtSynchronizeStream.get() != nullptr) a.aclrtSynchronizeStream.get()(s->native);
     const status st = a.aclrtDestroyStream.get() != nullptr ? a.aclrtDestroyStream.get()(s->native) : 0;
     if (st != 0) report_error(make_status_code(st), "aclrtDestroyStream", "the stream could not be destroyed");
     delete s;
+  }
+
+  /**
+   * keel's record for a stream made elsewhere (another framework's current
+   * stream): non-owning, made on first adoption and shared by later ones.
+   * destroy_stream leaves the ACL stream alone. Prefer keel::acl::adopt_stream.
+   */
+  static stream_handle adopt_stream(device_type& dev, acl::stream_handle native) {
+    if (native == nullptr) throw_error(keel::errc::null_parameter, "keel::acl::adopt_stream", "null aclrtStream");
+    std::lock_guard<std::mutex> lock(dev.adopted_m_);
+    auto& slot = dev.adopted_streams_[native];
+    if (!slot) {
+      auto box = std::make_unique<detail::stream_box>();
+      box->native = native;
+      box->dev = &dev;
+      box->id = dev.next_stream_id_.fetch_add(1, std::memory_order_relaxed);
+      box->adopted = true;
+      slot = std::move(box);
+    }
+    return slot.get();
+  }
+
+  /** The event form of adopt_stream; ACL cannot be asked an event's flags, so the caller says them. */
+  static event_handle adopt_event(device_type& dev, acl::event_handle native, keel::event_flags flags) {
+    if (native == nullptr) throw_error(keel::errc::null_parameter, "keel::acl::adopt_event", "null aclrtEvent");
+    std::lock_guard<std::mutex> lock(dev.adopted_m_);
+    auto& slot = dev.adopted_events_[native];
+    if (!slot) {
+      auto box = std::make_unique<detail::event_box>();
+      box->native = native;
+      box->dev = &dev;
+      box->adopted = true;
+      slot = std::move(box);
+    }
+    slot->flags = flags;
+    return slot.get();
   }
 
   static device_type& device_of(stream_handle s) noexcept { return *s->dev; }
@@ -363,6 +435,7 @@ struct backend {
     return box.release();
   }
   static void destroy_event(event_handle e) noexcept {
+    if (e->adopted) return;  // its maker destroys it; the record stays with the device
     const auto destroy = e->dev->api_.aclrtDestroyEvent.get();
     const status st = destroy != nullptr ? destroy(e->native) : 0;
     if (st != 0) report_error(make_status_code(st), "aclrtDestroyEvent", "the event could not be destroyed");
@@ -637,6 +710,34 @@ struct backend {
 
 // The runtime handles on ACL, named like keel::host's.
 KEEL_RUNTIME_HANDLE_ALIASES(backend)
+
+/**
+ * @brief A view of an aclrtStream made elsewhere (torch_npu's current stream,
+ * a C library's): every stream operation works on it, capture included, and
+ * keel never destroys it. keel keeps its books for the stream (id, owners of
+ * queued memory, capture books) in a record the device makes on the first
+ * adoption and shares with later ones; device::forget_stream drops it.
+ * @throws keel::error null_parameter; std::bad_alloc.
+ *
+ * @code
+ * keel::acl::stream_ref s = keel::acl::adopt_stream(dev, torch_npu_stream);
+ * keel::acl::run_on(s, executor, workspace);
+ * @endcode
+ */
+inline stream_ref adopt_stream(device& dev, acl::stream_handle native) {
+  return stream_ref::adopt(backend::adopt_stream(dev, native));
+}
+
+/**
+ * @brief A view of an aclrtEvent made elsewhere, as adopt_stream. ACL cannot
+ * be asked how an event was created: say event_flags::external for one made
+ * with ACL_EVENT_EXTERNAL (keel then records and waits with the external
+ * flags), timing for ACL_EVENT_TIME_LINE. @throws keel::error null_parameter.
+ */
+inline event_ref adopt_event(device& dev, acl::event_handle native,
+                             keel::event_flags flags = keel::event_flags::default_) {
+  return event_ref::adopt(backend::adopt_event(dev, native, flags));
+}
 
 static_assert(is_runtime_backend_v<backend>, "keel::acl::backend must model the runtime backend requirement");
 

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: Apache-2.0
+// What only the ACL backend has, over keel's host emulation of ACL: handles
+// made elsewhere through the raw C API and adopted, task counts kept in
+// keel's books, buffers released in stream order without a synchronize, the
+// per-thread device rule, and the rule inside an aclnn launch.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "keel/acl/backend.hpp"
+#include "keel/acl/ops.hpp"
+
+#ifndef KEEL_ACL_EMULATION_DIR
+#error "KEEL_ACL_EMULATION_DIR: the directory of the emulation's libascendcl.so"
+#endif
+
+namespace {
+
+keel::acl::device& acl_device() {
+  static keel::acl::device dev{keel::acl::device_options{0, KEEL_ACL_EMULATION_DIR}};
+  return dev;
+}
+
+keel::ops::tensor floats_view(void* data, std::int64_t n) {
+  return keel::ops::tensor(data, keel::ops::dtype::float32, {n});
+}
+
+}  // namespace
+
+TEST_CASE("acl backend: streams and events made with the raw C API are adopted, never destroyed", "[acl]") {
+  auto& dev = acl_device();
+  const keel::acl::api& api = dev.functions();
+  keel::acl::stream_handle raw_stream = nullptr;
+  keel::acl::event_handle raw_event = nullptr;
+  REQUIRE(api.aclrtCreateStream(&raw_stream) == 0);
+  REQUIRE(api.aclrtCreateEventWithFlag(&raw_event, keel::acl::event_flags::sync) == 0);
+  {
+    keel::acl::stream_ref s = keel::acl::adopt_stream(dev, raw_stream);
+    CHECK(s == keel::acl::adopt_stream(dev, raw_stream));  // one record per ACL handle
+    CHECK(&s.device() == &dev);
+    keel::acl::stream mine{dev};
+    CHECK(s.id() != mine.id());
+    keel::acl::event_ref e = keel::acl::adopt_event(dev, raw_event);
+
+    // Launch, record and wait on the adopted handles.
+    keel::acl::device_buffer x(s, 8 * sizeof(float)), y(s, 8 * sizeof(float));
+    std::vector<float> ones(8, 1.0f), back(8, 0.0f);
+    s.copy_async(x.data(), ones.data(), x.size(), keel::copy_kind::host_to_device);
+    s.copy_async(y.data(), ones.data(), y.size(), keel::copy_kind::host_to_device);
+    auto add = keel::acl::prepare_add(dev, floats_view(x.data(), 8), floats_view(y.data(), 8),
+                                      keel::ops::scalar(2.0f), floats_view(y.data(), 8));
+    keel::acl::run_on(s, add);  // y = x + 2y = 1 + 2 * 1
+    e.record(s);
+    mine.wait(e);
+    mine.copy_async(back.data(), y.data(), y.size(), keel::copy_kind::device_to_host);
+    mine.synchronize();
+    CHECK(back[7] == 3.0f);
+    CHECK(e.query());
+
+    // Capture on the adopted stream: keel's capture books live in its record.
+    CHECK_FALSE(s.is_capturing());
+    keel::acl::model m;
+    {
+      keel::acl::capture_scope capture{s};
+      CHECK(s.is_capturing());
+      CHECK(s.capture_status().mode == keel::capture_mode::global);
+      keel::acl::capture_status st = keel::acl::capture_status::none;
+      keel::acl::model_handle during = nullptr;
+      REQUIRE(api.aclmdlRICaptureGetInfo(raw_stream, &st, &during) == 0);  // ACL sees the same capture
+      CHECK(st == keel::acl::capture_status::active);
+      keel::acl::run_on(s, add);
+      m = capture.end();
+    }
+    CHECK_FALSE(s.is_capturing());
+    m.execute(mine);  // y = 1 + 2 * 3 = 7
+    e.record(mine);
+    s.wait(e);
+    m.execute(s);     // then 1 + 2 * 7 = 15, on the adopted stream after mine
+    s.synchronize();
+    s.copy(back.data(), y.data(), y.size(), keel::copy_kind::device_to_host);
+    CHECK(back[0] == 15.0f);
+
+    // An owning handle over an adopted record still leaves the ACL stream alone.
+    { keel::acl::stream owner = keel::acl::stream::adopt(s.native_handle()); }
+    CHECK(api.aclrtSynchronizeStream(raw_stream) == 0);
+  }
+  // keel's views are gone; the raw handles are still ACL's, and live.
+  CHECK(api.aclrtSynchronizeStream(raw_stream) == 0);
+  keel::acl::event_recorded_status st = keel::acl::event_recorded_status::not_ready;
+  CHECK(api.aclrtQueryEventStatus(raw_event, &st) == 0);
+  dev.forget_stream(raw_stream);
+  dev.forget_event(raw_event);
+  CHECK(api.aclrtDestroyEvent(raw_event) == 0);
+  CHECK(api.aclrtDestroyStream(raw_stream) == 0);
+  CHECK_THROWS_AS(keel::acl::adopt_stream(dev, nullptr), keel::error);
+  CHECK_THROWS_AS(keel::acl::adopt_event(dev, nullptr), keel::error);
+}
+
+TEST_CASE("acl backend: an adopted external event records and waits with the external flags", "[acl]") {
+  auto& dev = acl_device();
+  const keel::acl::api& api = dev.functions();
+  keel::acl::event_handle raw = nullptr;
+  REQUIRE(api.aclrtCreateEventWithFlag(&raw, keel::acl::event_flags::external) == 0);
+  {
+    keel::acl::event_ref e = keel::acl::adopt_event(dev, raw, keel::event_flags::external);
+    CHECK(e.flags() == keel::event_flags::external);
+    keel::acl::stream a{dev}, b{dev};
+    b.wait(e);        // external: b blocks until the event is recorded
+    e.record(a);      // with ACL_EVENT_RECORD_EXTERNAL
+    b.synchronize();  // returns: the wait saw the record
+    b.reset_event(e);
+    b.synchronize();
+  }
+  dev.forget_event(raw);
+  CHECK(api.aclrtDestroyEvent(raw) == 0);
+}

@@ -12,6 +12,7 @@
 
 #include "keel/acl/backend.hpp"
 #include "keel/acl/ops.hpp"
+#include "keel/host/host.hpp"
 
 #ifndef KEEL_ACL_EMULATION_DIR
 #error "KEEL_ACL_EMULATION_DIR: the directory of the emulation's libascendcl.so"
@@ -116,4 +117,66 @@ TEST_CASE("acl backend: an adopted external event records and waits with the ext
   }
   dev.forget_event(raw);
   CHECK(api.aclrtDestroyEvent(raw) == 0);
+}
+
+namespace {
+
+// One capture, the same on every backend: a copy, a task group of two
+// launches, a launch, and a fork onto a second stream with one launch.
+template <class B>
+void capture_counted(typename B::device_type& dev, std::size_t& tasks, std::size_t& groups, std::size_t& group_size) {
+  keel::basic_stream<B> s{dev}, t{dev};
+  keel::basic_event<B> fork{dev, keel::event_flags::default_}, join{dev, keel::event_flags::default_};
+  keel::basic_device_buffer<B> a(s, 64), b(s, 64);
+  s.synchronize();
+  auto noop = [](auto&) {};
+  keel::basic_model<B> m;
+  keel::basic_task_group<B> g;
+  {
+    keel::basic_capture_scope<B> capture{s};
+    s.copy_async(b.span(), a.span());
+    {
+      keel::basic_task_group_scope<B> mark{s};
+      s.launch(keel::kernel_kind{"noop"}, noop);
+      s.launch(keel::kernel_kind{"noop"}, noop);
+      g = mark.end();
+    }
+    s.launch(keel::kernel_kind{"noop"}, noop);
+    fork.record(s);
+    t.wait(fork);
+    t.launch(keel::kernel_kind{"noop"}, noop);
+    join.record(t);
+    s.wait(join);
+    m = capture.end();
+  }
+  tasks = m.task_count();
+  groups = m.group_count();
+  group_size = g.size();
+  m.execute(s);
+  s.synchronize();
+}
+
+}  // namespace
+
+TEST_CASE("acl backend: task_count and task_group::size count keel's tasks as the host backend does", "[acl]") {
+  std::size_t host_tasks = 0, host_groups = 0, host_size = 0;
+  capture_counted<keel::host::backend>(keel::host::default_device(), host_tasks, host_groups, host_size);
+  std::size_t tasks = 0, groups = 0, size = 0;
+  capture_counted<keel::acl::backend>(acl_device(), tasks, groups, size);
+  CHECK(host_tasks == 4);  // copy, group, launch, the forked launch
+  CHECK(host_groups == 1);
+  CHECK(host_size == 2);
+  CHECK(tasks == host_tasks);
+  CHECK(groups == host_groups);
+  CHECK(size == host_size);
+
+  // Work issued outside any capture is not counted anywhere.
+  keel::acl::stream s{acl_device()};
+  s.launch(keel::kernel_kind{"noop"}, [](keel::acl::launch_context&) {});
+  keel::acl::model empty;
+  {
+    keel::acl::capture_scope capture{s};
+    empty = capture.end();
+  }
+  CHECK(empty.task_count() == 0);
 }

@@ -109,7 +109,7 @@ TEST_CASE("acl backend: libraries come from the given directory, one file for al
     keel::acl::capture_scope capture{s};
     m = capture.end();
   }
-  KEEL_CONFORMANCE_REQUIRE_ERRC((void)m.task_count(), keel::errc::not_supported);
+  CHECK(m.task_count() == 0);  // counted in keel's books (acl_backend_test.cpp)
   try {
     dev.functions().aclmdlRICaptureThreadExchangeMode(nullptr);
     FAIL("a missing function was called");

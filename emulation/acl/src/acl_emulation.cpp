@@ -617,9 +617,20 @@ aclError aclmdlRICaptureGetInfo(aclrtStream stream, aclmdlRICaptureStatus* statu
               : info.state == keel::capture_state::invalidated ? ACL_MODEL_RI_CAPTURE_STATUS_INVALIDATED
                                                                : ACL_MODEL_RI_CAPTURE_STATUS_NONE;
     if (modelRI != nullptr) {
+      // The capture's model, for its origin stream and for a stream that
+      // joined it by waiting on an event recorded in it.
       std::lock_guard<std::mutex> lock(book().m);
-      auto it = book().capturing.find(s);
-      *modelRI = it == book().capturing.end() ? nullptr : it->second;
+      model_box* found = nullptr;
+      if (info.state != keel::capture_state::none) {
+        auto it = book().capturing.find(s);
+        if (it != book().capturing.end()) {
+          found = it->second;
+        } else {
+          for (auto& entry : book().capturing)
+            if (hb::capture_status(entry.first).capture_id == info.capture_id) found = entry.second;
+        }
+      }
+      *modelRI = found;
     }
   });
 }

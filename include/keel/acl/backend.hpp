@@ -106,12 +106,14 @@ struct model_box {
   model_handle native = nullptr;
   device* dev = nullptr;
   std::size_t groups = 0;
+  std::size_t tasks = 0;  // keel's tasks captured into it (keel's books; ACL's subset cannot count)
   std::shared_ptr<std::atomic<bool>> alive;
   std::vector<std::shared_ptr<void>> keep;  // what the captured copies use
 };
 
 struct group_box {
   task_group_handle native = nullptr;
+  std::size_t size = 0;  // keel launches marked into it
   std::shared_ptr<std::atomic<bool>> model_alive;
 };
 
@@ -131,7 +133,10 @@ struct stream_box {
   std::vector<std::shared_ptr<void>> keep;   // owners of memory queued work uses, until a synchronize
   keel::capture_mode mode = keel::capture_mode::global;  // of the capture this stream began
   std::shared_ptr<std::atomic<bool>> capture_alive;
+  model_handle capture_model = nullptr;  // ACL's model of the capture this stream began
   std::size_t capture_groups = 0;
+  std::size_t capture_tasks = 0;  // keel's tasks in that capture, from every stream in it
+  std::size_t group_tasks = 0;    // keel launches marked into the group open on this stream
   std::thread::id capture_thread;
   bool group_open = false;
   bool updating = false;
@@ -230,6 +235,7 @@ class device {
   std::unordered_map<acl::event_handle, std::unique_ptr<detail::event_box>> adopted_events_;
   std::mutex captures_m_;
   std::vector<detail::stream_box*> captures_;  // streams that began a capture still in progress
+  std::atomic<std::size_t> capture_count_{0};  // captures_.size(), read without the lock
 };
 
 /**
@@ -268,8 +274,16 @@ class launch_context {
  * Differences from the host backend, because the ACL subset offers no way:
  * - launch_kernel runs the body when issued (it enqueues ACL work);
  *   launch_host is not supported (it would need aclrtLaunchCallback).
- * - task_count and task_group::size are not supported; group_count counts the
- *   groups marked on the capturing stream.
+ * - task_count, group_count and task_group::size come from keel's books: keel
+ *   issues every task itself during a capture it began, and counts them as
+ *   the host backend does (a launch, copy, external-event operation, model
+ *   execution or task group is one task of the model; a launch inside a group
+ *   counts in the group). A launch counts once however many ACL tasks its
+ *   body enqueues, and work issued straight through ACL during the capture
+ *   (not through keel) is not counted. (Newer CANN lists a model's tasks with
+ *   aclmdlRIGetStreams / aclmdlRIGetTasksByStream, hicann/runtime
+ *   docs/zh/api_ref/15_model_running_instance_management.md; keel's subset
+ *   does not use them yet.)
  * - group_abort and update_abort end the group / update (ACL cannot cancel);
  *   an aborted update that matched the group is therefore applied.
  * - a buffer's release waits for its stream (aclrtSynchronizeStream) unless the
@@ -371,6 +385,7 @@ struct backend {
   static void launch_kernel(stream_handle s, kernel_kind, F&& f) {
     launch_context ctx(*s->dev, s->native);
     std::forward<F>(f)(ctx);
+    count_task(s, true);
   }
 
   static void copy_async(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind kind,
@@ -382,9 +397,12 @@ struct backend {
     if (bytes != 0)
       s->dev->check(s->dev->api_.aclrtMemcpyAsync(dst, bytes, src, bytes, memcpy_kind_of(kind), s->native),
                     "aclrtMemcpyAsync");
-    std::lock_guard<std::mutex> lock(s->m);
-    if (keep_dst) s->keep.push_back(std::move(keep_dst));
-    if (keep_src) s->keep.push_back(std::move(keep_src));
+    {
+      std::lock_guard<std::mutex> lock(s->m);
+      if (keep_dst) s->keep.push_back(std::move(keep_dst));
+      if (keep_src) s->keep.push_back(std::move(keep_src));
+    }
+    count_task(s, false);
   }
 
   /** A blocking copy after the stream's earlier work (aclrtMemcpy alone is not ordered with streams). */
@@ -445,21 +463,26 @@ struct backend {
 
   static void record(event_handle e, stream_handle s) {
     const api& a = s->dev->api_;
-    if (e->flags == keel::event_flags::external)
+    if (e->flags == keel::event_flags::external) {
       s->dev->check(a.aclrtRecordEventWithFlag(e->native, s->native, record_flags::external), "aclrtRecordEventWithFlag");
-    else
+      count_task(s, false);  // an external signal is a task of the model; a plain record is an edge
+    } else {
       s->dev->check(a.aclrtRecordEvent(e->native, s->native), "aclrtRecordEvent");
+    }
   }
   static void wait(stream_handle s, event_handle e) {
     const api& a = s->dev->api_;
-    if (e->flags == keel::event_flags::external)  // timeout must be 0 with the external flag
+    if (e->flags == keel::event_flags::external) {  // timeout must be 0 with the external flag
       s->dev->check(a.aclrtStreamWaitEventWithFlag(s->native, e->native, 0, wait_flags::external),
                     "aclrtStreamWaitEventWithFlag");
-    else
+      count_task(s, false);
+    } else {
       s->dev->check(a.aclrtStreamWaitEvent(s->native, e->native), "aclrtStreamWaitEvent");
+    }
   }
   static void reset(stream_handle s, event_handle e) {
     s->dev->check(s->dev->api_.aclrtResetEvent(e->native, s->native), "aclrtResetEvent");
+    count_task(s, false);
   }
   static bool query(event_handle e) {
     event_recorded_status st = event_recorded_status::not_ready;
@@ -488,15 +511,23 @@ struct backend {
                                      : mode == keel::capture_mode::thread_local_ ? acl::capture_mode::per_thread
                                                                                  : acl::capture_mode::relaxed;
     dev.check(dev.api_.aclmdlRICaptureBegin(s->native, native), "aclmdlRICaptureBegin");
+    // ACL's model of this capture: how work on a forked stream finds the books.
+    acl::capture_status st = acl::capture_status::none;
+    model_handle_native model = nullptr;
+    const auto info = dev.api_.aclmdlRICaptureGetInfo.get();
+    if (info == nullptr || info(s->native, &st, &model) != 0) model = nullptr;
     {
       std::lock_guard<std::mutex> lock(s->m);
       s->mode = mode;
       s->capture_alive = std::move(alive);
+      s->capture_model = model;
       s->capture_groups = 0;
+      s->capture_tasks = 0;
       s->capture_thread = std::this_thread::get_id();
     }
     std::lock_guard<std::mutex> lock(dev.captures_m_);
     dev.captures_.push_back(s);
+    dev.capture_count_.fetch_add(1, std::memory_order_release);
   }
 
   static model_handle capture_end(stream_handle s) {
@@ -543,21 +574,24 @@ struct backend {
 
   static void execute(model_handle m, stream_handle s) {
     s->dev->check(s->dev->api_.aclmdlRIExecuteAsync(m->native, s->native), "aclmdlRIExecuteAsync");
-    std::lock_guard<std::mutex> lock(s->m);  // the replay uses the model's memory until the stream passes it
-    s->keep.insert(s->keep.end(), m->keep.begin(), m->keep.end());
+    {
+      std::lock_guard<std::mutex> lock(s->m);  // the replay uses the model's memory until the stream passes it
+      s->keep.insert(s->keep.end(), m->keep.begin(), m->keep.end());
+    }
+    count_task(s, false);
   }
 
-  static std::size_t task_count(model_handle) {
-    throw_error(keel::errc::not_supported, "keel::acl::backend::task_count", "the ACL subset cannot count a model's tasks");
-  }
+  static std::size_t task_count(model_handle m) noexcept { return m->tasks; }
   static std::size_t group_count(model_handle m) noexcept { return m->groups; }
 
   // ---- task groups and updates -----------------------------------------------
 
   static void group_begin(stream_handle s) {
     s->dev->check(s->dev->api_.aclmdlRICaptureTaskGrpBegin(s->native), "aclmdlRICaptureTaskGrpBegin");
+    count_task(s, false);  // the group is one task of the model
     std::lock_guard<std::mutex> lock(s->m);
     s->group_open = true;
+    s->group_tasks = 0;
   }
 
   static group_handle group_end(stream_handle s) {
@@ -565,6 +599,7 @@ struct backend {
     s->dev->check(s->dev->api_.aclmdlRICaptureTaskGrpEnd(s->native, &box->native), "aclmdlRICaptureTaskGrpEnd");
     std::lock_guard<std::mutex> lock(s->m);
     s->group_open = false;
+    box->size = s->group_tasks;
     ++s->capture_groups;
     box->model_alive = s->capture_alive;
     return box.release();
@@ -580,9 +615,7 @@ struct backend {
 
   static void destroy_group(group_handle g) noexcept { delete g; }  // ACL's group belongs to its model
 
-  static std::size_t group_size(group_handle) {
-    throw_error(keel::errc::not_supported, "keel::acl::backend::group_size", "the ACL subset cannot count a task group's tasks");
-  }
+  static std::size_t group_size(group_handle g) noexcept { return g->size; }
   static bool group_model_alive(group_handle g) noexcept {
     return g->model_alive && g->model_alive->load(std::memory_order_acquire);
   }
@@ -678,6 +711,40 @@ struct backend {
     }
   }  // released here, outside the lock
 
+  // keel's task books during a capture keel began: a task issued on s counts
+  // in the model of the capture s takes part in (s began it, or joined it by
+  // waiting on an event), or, a launch inside the group open on s, in the
+  // group. One relaxed load when the device has no capture in progress.
+  // Work issued straight through ACL (not through keel) is not counted.
+  static void count_task(stream_handle s, bool launch) noexcept {
+    device& dev = *s->dev;
+    if (dev.capture_count_.load(std::memory_order_acquire) == 0) return;
+    {
+      std::lock_guard<std::mutex> lock(s->m);
+      if (launch && s->group_open) {
+        ++s->group_tasks;
+        return;
+      }
+      if (s->capture_alive) {  // s began the capture
+        ++s->capture_tasks;
+        return;
+      }
+    }
+    const auto info = dev.api_.aclmdlRICaptureGetInfo.get();
+    acl::capture_status st = acl::capture_status::none;
+    model_handle_native model = nullptr;
+    if (info == nullptr || info(s->native, &st, &model) != 0 || st != acl::capture_status::active || model == nullptr)
+      return;
+    std::lock_guard<std::mutex> lock(dev.captures_m_);
+    for (detail::stream_box* origin : dev.captures_) {
+      std::lock_guard<std::mutex> origin_lock(origin->m);
+      if (origin->capture_model == model) {
+        ++origin->capture_tasks;
+        return;
+      }
+    }
+  }
+
   static bool still_capturing(stream_handle s) noexcept {
     const auto info = s->dev->api_.aclmdlRICaptureGetInfo.get();
     if (info == nullptr) return false;
@@ -691,18 +758,23 @@ struct backend {
     device& dev = *s->dev;
     {
       std::lock_guard<std::mutex> lock(dev.captures_m_);
+      const auto before = dev.captures_.size();
       dev.captures_.erase(std::remove(dev.captures_.begin(), dev.captures_.end(), s), dev.captures_.end());
+      dev.capture_count_.fetch_sub(before - dev.captures_.size(), std::memory_order_release);
     }
     std::lock_guard<std::mutex> lock(s->m);
     if (m != nullptr) {
       m->groups = s->capture_groups;
+      m->tasks = s->capture_tasks;
       m->alive = std::move(s->capture_alive);
       m->keep.swap(s->keep);  // the captured copies' owners live as long as the model
     } else if (s->capture_alive) {
       s->capture_alive->store(false, std::memory_order_release);
     }
     s->capture_alive.reset();
+    s->capture_model = nullptr;
     s->capture_groups = 0;
+    s->capture_tasks = 0;
     s->group_open = false;
     s->capture_thread = std::thread::id();
   }

@@ -180,3 +180,50 @@ TEST_CASE("acl backend: task_count and task_group::size count keel's tasks as th
   }
   CHECK(empty.task_count() == 0);
 }
+
+TEST_CASE("acl backend: a buffer's release returns at once; the memory is not reused before its stream passes",
+          "[acl]") {
+  auto& dev = acl_device();
+  const keel::acl::api& api = dev.functions();
+  constexpr std::size_t n = 4096;
+  keel::acl::stream s{dev}, other{dev};
+  keel::acl::event gate{dev, keel::event_flags::external};
+  std::vector<float> ones(n, 1.0f), back(n, 0.0f);
+  {
+    keel::acl::device_buffer doomed(s, n * sizeof(float));
+    s.copy_async(doomed.data(), ones.data(), doomed.size(), keel::copy_kind::host_to_device);
+    s.synchronize();
+    s.wait(gate);  // the stream stalls here until `other` records the gate
+    // Reads `doomed` without owning it: only the stream-ordered release keeps it.
+    s.copy_async(back.data(), doomed.data(), doomed.size(), keel::copy_kind::device_to_host);
+  }  // released while the copy waits: returns without waiting for s (waiting would never end)
+  CHECK(dev.pending_releases() == 1);
+  // New allocations of the same size must not get the released memory yet.
+  std::vector<keel::acl::device_buffer> fresh;
+  for (int i = 0; i < 8; ++i) {
+    fresh.emplace_back(other, n * sizeof(float));
+    REQUIRE(api.aclrtMemset(fresh.back().data(), fresh.back().size(), 0x7F, fresh.back().size()) == 0);
+  }
+  gate.record(other);
+  s.synchronize();
+  CHECK(back[0] == 1.0f);
+  CHECK(back[n - 1] == 1.0f);
+  CHECK(dev.pending_releases() == 0);  // freed once the stream passed the release
+
+  // Captured: the memory lives as long as the model.
+  keel::acl::model m;
+  std::vector<float> out(n, 0.0f);
+  {
+    keel::acl::device_buffer captured(s, n * sizeof(float));
+    s.copy_async(captured.data(), ones.data(), captured.size(), keel::copy_kind::host_to_device);
+    s.synchronize();
+    keel::acl::capture_scope capture{s};
+    s.copy_async(out.data(), captured.data(), captured.size(), keel::copy_kind::device_to_host);
+    captured.reset();  // released inside the capture: the model keeps it
+    m = capture.end();
+  }
+  CHECK(dev.pending_releases() == 0);
+  m.execute(s);
+  s.synchronize();
+  CHECK(out[n - 1] == 1.0f);
+}

@@ -142,6 +142,12 @@ struct stream_box {
   bool updating = false;
 };
 
+// Memory released on a stream, freed once the stream passes `event`.
+struct deferred_release {
+  event_handle event = nullptr;
+  std::shared_ptr<void> alloc;
+};
+
 struct block {
   void* data = nullptr;
   std::size_t bytes = 0;
@@ -187,6 +193,8 @@ class device {
   }
   device(const device&) = delete;
   device& operator=(const device&) = delete;
+  /** Frees what is still released in stream order, once its stream has passed the release. */
+  ~device();
 
   /** @brief The resolved ACL function table. Throws: nothing. */
   const api& functions() const noexcept { return api_; }
@@ -211,6 +219,12 @@ class device {
     gone = std::move(it->second);
     adopted_streams_.erase(it);
   }
+  /**
+   * @brief How many released buffers still wait for their stream to pass the
+   * release point (after freeing those it has passed). Throws: nothing.
+   */
+  std::size_t pending_releases() noexcept;
+
   /** @brief Forgets keel's record of an adopted event (adopt_event()), as forget_stream(). */
   void forget_event(acl::event_handle native) noexcept {
     std::unique_ptr<detail::event_box> gone;
@@ -233,6 +247,12 @@ class device {
   std::mutex adopted_m_;
   std::unordered_map<acl::stream_handle, std::unique_ptr<detail::stream_box>> adopted_streams_;
   std::unordered_map<acl::event_handle, std::unique_ptr<detail::event_box>> adopted_events_;
+  // Buffers released in stream order: each waits for an event recorded where
+  // it was released; freed by the next call that collects (allocate, release,
+  // synchronize). Spare events are reused for later releases.
+  std::mutex releases_m_;
+  std::vector<detail::deferred_release> releases_;
+  std::vector<acl::event_handle> spare_events_;
   std::mutex captures_m_;
   std::vector<detail::stream_box*> captures_;  // streams that began a capture still in progress
   std::atomic<std::size_t> capture_count_{0};  // captures_.size(), read without the lock
@@ -286,9 +306,11 @@ class launch_context {
  *   does not use them yet.)
  * - group_abort and update_abort end the group / update (ACL cannot cancel);
  *   an aborted update that matched the group is therefore applied.
- * - a buffer's release waits for its stream (aclrtSynchronizeStream) unless the
- *   stream captures or cannot synchronize now; then the memory lives until the
- *   stream next synchronizes (or, captured, as long as the model).
+ * - a buffer's release does not wait: it records an event on its stream, and
+ *   the memory is freed by a later allocate, release or synchronize on the
+ *   device that finds the event complete (aclrtQueryEventStatus), or when the
+ *   device is destroyed. Released during a capture, it lives as long as the
+ *   model. (The host backend frees from the stream's own worker instead.)
  */
 struct backend {
   using device_type = device;
@@ -363,6 +385,7 @@ struct backend {
   static void synchronize(stream_handle s) {
     s->dev->check(s->dev->api_.aclrtSynchronizeStream(s->native), "aclrtSynchronizeStream");
     release_keeps(s);
+    collect_releases(*s->dev);
   }
 
   static bool query(stream_handle s) {
@@ -371,7 +394,10 @@ struct backend {
     return st == stream_status::complete;
   }
 
-  static void synchronize_device(device_type& dev) { dev.check(dev.api_.aclrtSynchronizeDevice(), "aclrtSynchronizeDevice"); }
+  static void synchronize_device(device_type& dev) {
+    dev.check(dev.api_.aclrtSynchronizeDevice(), "aclrtSynchronizeDevice");
+    collect_releases(dev);
+  }
 
   template <class F>
   static void launch_host(stream_handle, F&&) {
@@ -645,6 +671,7 @@ struct backend {
   static buffer_handle allocate(stream_handle s, std::size_t bytes, memory_kind kind) {
     auto b = std::make_unique<detail::block>();
     device* dev = s->dev;
+    collect_releases(*dev);  // memory whose streams passed its release goes back first
     void* p = nullptr;
     if (bytes != 0) {
       switch (kind) {
@@ -669,18 +696,33 @@ struct backend {
     return b.release();
   }
 
+  /**
+   * Releases in stream order without waiting: an event recorded on the stream
+   * marks the release point, and the memory is freed by a later call that
+   * finds the event complete (allocate, free_async, synchronize). Captured,
+   * the memory lives as long as the model (the stream's owners pass to it).
+   * If no event can be recorded, the release waits for the stream.
+   */
   static void free_async(buffer_handle b) noexcept {
     stream_handle s = b->stream;
+    device& dev = *s->dev;
     try {
-      if (b->alloc && (capture_status(s).state != capture_state::none ||
-                       s->dev->api_.aclrtSynchronizeStream(s->native) != 0)) {
-        std::lock_guard<std::mutex> lock(s->m);
-        s->keep.push_back(std::move(b->alloc));
+      if (b->alloc) {
+        if (capture_status(s).state != capture_state::none) {
+          std::lock_guard<std::mutex> lock(s->m);
+          s->keep.push_back(std::move(b->alloc));
+        } else if (!defer_release(s, b->alloc)) {
+          if (dev.api_.aclrtSynchronizeStream(s->native) != 0) {  // cannot tell when the stream passes: keep it
+            std::lock_guard<std::mutex> lock(s->m);
+            s->keep.push_back(std::move(b->alloc));
+          }
+        }
       }
     } catch (...) {
       report_current_exception("keel::acl::backend::free_async");
     }
     delete b;  // drops the last owner unless deferred or kept by queued work
+    collect_releases(dev);
   }
   static void* data(buffer_handle b) noexcept { return b->data; }
   static std::size_t size(buffer_handle b) noexcept { return b->bytes; }
@@ -688,6 +730,7 @@ struct backend {
 
  private:
   using model_handle_native = acl::model_handle;
+  using event_handle_native = acl::event_handle;
 
   static void report(status st, const char* function) noexcept {
     if (st != 0) report_error(make_status_code(st), function, "release failed");
@@ -745,6 +788,64 @@ struct backend {
     }
   }
 
+  // Records a release point on s and queues alloc behind it; false if no
+  // event could be had or recorded (the caller then waits for the stream).
+  static bool defer_release(stream_handle s, std::shared_ptr<void>& alloc) noexcept {
+    device& dev = *s->dev;
+    const api& a = dev.api_;
+    if (!a.aclrtRecordEvent || !a.aclrtQueryEventStatus) return false;
+    event_handle_native e = nullptr;
+    try {
+      std::lock_guard<std::mutex> lock(dev.releases_m_);
+      dev.releases_.reserve(dev.releases_.size() + 1);
+      if (!dev.spare_events_.empty()) {
+        e = dev.spare_events_.back();
+        dev.spare_events_.pop_back();
+      }
+    } catch (...) {
+      return false;
+    }
+    // ACL_EVENT_SYNC (07_event_management.md): a plain event, queried later.
+    if (e == nullptr && (!a.aclrtCreateEventWithFlag || a.aclrtCreateEventWithFlag.get()(&e, acl::event_flags::sync) != 0))
+      return false;
+    if (a.aclrtRecordEvent.get()(e, s->native) != 0) {
+      if (a.aclrtDestroyEvent) a.aclrtDestroyEvent.get()(e);
+      return false;
+    }
+    std::lock_guard<std::mutex> lock(dev.releases_m_);
+    dev.releases_.push_back({e, std::move(alloc)});  // reserved above: cannot throw
+    return true;
+  }
+
+  // Frees the released memory whose streams have passed the release point.
+  // The memory is dropped outside the lock (its deleter calls ACL).
+  friend class device;  // pending_releases() collects
+  static void collect_releases(device& dev) noexcept {
+    const auto query = dev.api_.aclrtQueryEventStatus.get();
+    if (query == nullptr) return;
+    std::vector<std::shared_ptr<void>> done;
+    std::lock_guard<std::mutex> lock(dev.releases_m_);
+    if (dev.releases_.empty()) return;
+    try {
+      done.reserve(dev.releases_.size());
+      dev.spare_events_.reserve(dev.spare_events_.size() + dev.releases_.size());
+    } catch (...) {
+      return;
+    }
+    auto keep = dev.releases_.begin();
+    for (auto it = dev.releases_.begin(); it != dev.releases_.end(); ++it) {
+      event_recorded_status st = event_recorded_status::not_ready;
+      if (query(it->event, &st) == 0 && st == event_recorded_status::complete) {
+        done.push_back(std::move(it->alloc));
+        dev.spare_events_.push_back(it->event);
+      } else {
+        *keep++ = std::move(*it);
+      }
+    }
+    dev.releases_.erase(keep, dev.releases_.end());
+    // `done` frees after the lock is released (declared before the guard).
+  }
+
   static bool still_capturing(stream_handle s) noexcept {
     const auto info = s->dev->api_.aclmdlRICaptureGetInfo.get();
     if (info == nullptr) return false;
@@ -779,6 +880,25 @@ struct backend {
     s->capture_thread = std::thread::id();
   }
 };
+
+inline device::~device() {
+  // Whatever is still released in stream order: wait for its stream, then free.
+  const auto sync = api_.aclrtSynchronizeEvent.get();
+  const auto destroy = api_.aclrtDestroyEvent.get();
+  for (auto& r : releases_) {
+    if (sync != nullptr) sync(r.event);
+    r.alloc.reset();
+    if (destroy != nullptr) destroy(r.event);
+  }
+  if (destroy != nullptr)
+    for (acl::event_handle e : spare_events_) destroy(e);
+}
+
+inline std::size_t device::pending_releases() noexcept {
+  backend::collect_releases(*this);
+  std::lock_guard<std::mutex> lock(releases_m_);
+  return releases_.size();
+}
 
 // The runtime handles on ACL, named like keel::host's.
 KEEL_RUNTIME_HANDLE_ALIASES(backend)

@@ -227,3 +227,45 @@ TEST_CASE("acl backend: a buffer's release returns at once; the memory is not re
   s.synchronize();
   CHECK(out[n - 1] == 1.0f);
 }
+
+TEST_CASE("acl backend: raw calls need aclrtSetDevice on their thread; keel's handles work from any thread", "[acl]") {
+  auto& dev = acl_device();
+  const keel::acl::api& api = dev.functions();
+  keel::acl::stream made_here{dev};
+  keel::acl::stream_handle raw = nullptr;
+  REQUIRE(api.aclrtCreateStream(&raw) == 0);
+
+  keel::acl::status fresh_create = -1, fresh_sync = -1, after_set = -1;
+  std::string fresh_message;
+  std::thread([&] {  // a thread that never called aclrtSetDevice
+    keel::acl::stream_handle s = nullptr;
+    fresh_create = api.aclrtCreateStream(&s);
+    fresh_sync = api.aclrtSynchronizeStream(raw);
+    const char* m = api.aclGetRecentErrMsg();
+    fresh_message = m == nullptr ? "" : m;
+    if (api.aclrtSetDevice(0) == 0) after_set = api.aclrtSynchronizeStream(raw);
+  }).join();
+  CHECK(fresh_create == 107002);  // ACL_ERROR_RT_CONTEXT_NULL
+  CHECK(fresh_sync == 107002);
+  CHECK(fresh_message.find("aclrtSetDevice") != std::string::npos);
+  CHECK(after_set == 0);
+
+  bool worked = false;
+  std::thread([&] {  // keel sets the device itself on the first call from a thread
+    keel::acl::stream s{dev};
+    keel::acl::event e{dev, keel::event_flags::default_};
+    std::vector<float> src(16, 4.0f), dst(16, 0.0f);
+    keel::acl::device_buffer b(made_here, src.size() * sizeof(float));
+    made_here.copy_async(b.data(), src.data(), b.size(), keel::copy_kind::host_to_device);
+    e.record(made_here);
+    s.wait(e);
+    s.copy_async(dst.data(), b.data(), b.size(), keel::copy_kind::device_to_host);
+    keel::acl::stream_ref adopted = keel::acl::adopt_stream(dev, raw);
+    adopted.synchronize();
+    s.synchronize();
+    worked = dst[15] == 4.0f;
+  }).join();
+  CHECK(worked);
+  dev.forget_stream(raw);
+  CHECK(api.aclrtDestroyStream(raw) == 0);
+}

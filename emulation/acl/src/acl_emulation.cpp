@@ -147,9 +147,23 @@ aclError code_for(errc e, call c) {
   }
 }
 
-// Runs body, turning what it throws into the ACL status and the thread's message.
+// CANN's rule: aclrtSetDevice "specifies the Device used for computation in
+// the current thread" and implicitly creates its default context (CANN API
+// reference, aclrtSetDevice and aclrtCreateContext pages, hiascend.com
+// .../runtimeapi/aclcppdevg_03_0029, _0058); a runtime call on a thread with
+// no current context fails with ACL_ERROR_RT_CONTEXT_NULL (107002, "context
+// is null", rt_error_codes.h).
+bool has_context() noexcept { return this_thread_state().current_device >= 0; }
+aclError no_context(const char* function) {
+  return fail(ACL_ERROR_RT_CONTEXT_NULL, function,
+              "no current context on this thread: call aclrtSetDevice on every thread that calls the runtime");
+}
+
+// Runs body, turning what it throws into the ACL status and the thread's
+// message. Runtime calls (not the aclnn object calls) first need the thread's context.
 template <class F>
 aclError guarded(const char* function, call c, F&& body) noexcept {
+  if (c != call::nn && !has_context()) return no_context(function);
   try {
     body();
     return ACL_SUCCESS;
@@ -822,6 +836,7 @@ aclnnStatus phase_one(const char* api, std::uint64_t* workspaceSize, aclOpExecut
 // successful launch (the launched task and any capturing model keep the plan).
 aclnnStatus phase_two(const char* api, keel::ops::op_kind op, void* workspace, std::uint64_t workspaceSize,
                       aclOpExecutor* executor, aclrtStream stream) {
+  if (!has_context()) return no_context(api);  // it enqueues on a stream: a runtime call
   return guarded(api, call::nn, [&] {
     require(executor, api, "executor");
     if (!executor->ex || executor->ex.op() != op)

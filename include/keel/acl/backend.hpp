@@ -190,14 +190,39 @@ class device {
     const status init = api_.aclInit(nullptr);
     if (init != 100002) check(init, "aclInit");  // ACL_ERROR_REPEAT_INITIALIZE: someone else did
     check(api_.aclrtSetDevice(id_), "aclrtSetDevice");
+    current_on_this_thread() = serial_;
   }
   device(const device&) = delete;
   device& operator=(const device&) = delete;
   /** Frees what is still released in stream order, once its stream has passed the release. */
   ~device();
 
-  /** @brief The resolved ACL function table. Throws: nothing. */
-  const api& functions() const noexcept { return api_; }
+  /**
+   * @brief The resolved ACL function table, with this device made current on
+   * the calling thread first (see make_current()). Throws: nothing.
+   */
+  const api& functions() const noexcept {
+    enter();
+    return api_;
+  }
+
+  /**
+   * @brief Makes this device the calling thread's current one
+   * (aclrtSetDevice), unless keel already did on this thread.
+   *
+   * CANN binds a device's default context to a thread with aclrtSetDevice,
+   * and a runtime call on a thread without one fails (ACL_ERROR_RT_CONTEXT_NULL,
+   * 107002). keel does this itself on the first call that reaches ACL from
+   * each thread, so keel's handles work from any thread; the check is one
+   * thread_local compare. keel remembers only what keel set: a thread that
+   * switches itself to another device through ACL directly must call this
+   * again before using keel there. @throws keel::error the aclrtSetDevice status.
+   */
+  void make_current() const {
+    if (current_on_this_thread() == serial_) return;
+    check(api_.aclrtSetDevice(id_), "aclrtSetDevice");
+    current_on_this_thread() = serial_;
+  }
   /** @brief The ACL device id. Throws: nothing. */
   std::int32_t id() const noexcept { return id_; }
   /** @brief The lease on @p lib (empty when it was not found). Throws: nothing. */
@@ -237,9 +262,28 @@ class device {
 
  private:
   friend struct backend;
+
+  // The serial of the device keel last made current on this thread (0: none).
+  static std::uint64_t& current_on_this_thread() noexcept {
+    thread_local std::uint64_t serial = 0;
+    return serial;
+  }
+  static std::uint64_t next_serial() noexcept {
+    static std::atomic<std::uint64_t> next{1};
+    return next.fetch_add(1, std::memory_order_relaxed);
+  }
+  // make_current() for paths that cannot throw: a failure leaves the thread
+  // unmarked, and the ACL call that follows reports the missing context.
+  void enter() const noexcept {
+    if (current_on_this_thread() == serial_) return;
+    const auto set = api_.aclrtSetDevice.get();
+    if (set != nullptr && set(id_) == 0) current_on_this_thread() = serial_;
+  }
+
   library_lease leases_[3];
   api api_;
   std::int32_t id_;
+  std::uint64_t serial_ = next_serial();  // names this device in threads' current_on_this_thread()
   std::atomic<std::uint64_t> next_stream_id_{1};
   // keel's records of streams and events made elsewhere (adopt_stream,
   // adopt_event), by ACL handle: made on first adoption, kept until forgotten
@@ -291,6 +335,12 @@ class launch_context {
  * (equivalent to keel's conditions, see keel::acl::condition) and ACL's own
  * message; not_supported for a function the loaded CANN lacks.
  *
+ * Threads: CANN needs aclrtSetDevice on every thread that calls the runtime;
+ * every entry here makes the stream's (event's, model's) device current on
+ * the calling thread first, once per thread (device::make_current), so keel's
+ * handles work from any thread. device::functions() does the same for code
+ * calling the table directly.
+ *
  * Differences from the host backend, because the ACL subset offers no way:
  * - launch_kernel runs the body when issued (it enqueues ACL work);
  *   launch_host is not supported (it would need aclrtLaunchCallback).
@@ -327,7 +377,7 @@ struct backend {
 
   static stream_handle create_stream(device_type& dev) {
     auto box = std::make_unique<detail::stream_box>();
-    dev.check(dev.api_.aclrtCreateStream(&box->native), "aclrtCreateStream");
+    dev.check(entered(dev).aclrtCreateStream(&box->native), "aclrtCreateStream");
     box->dev = &dev;
     box->id = dev.next_stream_id_.fetch_add(1, std::memory_order_relaxed);
     return box.release();
@@ -335,7 +385,7 @@ struct backend {
 
   static void destroy_stream(stream_handle s) noexcept {
     if (s->adopted) return;  // its maker destroys it; the record stays with the device
-    const api& a = s->dev->api_;
+    const api& a = entered(*s->dev);
     capture_discard(s);
     if (a.aclrtSynchronizeStream.get() != nullptr) a.aclrtSynchronizeStream.get()(s->native);
     const status st = a.aclrtDestroyStream.get() != nullptr ? a.aclrtDestroyStream.get()(s->native) : 0;
@@ -383,19 +433,19 @@ struct backend {
   static std::uint64_t id_of(stream_handle s) noexcept { return s->id; }
 
   static void synchronize(stream_handle s) {
-    s->dev->check(s->dev->api_.aclrtSynchronizeStream(s->native), "aclrtSynchronizeStream");
+    s->dev->check(entered(*s->dev).aclrtSynchronizeStream(s->native), "aclrtSynchronizeStream");
     release_keeps(s);
     collect_releases(*s->dev);
   }
 
   static bool query(stream_handle s) {
     stream_status st = stream_status::not_ready;
-    s->dev->check(s->dev->api_.aclrtStreamQuery(s->native, &st), "aclrtStreamQuery");
+    s->dev->check(entered(*s->dev).aclrtStreamQuery(s->native, &st), "aclrtStreamQuery");
     return st == stream_status::complete;
   }
 
   static void synchronize_device(device_type& dev) {
-    dev.check(dev.api_.aclrtSynchronizeDevice(), "aclrtSynchronizeDevice");
+    dev.check(entered(dev).aclrtSynchronizeDevice(), "aclrtSynchronizeDevice");
     collect_releases(dev);
   }
 
@@ -421,7 +471,7 @@ struct backend {
       s->keep.reserve(s->keep.size() + 2);
     }
     if (bytes != 0)
-      s->dev->check(s->dev->api_.aclrtMemcpyAsync(dst, bytes, src, bytes, memcpy_kind_of(kind), s->native),
+      s->dev->check(entered(*s->dev).aclrtMemcpyAsync(dst, bytes, src, bytes, memcpy_kind_of(kind), s->native),
                     "aclrtMemcpyAsync");
     {
       std::lock_guard<std::mutex> lock(s->m);
@@ -434,13 +484,13 @@ struct backend {
   /** A blocking copy after the stream's earlier work (aclrtMemcpy alone is not ordered with streams). */
   static void copy(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind kind) {
     synchronize(s);
-    if (bytes != 0) s->dev->check(s->dev->api_.aclrtMemcpy(dst, bytes, src, bytes, memcpy_kind_of(kind)), "aclrtMemcpy");
+    if (bytes != 0) s->dev->check(entered(*s->dev).aclrtMemcpy(dst, bytes, src, bytes, memcpy_kind_of(kind)), "aclrtMemcpy");
   }
 
   static capture_info capture_status(stream_handle s) {
     acl::capture_status st = acl::capture_status::none;
     model_handle_native model = nullptr;
-    s->dev->check(s->dev->api_.aclmdlRICaptureGetInfo(s->native, &st, &model), "aclmdlRICaptureGetInfo");
+    s->dev->check(entered(*s->dev).aclmdlRICaptureGetInfo(s->native, &st, &model), "aclmdlRICaptureGetInfo");
     capture_info info;
     info.state = st == acl::capture_status::active        ? capture_state::active
                  : st == acl::capture_status::invalidated ? capture_state::invalidated
@@ -473,14 +523,14 @@ struct backend {
     const std::uint32_t flag = flags == keel::event_flags::external ? acl::event_flags::external
                                : flags == keel::event_flags::timing ? acl::event_flags::time_line
                                                               : acl::event_flags::sync;
-    dev.check(dev.api_.aclrtCreateEventWithFlag(&box->native, flag), "aclrtCreateEventWithFlag");
+    dev.check(entered(dev).aclrtCreateEventWithFlag(&box->native, flag), "aclrtCreateEventWithFlag");
     box->dev = &dev;
     box->flags = flags;
     return box.release();
   }
   static void destroy_event(event_handle e) noexcept {
     if (e->adopted) return;  // its maker destroys it; the record stays with the device
-    const auto destroy = e->dev->api_.aclrtDestroyEvent.get();
+    const auto destroy = entered(*e->dev).aclrtDestroyEvent.get();
     const status st = destroy != nullptr ? destroy(e->native) : 0;
     if (st != 0) report_error(make_status_code(st), "aclrtDestroyEvent", "the event could not be destroyed");
     delete e;
@@ -488,7 +538,7 @@ struct backend {
   static keel::event_flags flags_of(event_handle e) noexcept { return e->flags; }
 
   static void record(event_handle e, stream_handle s) {
-    const api& a = s->dev->api_;
+    const api& a = entered(*s->dev);
     if (e->flags == keel::event_flags::external) {
       s->dev->check(a.aclrtRecordEventWithFlag(e->native, s->native, record_flags::external), "aclrtRecordEventWithFlag");
       count_task(s, false);  // an external signal is a task of the model; a plain record is an edge
@@ -497,7 +547,7 @@ struct backend {
     }
   }
   static void wait(stream_handle s, event_handle e) {
-    const api& a = s->dev->api_;
+    const api& a = entered(*s->dev);
     if (e->flags == keel::event_flags::external) {  // timeout must be 0 with the external flag
       s->dev->check(a.aclrtStreamWaitEventWithFlag(s->native, e->native, 0, wait_flags::external),
                     "aclrtStreamWaitEventWithFlag");
@@ -507,20 +557,20 @@ struct backend {
     }
   }
   static void reset(stream_handle s, event_handle e) {
-    s->dev->check(s->dev->api_.aclrtResetEvent(e->native, s->native), "aclrtResetEvent");
+    s->dev->check(entered(*s->dev).aclrtResetEvent(e->native, s->native), "aclrtResetEvent");
     count_task(s, false);
   }
   static bool query(event_handle e) {
     event_recorded_status st = event_recorded_status::not_ready;
-    e->dev->check(e->dev->api_.aclrtQueryEventStatus(e->native, &st), "aclrtQueryEventStatus");
+    e->dev->check(entered(*e->dev).aclrtQueryEventStatus(e->native, &st), "aclrtQueryEventStatus");
     return st == event_recorded_status::complete;
   }
   static void synchronize(event_handle e) {
-    e->dev->check(e->dev->api_.aclrtSynchronizeEvent(e->native), "aclrtSynchronizeEvent");
+    e->dev->check(entered(*e->dev).aclrtSynchronizeEvent(e->native), "aclrtSynchronizeEvent");
   }
   static float elapsed_ms(event_handle start, event_handle end) {
     float ms = 0;
-    start->dev->check(start->dev->api_.aclrtEventElapsedTime(&ms, start->native, end->native), "aclrtEventElapsedTime");
+    start->dev->check(entered(*start->dev).aclrtEventElapsedTime(&ms, start->native, end->native), "aclrtEventElapsedTime");
     return ms;
   }
 
@@ -536,11 +586,11 @@ struct backend {
     const acl::capture_mode native = mode == keel::capture_mode::global          ? acl::capture_mode::global
                                      : mode == keel::capture_mode::thread_local_ ? acl::capture_mode::per_thread
                                                                                  : acl::capture_mode::relaxed;
-    dev.check(dev.api_.aclmdlRICaptureBegin(s->native, native), "aclmdlRICaptureBegin");
+    dev.check(entered(dev).aclmdlRICaptureBegin(s->native, native), "aclmdlRICaptureBegin");
     // ACL's model of this capture: how work on a forked stream finds the books.
     acl::capture_status st = acl::capture_status::none;
     model_handle_native model = nullptr;
-    const auto info = dev.api_.aclmdlRICaptureGetInfo.get();
+    const auto info = entered(dev).aclmdlRICaptureGetInfo.get();
     if (info == nullptr || info(s->native, &st, &model) != 0) model = nullptr;
     {
       std::lock_guard<std::mutex> lock(s->m);
@@ -560,9 +610,9 @@ struct backend {
     device& dev = *s->dev;
     auto box = std::make_unique<detail::model_box>();
     model_handle_native native = nullptr;
-    const status st = dev.api_.aclmdlRICaptureEnd(s->native, &native);
+    const status st = entered(dev).aclmdlRICaptureEnd(s->native, &native);
     if (st != 0) {
-      const std::string recent = detail::recent_message(dev.api_.aclGetRecentErrMsg);
+      const std::string recent = detail::recent_message(entered(dev).aclGetRecentErrMsg);
       if (!still_capturing(s)) forget_capture(s, nullptr);  // ACL ended (discarded) the capture
       detail::throw_status(st, "aclmdlRICaptureEnd", recent);
     }
@@ -574,7 +624,7 @@ struct backend {
 
   static void capture_discard(stream_handle s) noexcept {
     if (!still_capturing(s)) return forget_capture(s, nullptr);
-    const api& a = s->dev->api_;
+    const api& a = entered(*s->dev);
     {
       std::lock_guard<std::mutex> lock(s->m);
       if (s->group_open && a.aclmdlRICaptureTaskGrpEnd.get() != nullptr) {
@@ -591,7 +641,7 @@ struct backend {
   }
 
   static void destroy_model(model_handle m) noexcept {
-    const auto destroy = m->dev->api_.aclmdlRIDestroy.get();
+    const auto destroy = entered(*m->dev).aclmdlRIDestroy.get();
     const status st = destroy != nullptr ? destroy(m->native) : 0;
     if (st != 0) report_error(make_status_code(st), "aclmdlRIDestroy", "the model could not be destroyed");
     if (m->alive) m->alive->store(false, std::memory_order_release);
@@ -599,7 +649,7 @@ struct backend {
   }
 
   static void execute(model_handle m, stream_handle s) {
-    s->dev->check(s->dev->api_.aclmdlRIExecuteAsync(m->native, s->native), "aclmdlRIExecuteAsync");
+    s->dev->check(entered(*s->dev).aclmdlRIExecuteAsync(m->native, s->native), "aclmdlRIExecuteAsync");
     {
       std::lock_guard<std::mutex> lock(s->m);  // the replay uses the model's memory until the stream passes it
       s->keep.insert(s->keep.end(), m->keep.begin(), m->keep.end());
@@ -613,7 +663,7 @@ struct backend {
   // ---- task groups and updates -----------------------------------------------
 
   static void group_begin(stream_handle s) {
-    s->dev->check(s->dev->api_.aclmdlRICaptureTaskGrpBegin(s->native), "aclmdlRICaptureTaskGrpBegin");
+    s->dev->check(entered(*s->dev).aclmdlRICaptureTaskGrpBegin(s->native), "aclmdlRICaptureTaskGrpBegin");
     count_task(s, false);  // the group is one task of the model
     std::lock_guard<std::mutex> lock(s->m);
     s->group_open = true;
@@ -622,7 +672,7 @@ struct backend {
 
   static group_handle group_end(stream_handle s) {
     auto box = std::make_unique<detail::group_box>();
-    s->dev->check(s->dev->api_.aclmdlRICaptureTaskGrpEnd(s->native, &box->native), "aclmdlRICaptureTaskGrpEnd");
+    s->dev->check(entered(*s->dev).aclmdlRICaptureTaskGrpEnd(s->native, &box->native), "aclmdlRICaptureTaskGrpEnd");
     std::lock_guard<std::mutex> lock(s->m);
     s->group_open = false;
     box->size = s->group_tasks;
@@ -633,7 +683,7 @@ struct backend {
 
   static void group_abort(stream_handle s) noexcept {
     task_group_handle g = nullptr;
-    const auto end = s->dev->api_.aclmdlRICaptureTaskGrpEnd.get();
+    const auto end = entered(*s->dev).aclmdlRICaptureTaskGrpEnd.get();
     if (end != nullptr) end(s->native, &g);  // ACL cannot cancel a group: end it and drop the handle
     std::lock_guard<std::mutex> lock(s->m);
     s->group_open = false;
@@ -647,12 +697,12 @@ struct backend {
   }
 
   static void update_begin(stream_handle s, group_handle g) {
-    s->dev->check(s->dev->api_.aclmdlRICaptureTaskUpdateBegin(s->native, g->native), "aclmdlRICaptureTaskUpdateBegin");
+    s->dev->check(entered(*s->dev).aclmdlRICaptureTaskUpdateBegin(s->native, g->native), "aclmdlRICaptureTaskUpdateBegin");
     std::lock_guard<std::mutex> lock(s->m);
     s->updating = true;
   }
   static void update_end(stream_handle s) {
-    const status st = s->dev->api_.aclmdlRICaptureTaskUpdateEnd(s->native);
+    const status st = entered(*s->dev).aclmdlRICaptureTaskUpdateEnd(s->native);
     {
       std::lock_guard<std::mutex> lock(s->m);
       s->updating = false;
@@ -660,7 +710,7 @@ struct backend {
     s->dev->check(st, "aclmdlRICaptureTaskUpdateEnd");
   }
   static void update_abort(stream_handle s) noexcept {
-    const auto end = s->dev->api_.aclmdlRICaptureTaskUpdateEnd.get();
+    const auto end = entered(*s->dev).aclmdlRICaptureTaskUpdateEnd.get();
     if (end != nullptr) end(s->native);
     std::lock_guard<std::mutex> lock(s->m);
     s->updating = false;
@@ -676,12 +726,12 @@ struct backend {
     if (bytes != 0) {
       switch (kind) {
         case memory_kind::device:
-          dev->check(dev->api_.aclrtMalloc(&p, bytes, malloc_policy::huge_first), "aclrtMalloc");
-          b->alloc = std::shared_ptr<void>(p, [dev](void* q) { report(dev->api_.aclrtFree.get()(q), "aclrtFree"); });
+          dev->check(entered(*dev).aclrtMalloc(&p, bytes, malloc_policy::huge_first), "aclrtMalloc");
+          b->alloc = std::shared_ptr<void>(p, [dev](void* q) { report(entered(*dev).aclrtFree.get()(q), "aclrtFree"); });
           break;
         case memory_kind::pinned_host:
-          dev->check(dev->api_.aclrtMallocHost(&p, bytes), "aclrtMallocHost");
-          b->alloc = std::shared_ptr<void>(p, [dev](void* q) { report(dev->api_.aclrtFreeHost.get()(q), "aclrtFreeHost"); });
+          dev->check(entered(*dev).aclrtMallocHost(&p, bytes), "aclrtMallocHost");
+          b->alloc = std::shared_ptr<void>(p, [dev](void* q) { report(entered(*dev).aclrtFreeHost.get()(q), "aclrtFreeHost"); });
           break;
         case memory_kind::pageable_host:
           p = ::operator new(bytes, std::align_val_t{64});
@@ -712,7 +762,7 @@ struct backend {
           std::lock_guard<std::mutex> lock(s->m);
           s->keep.push_back(std::move(b->alloc));
         } else if (!defer_release(s, b->alloc)) {
-          if (dev.api_.aclrtSynchronizeStream(s->native) != 0) {  // cannot tell when the stream passes: keep it
+          if (entered(dev).aclrtSynchronizeStream(s->native) != 0) {  // cannot tell when the stream passes: keep it
             std::lock_guard<std::mutex> lock(s->m);
             s->keep.push_back(std::move(b->alloc));
           }
@@ -731,6 +781,13 @@ struct backend {
  private:
   using model_handle_native = acl::model_handle;
   using event_handle_native = acl::event_handle;
+
+  // Every entry reaches ACL through here: the device is made current on the
+  // calling thread first (device::make_current), whatever thread it is.
+  static const api& entered(const device& dev) noexcept {
+    dev.enter();
+    return dev.api_;
+  }
 
   static void report(status st, const char* function) noexcept {
     if (st != 0) report_error(make_status_code(st), function, "release failed");
@@ -773,7 +830,7 @@ struct backend {
         return;
       }
     }
-    const auto info = dev.api_.aclmdlRICaptureGetInfo.get();
+    const auto info = entered(dev).aclmdlRICaptureGetInfo.get();
     acl::capture_status st = acl::capture_status::none;
     model_handle_native model = nullptr;
     if (info == nullptr || info(s->native, &st, &model) != 0 || st != acl::capture_status::active || model == nullptr)
@@ -792,7 +849,7 @@ struct backend {
   // event could be had or recorded (the caller then waits for the stream).
   static bool defer_release(stream_handle s, std::shared_ptr<void>& alloc) noexcept {
     device& dev = *s->dev;
-    const api& a = dev.api_;
+    const api& a = entered(dev);
     if (!a.aclrtRecordEvent || !a.aclrtQueryEventStatus) return false;
     event_handle_native e = nullptr;
     try {
@@ -821,7 +878,7 @@ struct backend {
   // The memory is dropped outside the lock (its deleter calls ACL).
   friend class device;  // pending_releases() collects
   static void collect_releases(device& dev) noexcept {
-    const auto query = dev.api_.aclrtQueryEventStatus.get();
+    const auto query = entered(dev).aclrtQueryEventStatus.get();
     if (query == nullptr) return;
     std::vector<std::shared_ptr<void>> done;
     std::lock_guard<std::mutex> lock(dev.releases_m_);
@@ -847,7 +904,7 @@ struct backend {
   }
 
   static bool still_capturing(stream_handle s) noexcept {
-    const auto info = s->dev->api_.aclmdlRICaptureGetInfo.get();
+    const auto info = entered(*s->dev).aclmdlRICaptureGetInfo.get();
     if (info == nullptr) return false;
     acl::capture_status st = acl::capture_status::none;
     model_handle_native model = nullptr;
@@ -882,6 +939,7 @@ struct backend {
 };
 
 inline device::~device() {
+  enter();
   // Whatever is still released in stream order: wait for its stream, then free.
   const auto sync = api_.aclrtSynchronizeEvent.get();
   const auto destroy = api_.aclrtDestroyEvent.get();

@@ -74,7 +74,7 @@ static_assert(!same_abi_function<int (*)(keel::acl::data_type), int (*)(int)>::v
 // headers. The list is also compared with keel::acl::functions below, so an
 // entry added to the table without a documented declaration fails here.
 #define KEEL_TEST_ACL_FUNCTIONS(X)                                                                             \
-  X(aclInit) X(aclFinalize) X(aclGetRecentErrMsg) X(aclrtSetDevice) X(aclrtResetDevice) X(aclrtGetDevice)      \
+  X(aclInit) X(aclFinalize) X(aclGetRecentErrMsg) X(aclrtPeekAtLastError) X(aclrtGetLastError) X(aclrtSetDevice) X(aclrtResetDevice) X(aclrtGetDevice)      \
   X(aclrtGetDeviceCount) X(aclrtSynchronizeDevice) X(aclrtCreateStream) X(aclrtCreateStreamWithConfig)         \
   X(aclrtDestroyStream) X(aclrtDestroyStreamForce) X(aclrtSynchronizeStream)                                  \
   X(aclrtSynchronizeStreamWithTimeout) X(aclrtStreamQuery) X(aclrtStreamWaitEvent)                            \
@@ -171,6 +171,7 @@ KEEL_TEST_VALUE(keel::acl::malloc_policy::low_band_width, ACL_MEM_TYPE_LOW_BAND_
 KEEL_TEST_VALUE(keel::acl::malloc_policy::high_band_width, ACL_MEM_TYPE_HIGH_BAND_WIDTH)
 KEEL_TEST_VALUE(keel::acl::malloc_policy::user_space_readonly, ACL_MEM_ACCESS_USER_SPACE_READONLY)
 
+KEEL_TEST_VALUE(keel::acl::last_error_level::thread, ACL_RT_THREAD_LEVEL)
 KEEL_TEST_VALUE(keel::acl::capture_mode::global, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL)
 KEEL_TEST_VALUE(keel::acl::capture_mode::per_thread, ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL)
 KEEL_TEST_VALUE(keel::acl::capture_mode::relaxed, ACL_MODEL_RI_CAPTURE_MODE_RELAXED)

@@ -269,3 +269,47 @@ TEST_CASE("acl backend: raw calls need aclrtSetDevice on their thread; keel's ha
   dev.forget_stream(raw);
   CHECK(api.aclrtDestroyStream(raw) == 0);
 }
+
+TEST_CASE("acl backend: a rule broken inside an aclnn launch keeps its own status, not just 361001", "[acl]") {
+  auto& dev = acl_device();
+  const keel::acl::api& api = dev.functions();
+  keel::acl::stream s{dev}, other{dev};
+  keel::acl::device_buffer x(s, 8 * sizeof(float));
+  s.synchronize();
+  auto add = keel::acl::prepare_add(dev, floats_view(x.data(), 8), floats_view(x.data(), 8), keel::ops::scalar(1.0f),
+                                    floats_view(x.data(), 8));
+  keel::acl::capture_scope first{s};
+  keel::acl::capture_scope second{other};
+  keel::acl::task_group_scope mark{s};
+  try {
+    keel::acl::run_on(other, add);  // no other capturing stream may issue work while s marks a group
+    FAIL("the launch was accepted");
+  } catch (const keel::error& e) {
+    CHECK(e.code() == keel::acl::make_status_code(107030));  // ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT
+    CHECK(e.code() == keel::acl::condition(keel::errc::capture_violation));
+    CHECK(std::string(e.api()) == "aclnnAdd");
+    const std::string rule = e.rule();
+    CHECK(rule.find("361001") != std::string::npos);
+    CHECK(rule.find("ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT") != std::string::npos);
+    CHECK(rule.find("marks a task group") != std::string::npos);  // the runtime's own explanation
+  }
+  CHECK(api.aclrtGetLastError(keel::acl::last_error_level::thread) == 0);  // keel took it
+  // The raw C API: 361001 from the operator, the runtime's status kept for the thread.
+  ::aclOpExecutor* ex = nullptr;
+  std::uint64_t ws = 0;
+  const std::int64_t shape[1] = {8}, strides[1] = {1};
+  ::aclTensor* t = api.aclCreateTensor(shape, 1, keel::acl::data_type::float32, strides, 0, keel::acl::format::nd,
+                                       shape, 1, x.data());
+  ::aclScalar* one = nullptr;
+  float alpha = 1.0f;
+  one = api.aclCreateScalar(&alpha, keel::acl::data_type::float32);
+  REQUIRE(api.aclnnAddGetWorkspaceSize(t, t, one, t, &ws, &ex) == 0);
+  CHECK(api.aclnnAdd(nullptr, 0, ex, other.native_handle()->native) == 361001);
+  CHECK(api.aclrtPeekAtLastError(keel::acl::last_error_level::thread) == 107030);
+  CHECK(api.aclrtPeekAtLastError(keel::acl::last_error_level::thread) == 107030);  // peek keeps it
+  CHECK(api.aclrtGetLastError(keel::acl::last_error_level::thread) == 107030);
+  CHECK(api.aclrtGetLastError(keel::acl::last_error_level::thread) == 0);  // get cleared it
+  CHECK(api.aclDestroyAclOpExecutor(ex) == 0);
+  CHECK(api.aclDestroyScalar(one) == 0);
+  CHECK(api.aclDestroyTensor(t) == 0);
+}

@@ -41,9 +41,10 @@ struct acl_fixture {
     return keel::acl::prepare_baddbmm(device(), self, b1, b2, beta, alpha, out);
   }
   // aclnnXxx reports a runtime rule its launch broke as ACLNN_ERR_RUNTIME_ERROR
-  // (361001, "the operator's call into the runtime failed"), not the rule's own status.
-  static bool is_launch_error(const std::error_code& code, keel::errc) {
-    return code == keel::acl::make_status_code(361001);
+  // (361001); keel::acl::run_on reports the runtime's own status under it
+  // (aclrtGetLastError), so the rule's condition holds here as on the host.
+  static bool is_launch_error(const std::error_code& code, keel::errc condition) {
+    return code == std::error_condition(static_cast<int>(condition), keel::keel_category());
   }
   static std::uint64_t workspace_size(const executor& ex) { return ex.workspace_size(); }
   static void run(keel::acl::stream_ref s, const executor& ex, const keel::memory_span& workspace) {

@@ -316,7 +316,7 @@ KEEL_CONFORMANCE_CASE("conformance: rule violations are errors that change nothi
     typename T::capture_scope second{other_stream};
     typename T::task_group_scope mark{s};
     // An operator launch reports a runtime rule as the backend's launch error
-    // (ACL: ACLNN_ERR_RUNTIME_ERROR, with the runtime's text in the message).
+    // (ACL: the runtime's status under ACLNN_ERR_RUNTIME_ERROR, with its text).
     bool thrown = false;
     try {
       add_on<TestType>(other_stream, out, tmp, other, 1.0f);

@@ -76,6 +76,7 @@ struct thread_state {
   std::string recent_error;
   bool has_recent_error = false;
   std::int32_t current_device = -1;
+  aclError last_runtime_error = ACL_SUCCESS;  // aclrtPeekAtLastError / aclrtGetLastError
 };
 pthread_key_t make_key() {
   pthread_key_t key;
@@ -92,10 +93,13 @@ thread_state& this_thread_state() {
   return *state;
 }
 
+// A failure: the thread's aclGetRecentErrMsg text, and, for a runtime
+// status (not an aclnn one, 1x1xxx-5x1xxx), the thread's last runtime error.
 aclError fail(aclError code, const char* function, const std::string& text) {
   thread_state& t = this_thread_state();
   t.recent_error = std::string(function) + ": " + text;
   t.has_recent_error = true;
+  if ((code / 1000) % 100 != 61) t.last_runtime_error = code;
   return code;
 }
 
@@ -159,6 +163,29 @@ aclError no_context(const char* function) {
               "no current context on this thread: call aclrtSetDevice on every thread that calls the runtime");
 }
 
+// The CANN symbol of a status code_for() can give a runtime rule.
+const char* status_symbol(aclError code) {
+  switch (code) {
+    case ACL_ERROR_INVALID_PARAM: return "ACL_ERROR_INVALID_PARAM";
+    case ACL_ERROR_RT_PARAM_INVALID: return "ACL_ERROR_RT_PARAM_INVALID";
+    case ACL_ERROR_RT_STREAM_CAPTURED: return "ACL_ERROR_RT_STREAM_CAPTURED";
+    case ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED: return "ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED";
+    case ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT: return "ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT";
+    case ACL_ERROR_RT_MODEL_UPDATE_FAILED: return "ACL_ERROR_RT_MODEL_UPDATE_FAILED";
+    case ACL_ERROR_STREAM_TASK_GROUP_STATUS: return "ACL_ERROR_STREAM_TASK_GROUP_STATUS";
+    case ACL_ERROR_RT_STREAM_NOT_CAPTURED: return "ACL_ERROR_RT_STREAM_NOT_CAPTURED";
+    case ACL_ERROR_RT_NO_MODEL_RESOURCE: return "ACL_ERROR_RT_NO_MODEL_RESOURCE";
+    case ACL_ERROR_RT_NO_EVENT_RESOURCE: return "ACL_ERROR_RT_NO_EVENT_RESOURCE";
+    case ACL_ERROR_RT_OVER_LIMIT: return "ACL_ERROR_RT_OVER_LIMIT";
+    case ACL_ERROR_RT_INVALID_HANDLE: return "ACL_ERROR_RT_INVALID_HANDLE";
+    case ACL_ERROR_RT_AICORE_EXCEPTION: return "ACL_ERROR_RT_AICORE_EXCEPTION";
+    case ACL_ERROR_RT_MEMORY_ALLOCATION: return "ACL_ERROR_RT_MEMORY_ALLOCATION";
+    case ACL_ERROR_RT_FEATURE_NOT_SUPPORT: return "ACL_ERROR_RT_FEATURE_NOT_SUPPORT";
+    case ACL_ERROR_RT_WAIT_TIMEOUT: return "ACL_ERROR_RT_WAIT_TIMEOUT";
+    default: return "ACL_ERROR_RT_INTERNAL_ERROR";
+  }
+}
+
 // Runs body, turning what it throws into the ACL status and the thread's
 // message. Runtime calls (not the aclnn object calls) first need the thread's context.
 template <class F>
@@ -169,9 +196,18 @@ aclError guarded(const char* function, call c, F&& body) noexcept {
     return ACL_SUCCESS;
   } catch (const keel::error& e) {
     const bool ours = e.code().category() == keel::keel_category();
-    return fail(ours ? code_for(static_cast<errc>(e.code().value()), c)
-                     : (c == call::nn ? ACLNN_ERR_INNER : ACL_ERROR_RT_INTERNAL_ERROR),
-                function, e.what());
+    const aclError code = ours ? code_for(static_cast<errc>(e.code().value()), c)
+                               : (c == call::nn ? ACLNN_ERR_INNER : ACL_ERROR_RT_INTERNAL_ERROR);
+    if (c == call::nn && code == ACLNN_ERR_RUNTIME_ERROR) {
+      // The operator's call into the runtime failed: the runtime sets the
+      // thread's last error (and its text) as for a direct call, and the
+      // operator reports 361001 over it.
+      const aclError runtime = code_for(static_cast<errc>(e.code().value()), call::other);
+      fail(runtime, function, std::string("the runtime failed with ") + status_symbol(runtime) + " (" +
+                                  std::to_string(runtime) + "): " + e.what());
+      return code;
+    }
+    return fail(code, function, e.what());
   } catch (const std::bad_alloc&) {
     return fail(c == call::nn ? ACLNN_ERR_INNER : ACL_ERROR_BAD_ALLOC, function, "out of host memory");
   } catch (const std::exception& e) {
@@ -320,6 +356,20 @@ aclError aclFinalize(void) {
 const char* aclGetRecentErrMsg(void) {
   const thread_state& t = this_thread_state();
   return t.has_recent_error ? t.recent_error.c_str() : nullptr;
+}
+
+// The thread's last runtime error; Get clears it (13_exception_handling.md).
+// No context is needed: the code belongs to the thread.
+aclError aclrtPeekAtLastError(aclrtLastErrLevel level) {
+  if (raw(level) != ACL_RT_THREAD_LEVEL) return ACL_ERROR_INVALID_PARAM;
+  return this_thread_state().last_runtime_error;
+}
+aclError aclrtGetLastError(aclrtLastErrLevel level) {
+  if (raw(level) != ACL_RT_THREAD_LEVEL) return ACL_ERROR_INVALID_PARAM;
+  thread_state& t = this_thread_state();
+  const aclError last = t.last_runtime_error;
+  t.last_runtime_error = ACL_SUCCESS;
+  return last;
 }
 
 // ---- devices --------------------------------------------------------------

@@ -27,6 +27,8 @@
   X(ascendcl, status, aclInit, (const char* configPath))                                                        \
   X(ascendcl, status, aclFinalize, ())                                                                          \
   X(ascendcl, const char*, aclGetRecentErrMsg, ())                                                              \
+  X(ascendcl, status, aclrtPeekAtLastError, (last_error_level level))                                           \
+  X(ascendcl, status, aclrtGetLastError, (last_error_level level))                                              \
   X(ascendcl, status, aclrtSetDevice, (std::int32_t deviceId))                                                  \
   X(ascendcl, status, aclrtResetDevice, (std::int32_t deviceId))                                                \
   X(ascendcl, status, aclrtGetDevice, (std::int32_t * deviceId))                                                \

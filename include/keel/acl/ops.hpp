@@ -272,10 +272,25 @@ inline executor prepare_baddbmm(device& dev, const keel::ops::tensor& self, cons
 
 /// @cond
 namespace detail {
+// ACLNN_ERR_RUNTIME_ERROR (361001) says only that the operator's call into
+// the runtime failed. The runtime keeps the thread's last error code
+// (aclrtGetLastError, 13_exception_handling.md), so keel clears it before the
+// launch and, on 361001, reports the runtime's own status: its code names
+// the broken rule (107030 is a capture_violation), and the message keeps 361001.
 struct run_executor {
   void operator()(launch_context& ctx, const std::shared_ptr<executor_state>& state, void* workspace) const {
-    const nn_status st = state->run(ctx.functions(), workspace, state->workspace, state->handle, ctx.stream());
-    if (st != 0) throw_status(st, state->name, recent_message(ctx.functions().aclGetRecentErrMsg));
+    const api& f = ctx.functions();
+    const auto last_error = f.aclrtGetLastError.get();  // null on a CANN without it
+    if (last_error != nullptr) last_error(last_error_level::thread);
+    const nn_status st = state->run(f, workspace, state->workspace, state->handle, ctx.stream());
+    if (st == 0) return;
+    const std::string recent = recent_message(f.aclGetRecentErrMsg);
+    const status runtime = st == 361001 && last_error != nullptr ? last_error(last_error_level::thread) : 0;
+    if (runtime == 0) throw_status(st, state->name, recent);
+    std::string rule = "status 361001 (ACLNN_ERR_RUNTIME_ERROR) over the runtime's status " + std::to_string(runtime);
+    if (const char* name = status_name(runtime)) rule += std::string(" (") + name + ")";
+    if (!recent.empty()) rule += "; runtime says: " + recent;
+    throw keel::error(make_status_code(runtime), state->name, std::move(rule));
   }
 };
 }  // namespace detail
@@ -286,7 +301,10 @@ struct run_executor {
  * on @p stream (kernel_kind "aclnn.<op>"), so a capture records it and a
  * task-group update replaces it. @p workspace must hold workspace_size() bytes
  * of device memory and outlive the work (and any model that captured it).
- * @throws keel::error with the aclnn status and ACL's message.
+ * @throws keel::error with the aclnn status and ACL's message; for
+ * ACLNN_ERR_RUNTIME_ERROR (361001), with the runtime's own status for the
+ * thread (aclrtGetLastError) when the runtime has one, so code() names the
+ * rule the launch broke and rule() still says 361001.
  */
 inline void run_on(stream_ref stream, const executor& ex, void* workspace = nullptr) {
   if (!ex) throw_error(keel::errc::null_parameter, "keel::acl::run_on", "the executor is empty");

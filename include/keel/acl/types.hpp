@@ -128,6 +128,9 @@ enum class capture_status : int { none = 0, active = 1, invalidated = 2 };
 /// aclrtEventRecordedStatus (aclrtQueryEventStatus).
 enum class event_recorded_status : int { not_ready = 0, complete = 1 };
 
+/// aclrtLastErrLevel (aclrtPeekAtLastError / aclrtGetLastError).
+enum class last_error_level : int { thread = 0 };
+
 /// aclrtStreamStatus (aclrtStreamQuery).
 enum class stream_status : int { complete = 0, not_ready = 1, reserved = 0xFFFF };
 

@@ -11,6 +11,8 @@
  *   docs/zh/api_ref/06_stream_management.md            aclrtCreateStream ...
  *   docs/zh/api_ref/07_event_management.md             aclrt*Event*
  *   docs/zh/api_ref/11-03_memory_copy_and_set.md       aclrtMemcpy* / aclrtMemset*
+ *   docs/zh/api_ref/13_exception_handling.md           aclrtPeekAtLastError, aclrtGetLastError
+ *   docs/zh/api_ref/25-02_Enumerations.md              aclrtLastErrLevel
  *   docs/zh/api_ref/15_model_running_instance_management.md   aclmdlRI*
  * Current CANN declares aclmdlRI* here in acl_rt.h (acl_mdl.h holds the
  * offline-model aclmdlLoad* API, which the emulation does not provide).
@@ -111,11 +113,20 @@ typedef enum {
   ACL_MODEL_RI_CAPTURE_STATUS_INVALIDATED = 2
 } aclmdlRICaptureStatus;
 
+/* The scope of aclrtPeekAtLastError / aclrtGetLastError (25-02_Enumerations.md). */
+typedef enum aclrtLastErrLevel {
+  ACL_RT_THREAD_LEVEL = 0
+} aclrtLastErrLevel;
+
 /* Initialization and errors. configPath may be NULL. */
 ACL_FUNC_VISIBILITY aclError aclInit(const char *configPath);
 ACL_FUNC_VISIBILITY aclError aclFinalize(void);
 /* The calling thread's most recent error text, or NULL; owned by the runtime. */
 ACL_FUNC_VISIBILITY const char *aclGetRecentErrMsg(void);
+/* The calling thread's last runtime error code: Peek leaves it, Get clears it
+ * to ACL_SUCCESS (13_exception_handling.md). */
+ACL_FUNC_VISIBILITY aclError aclrtPeekAtLastError(aclrtLastErrLevel level);
+ACL_FUNC_VISIBILITY aclError aclrtGetLastError(aclrtLastErrLevel level);
 
 /* Devices. */
 ACL_FUNC_VISIBILITY aclError aclrtSetDevice(int32_t deviceId);

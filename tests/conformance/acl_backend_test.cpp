@@ -313,3 +313,58 @@ TEST_CASE("acl backend: a rule broken inside an aclnn launch keeps its own statu
   CHECK(api.aclDestroyScalar(one) == 0);
   CHECK(api.aclDestroyTensor(t) == 0);
 }
+
+TEST_CASE("acl emulation: aclmdlRICaptureThreadExchangeMode sets the calling thread's capture mode", "[acl]") {
+  auto& dev = acl_device();
+  const keel::acl::api& api = dev.functions();
+  using mode = keel::acl::capture_mode;
+  char a[16] = {}, b[16] = {1};
+  const auto memcpy_status = [&] { return api.aclrtMemcpy(a, sizeof a, b, sizeof b, keel::acl::memcpy_kind::host_to_host); };
+
+  mode m = mode::relaxed;
+  REQUIRE(api.aclmdlRICaptureThreadExchangeMode(&m) == 0);
+  CHECK(m == mode::global);  // every thread starts in global mode
+  REQUIRE(api.aclmdlRICaptureThreadExchangeMode(&m) == 0);  // back to global
+  CHECK(m == mode::relaxed);
+  CHECK(api.aclmdlRICaptureThreadExchangeMode(nullptr) == 100000);
+  mode bad = static_cast<mode>(7);
+  CHECK(api.aclmdlRICaptureThreadExchangeMode(&bad) == 100000);
+
+  keel::acl::stream s{dev};
+  SECTION("a global capture: the capturing thread must switch to relaxed, others to thread-local or relaxed") {
+    keel::acl::capture_scope capture{s, keel::capture_mode::global};
+    CHECK(memcpy_status() == 107030);  // ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT
+    {
+      keel::acl::thread_capture_mode_scope relaxed{dev, keel::capture_mode::relaxed};
+      CHECK(relaxed.previous() == keel::capture_mode::global);
+      CHECK(memcpy_status() == 0);
+    }
+    CHECK(memcpy_status() == 107030);  // restored
+    {
+      keel::acl::thread_capture_mode_scope local{dev, keel::capture_mode::thread_local_};
+      CHECK(memcpy_status() == 107030);  // its own capture still refuses
+    }
+    keel::acl::status other_default = -1, other_local = -1;
+    std::thread([&] {
+      if (api.aclrtSetDevice(0) != 0) return;  // Catch's assertions stay on the test's thread
+      other_default = memcpy_status();
+      keel::acl::thread_capture_mode_scope local{dev, keel::capture_mode::thread_local_};
+      other_local = memcpy_status();
+    }).join();
+    CHECK(other_default == 107030);
+    CHECK(other_local == 0);
+  }
+  SECTION("a thread-local capture refuses only its own thread, unless it switches to relaxed") {
+    keel::acl::capture_scope capture{s, keel::capture_mode::thread_local_};
+    CHECK(memcpy_status() == 107030);
+    keel::acl::status other = -1;
+    std::thread([&] {
+      if (api.aclrtSetDevice(0) != 0) return;  // Catch's assertions stay on the test's thread
+      other = memcpy_status();
+    }).join();
+    CHECK(other == 0);
+    keel::acl::thread_capture_mode_scope relaxed{dev, keel::capture_mode::relaxed};
+    CHECK(memcpy_status() == 0);
+  }
+  CHECK(memcpy_status() == 0);
+}

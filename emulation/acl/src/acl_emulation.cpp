@@ -77,6 +77,7 @@ struct thread_state {
   bool has_recent_error = false;
   std::int32_t current_device = -1;
   aclError last_runtime_error = ACL_SUCCESS;  // aclrtPeekAtLastError / aclrtGetLastError
+  int capture_mode = ACL_MODEL_RI_CAPTURE_MODE_GLOBAL;  // aclmdlRICaptureThreadExchangeMode
 };
 pthread_key_t make_key() {
   pthread_key_t key;
@@ -310,6 +311,27 @@ void wait_for(std::int32_t timeout, const char* function, Ready&& ready) {
       throw_rule(errc::timeout, function, "the work did not finish within " + std::to_string(timeout) + " ms");
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
+}
+
+// The capture-mode rule for a call CANN lists as unsafe during capture
+// (aclrtMemcpy, aclrtMemset, ...), with the calling thread's own mode
+// (aclmdlRICaptureThreadExchangeMode, 15_model_running_instance_management.md):
+// RELAXED: never refused; THREAD_LOCAL: refused only by a capture this thread
+// began in a strict mode; GLOBAL (every thread's initial mode): also refused
+// by another thread's GLOBAL capture. A RELAXED capture refuses nothing.
+void check_unsafe_call(const char* api, const char* what) {
+  const int mode = this_thread_state().capture_mode;
+  if (mode == ACL_MODEL_RI_CAPTURE_MODE_RELAXED) return;
+  if (mode == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL) return keel::host::detail::check_unsafe_device(dev(), api, what);
+  keel::host::device& d = dev();
+  if (d.strict_captures.load(std::memory_order_acquire) == 0) return;
+  std::lock_guard<std::mutex> lock(d.capture_mutex);
+  for (const keel::host::detail::capture_session* c : d.captures)
+    if (c->mode != keel::capture_mode::relaxed && c->thread == std::this_thread::get_id())
+      throw_rule(errc::capture_violation, api,
+                 std::string(what) + " is unsafe during capture: this thread began " +
+                     keel::host::detail::describe_capture(*c, *c->origin) +
+                     "; its capture mode (ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL) refuses it from this thread");
 }
 
 void* allocate(std::unordered_map<void*, std::size_t>& where, std::size_t size, const char* function) {
@@ -620,7 +642,7 @@ aclError aclrtMemcpy(void* dst, std::size_t destMax, const void* src, std::size_
     require(dst, "aclrtMemcpy", "dst");
     require(src, "aclrtMemcpy", "src");
     if (count > destMax) throw_rule(errc::invalid_parameter, "aclrtMemcpy", "count exceeds destMax");
-    keel::host::detail::check_unsafe_device(dev(), "aclrtMemcpy", "a synchronous copy");
+    check_unsafe_call("aclrtMemcpy", "a synchronous copy");
     std::memcpy(dst, src, count);
   });
 }
@@ -638,7 +660,7 @@ aclError aclrtMemset(void* devPtr, std::size_t maxCount, std::int32_t value, std
   return guarded("aclrtMemset", call::other, [&] {
     require(devPtr, "aclrtMemset", "devPtr");
     if (count > maxCount) throw_rule(errc::invalid_parameter, "aclrtMemset", "count exceeds maxCount");
-    keel::host::detail::check_unsafe_device(dev(), "aclrtMemset", "a synchronous memset");
+    check_unsafe_call("aclrtMemset", "a synchronous memset");
     std::memset(devPtr, value, count);
   });
 }
@@ -668,6 +690,21 @@ aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode mode) {
     std::lock_guard<std::mutex> lock(book().m);
     book().capturing.emplace(s, box.get());
     book().models.insert(box.release());
+  });
+}
+
+// Sets the calling thread's capture mode to *mode and returns the previous one
+// in *mode (15_model_running_instance_management.md); check_unsafe_call applies it.
+aclError aclmdlRICaptureThreadExchangeMode(aclmdlRICaptureMode* mode) {
+  static constexpr const char* api = "aclmdlRICaptureThreadExchangeMode";
+  return guarded(api, call::other, [&] {
+    require(mode, api, "mode");
+    mode_of(*mode, api);  // refuses an unknown mode
+    thread_state& t = this_thread_state();
+    const int previous = t.capture_mode;
+    t.capture_mode = raw(*mode);
+    const aclmdlRICaptureMode old = static_cast<aclmdlRICaptureMode>(previous);
+    std::memcpy(mode, &old, sizeof old);
   });
 }
 

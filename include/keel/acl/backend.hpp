@@ -100,6 +100,13 @@ inline library_lease lease_on(library lib, const std::string& directory, std::st
   return {};
 }
 
+// keel's capture modes as ACL's aclmdlRICaptureMode.
+constexpr acl::capture_mode native_mode(keel::capture_mode mode) noexcept {
+  return mode == keel::capture_mode::global          ? acl::capture_mode::global
+         : mode == keel::capture_mode::thread_local_ ? acl::capture_mode::per_thread
+                                                     : acl::capture_mode::relaxed;
+}
+
 struct stream_box;
 
 struct model_box {
@@ -583,9 +590,7 @@ struct backend {
       dev.captures_.reserve(dev.captures_.size() + 1);
     }
     auto alive = std::make_shared<std::atomic<bool>>(true);
-    const acl::capture_mode native = mode == keel::capture_mode::global          ? acl::capture_mode::global
-                                     : mode == keel::capture_mode::thread_local_ ? acl::capture_mode::per_thread
-                                                                                 : acl::capture_mode::relaxed;
+    const acl::capture_mode native = detail::native_mode(mode);
     dev.check(entered(dev).aclmdlRICaptureBegin(s->native, native), "aclmdlRICaptureBegin");
     // ACL's model of this capture: how work on a forked stream finds the books.
     acl::capture_status st = acl::capture_status::none;
@@ -957,6 +962,55 @@ inline std::size_t device::pending_releases() noexcept {
   std::lock_guard<std::mutex> lock(releases_m_);
   return releases_.size();
 }
+
+/**
+ * @brief Sets the calling thread's capture mode with
+ * aclmdlRICaptureThreadExchangeMode for the scope's lifetime, then restores
+ * the previous one. A capture in global mode refuses calls unsafe during
+ * capture (aclrtMemcpy, aclrtMemset, ...) from every thread, thread-local mode
+ * from the capturing thread: a thread that must make one anyway switches
+ * itself to relaxed (or, not capturing itself, to thread-local) first, as
+ * hicann/runtime docs/zh/api_ref/15_model_running_instance_management.md
+ * describes. Every thread starts in global mode.
+ *
+ * Ownership: the thread's mode, until destroyed; not copyable or movable, and
+ * must end on the thread that made it. Exceptions: the constructor throws
+ * keel::error (not_supported on a CANN without the function); the destructor
+ * reports a failure to keel's error handler.
+ *
+ * @code
+ * keel::acl::thread_capture_mode_scope relaxed{dev, keel::capture_mode::relaxed};
+ * api.aclrtMemcpy(...);  // allowed on this thread while another captures
+ * @endcode
+ */
+class [[nodiscard]] thread_capture_mode_scope {
+ public:
+  thread_capture_mode_scope(device& dev, keel::capture_mode mode) : dev_(&dev) {
+    acl::capture_mode exchanged = detail::native_mode(mode);
+    dev.check(dev.functions().aclmdlRICaptureThreadExchangeMode(&exchanged), "aclmdlRICaptureThreadExchangeMode");
+    previous_ = exchanged;
+  }
+  thread_capture_mode_scope(const thread_capture_mode_scope&) = delete;
+  thread_capture_mode_scope& operator=(const thread_capture_mode_scope&) = delete;
+  ~thread_capture_mode_scope() {
+    acl::capture_mode restore = previous_;
+    const auto exchange = dev_->functions().aclmdlRICaptureThreadExchangeMode.get();
+    const status st = exchange != nullptr ? exchange(&restore) : 0;
+    if (st != 0)
+      report_error(make_status_code(st), "aclmdlRICaptureThreadExchangeMode", "the thread's capture mode was not restored");
+  }
+
+  /** @brief The thread's mode before the scope. Throws: nothing. */
+  keel::capture_mode previous() const noexcept {
+    return previous_ == acl::capture_mode::global       ? keel::capture_mode::global
+           : previous_ == acl::capture_mode::per_thread ? keel::capture_mode::thread_local_
+                                                        : keel::capture_mode::relaxed;
+  }
+
+ private:
+  device* dev_;
+  acl::capture_mode previous_ = acl::capture_mode::global;
+};
 
 // The runtime handles on ACL, named like keel::host's.
 KEEL_RUNTIME_HANDLE_ALIASES(backend)

@@ -158,6 +158,59 @@ void capture_counted(typename B::device_type& dev, std::size_t& tasks, std::size
 
 }  // namespace
 
+namespace {
+
+// A task group marked on a stream that joined the capture (not the one that
+// began it): it belongs to the model, and an update replaces its launch.
+template <class B>
+void group_on_forked_stream(typename B::device_type& dev, std::size_t& groups, std::size_t& group_size,
+                            bool& alive_after_update) {
+  keel::basic_stream<B> s{dev}, t{dev}, u{dev};
+  keel::basic_event<B> fork{dev, keel::event_flags::default_}, join{dev, keel::event_flags::default_};
+  auto noop = [](auto&) {};
+  keel::basic_model<B> m;
+  keel::basic_task_group<B> g;
+  {
+    keel::basic_capture_scope<B> capture{s};
+    fork.record(s);
+    t.wait(fork);
+    {
+      keel::basic_task_group_scope<B> mark{t};
+      t.launch(keel::kernel_kind{"noop"}, noop);
+      g = mark.end();
+    }
+    join.record(t);
+    s.wait(join);
+    m = capture.end();
+  }
+  groups = m.group_count();
+  group_size = g.size();
+  {
+    keel::basic_update_scope<B> update{u, g};
+    u.launch(keel::kernel_kind{"noop"}, noop);
+    update.end();
+  }
+  alive_after_update = g.model_alive();
+  m.execute(s);
+  s.synchronize();
+  u.synchronize();
+}
+
+}  // namespace
+
+TEST_CASE("acl backend: a task group marked on a forked stream belongs to the capture's model", "[acl]") {
+  std::size_t host_groups = 0, host_size = 0, groups = 0, size = 0;
+  bool host_alive = false, alive = false;
+  group_on_forked_stream<keel::host::backend>(keel::host::default_device(), host_groups, host_size, host_alive);
+  group_on_forked_stream<keel::acl::backend>(acl_device(), groups, size, alive);
+  CHECK(host_groups == 1);
+  CHECK(host_size == 1);
+  CHECK(host_alive);
+  CHECK(groups == host_groups);
+  CHECK(size == host_size);
+  CHECK(alive == host_alive);
+}
+
 TEST_CASE("acl backend: task_count and task_group::size count keel's tasks as the host backend does", "[acl]") {
   std::size_t host_tasks = 0, host_groups = 0, host_size = 0;
   capture_counted<keel::host::backend>(keel::host::default_device(), host_tasks, host_groups, host_size);

@@ -678,11 +678,19 @@ struct backend {
   static group_handle group_end(stream_handle s) {
     auto box = std::make_unique<detail::group_box>();
     s->dev->check(entered(*s->dev).aclmdlRICaptureTaskGrpEnd(s->native, &box->native), "aclmdlRICaptureTaskGrpEnd");
-    std::lock_guard<std::mutex> lock(s->m);
-    s->group_open = false;
-    box->size = s->group_tasks;
-    ++s->capture_groups;
-    box->model_alive = s->capture_alive;
+    // The group belongs to the capture s takes part in, which s may have
+    // joined by an event wait rather than begun: its books are the origin's.
+    const stream_handle origin = capture_origin(s);
+    {
+      std::lock_guard<std::mutex> lock(s->m);
+      s->group_open = false;
+      box->size = s->group_tasks;
+    }
+    if (origin != nullptr) {
+      std::lock_guard<std::mutex> lock(origin->m);
+      ++origin->capture_groups;
+      box->model_alive = origin->capture_alive;
+    }
     return box.release();
   }
 
@@ -822,32 +830,41 @@ struct backend {
   // group. One relaxed load when the device has no capture in progress.
   // Work issued straight through ACL (not through keel) is not counted.
   static void count_task(stream_handle s, bool launch) noexcept {
-    device& dev = *s->dev;
-    if (dev.capture_count_.load(std::memory_order_acquire) == 0) return;
-    {
+    if (s->dev->capture_count_.load(std::memory_order_acquire) == 0) return;
+    if (launch) {
       std::lock_guard<std::mutex> lock(s->m);
-      if (launch && s->group_open) {
+      if (s->group_open) {
         ++s->group_tasks;
         return;
       }
-      if (s->capture_alive) {  // s began the capture
-        ++s->capture_tasks;
-        return;
-      }
+    }
+    const stream_handle origin = capture_origin(s);
+    if (origin == nullptr) return;
+    std::lock_guard<std::mutex> lock(origin->m);
+    ++origin->capture_tasks;
+  }
+
+  // The stream that began the capture keel knows s to take part in: s itself,
+  // or (s joined by waiting on an event) the origin whose ACL model s's
+  // capture reports. Null when s is not in a capture keel began.
+  static stream_handle capture_origin(stream_handle s) noexcept {
+    device& dev = *s->dev;
+    if (dev.capture_count_.load(std::memory_order_acquire) == 0) return nullptr;
+    {
+      std::lock_guard<std::mutex> lock(s->m);
+      if (s->capture_alive) return s;
     }
     const auto info = entered(dev).aclmdlRICaptureGetInfo.get();
     acl::capture_status st = acl::capture_status::none;
     model_handle_native model = nullptr;
     if (info == nullptr || info(s->native, &st, &model) != 0 || st != acl::capture_status::active || model == nullptr)
-      return;
+      return nullptr;
     std::lock_guard<std::mutex> lock(dev.captures_m_);
     for (detail::stream_box* origin : dev.captures_) {
       std::lock_guard<std::mutex> origin_lock(origin->m);
-      if (origin->capture_model == model) {
-        ++origin->capture_tasks;
-        return;
-      }
+      if (origin->capture_model == model) return origin;
     }
+    return nullptr;
   }
 
   // Records a release point on s and queues alloc behind it; false if no

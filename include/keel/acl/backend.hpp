@@ -335,7 +335,9 @@ class launch_context {
  * flags and capture books ACL cannot be asked for), so a call costs one
  * pointer hop and no lookup. A raw aclrtStream / aclrtEvent made elsewhere
  * gets its record from keel::acl::adopt_stream / adopt_event: a non-owning
- * record the device keeps per ACL handle; keel never destroys the handle.
+ * record the device keeps per ACL handle (until device::forget_stream /
+ * forget_event); keel never destroys the handle, and every call works on it,
+ * capture included. ACL cannot be asked an event's flags: the adopter says them.
  *
  * Ownership: as the runtime requirement says. Thread safety: every call is as
  * thread-safe as ACL's. Exceptions: keel::error with acl_category() codes
@@ -346,9 +348,15 @@ class launch_context {
  * every entry here makes the stream's (event's, model's) device current on
  * the calling thread first, once per thread (device::make_current), so keel's
  * handles work from any thread. device::functions() does the same for code
- * calling the table directly.
+ * calling the table directly. keel knows only what it set: a thread that
+ * switches itself to another device through ACL calls make_current() again.
+ * A thread's capture mode (aclmdlRICaptureThreadExchangeMode) is
+ * thread_capture_mode_scope.
  *
- * Differences from the host backend, because the ACL subset offers no way:
+ * Errors: a status with its ACL code and ACL's text; a rule broken inside an
+ * aclnn launch carries the runtime's own status, not only 361001 (run_on).
+ *
+ * Differences from the host backend:
  * - launch_kernel runs the body when issued (it enqueues ACL work);
  *   launch_host is not supported (it would need aclrtLaunchCallback).
  * - task_count, group_count and task_group::size come from keel's books: keel
@@ -366,8 +374,9 @@ class launch_context {
  * - a buffer's release does not wait: it records an event on its stream, and
  *   the memory is freed by a later allocate, release or synchronize on the
  *   device that finds the event complete (aclrtQueryEventStatus), or when the
- *   device is destroyed. Released during a capture, it lives as long as the
- *   model. (The host backend frees from the stream's own worker instead.)
+ *   device is destroyed; with no later call the memory waits for one.
+ *   Released during a capture, it lives as long as the model. (The host
+ *   backend frees from the stream's own worker instead.)
  */
 struct backend {
   using device_type = device;

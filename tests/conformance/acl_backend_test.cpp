@@ -234,7 +234,7 @@ TEST_CASE("acl backend: task_count and task_group::size count keel's tasks as th
   CHECK(empty.task_count() == 0);
 }
 
-TEST_CASE("acl backend: a buffer's release returns at once; the memory is not reused before its stream passes",
+TEST_CASE("acl backend: a buffer's release returns at once and its memory is not reused before its stream passes",
           "[acl]") {
   auto& dev = acl_device();
   const keel::acl::api& api = dev.functions();
@@ -281,7 +281,7 @@ TEST_CASE("acl backend: a buffer's release returns at once; the memory is not re
   CHECK(out[n - 1] == 1.0f);
 }
 
-TEST_CASE("acl backend: raw calls need aclrtSetDevice on their thread; keel's handles work from any thread", "[acl]") {
+TEST_CASE("acl backend: raw calls need aclrtSetDevice on their thread while keel's handles work from any thread", "[acl]") {
   auto& dev = acl_device();
   const keel::acl::api& api = dev.functions();
   keel::acl::stream made_here{dev};

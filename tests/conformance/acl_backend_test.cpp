@@ -257,6 +257,9 @@ TEST_CASE("acl backend: a buffer's release returns at once and its memory is not
     fresh.emplace_back(other, n * sizeof(float));
     REQUIRE(api.aclrtMemset(fresh.back().data(), fresh.back().size(), 0x7F, fresh.back().size()) == 0);
   }
+  { keel::acl::device_buffer quick(other, 64); }  // released on a stream that is not stalled
+  other.synchronize();
+  CHECK(dev.pending_releases() == 1);  // freed; the stalled stream's release still waits
   gate.record(other);
   s.synchronize();
   CHECK(back[0] == 1.0f);

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -152,6 +153,7 @@ struct stream_box {
 // Memory released on a stream, freed once the stream passes `event`.
 struct deferred_release {
   event_handle event = nullptr;
+  stream_handle stream = nullptr;  // where it was released (ACL's handle)
   std::shared_ptr<void> alloc;
 };
 
@@ -901,7 +903,7 @@ struct backend {
       return false;
     }
     std::lock_guard<std::mutex> lock(dev.releases_m_);
-    dev.releases_.push_back({e, std::move(alloc)});  // reserved above: cannot throw
+    dev.releases_.push_back({e, s->native, std::move(alloc)});  // reserved above: cannot throw
     return true;
   }
 
@@ -920,10 +922,20 @@ struct backend {
     } catch (...) {
       return;
     }
+    // One stream passes its release points in the order they were recorded:
+    // after the first it has not passed, skip its later ones unasked.
+    acl::stream_handle blocked[16];
+    std::size_t n_blocked = 0;
+    const auto is_blocked = [&](acl::stream_handle s) {
+      return std::find(blocked, blocked + n_blocked, s) != blocked + n_blocked;
+    };
     auto keep = dev.releases_.begin();
     for (auto it = dev.releases_.begin(); it != dev.releases_.end(); ++it) {
       event_recorded_status st = event_recorded_status::not_ready;
-      if (query(it->event, &st) == 0 && st == event_recorded_status::complete) {
+      const bool passed =
+          !is_blocked(it->stream) && query(it->event, &st) == 0 && st == event_recorded_status::complete;
+      if (!passed && n_blocked < std::size(blocked) && !is_blocked(it->stream)) blocked[n_blocked++] = it->stream;
+      if (passed) {
         done.push_back(std::move(it->alloc));
         dev.spare_events_.push_back(it->event);
       } else {

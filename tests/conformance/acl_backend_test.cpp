@@ -45,6 +45,7 @@ TEST_CASE("acl backend: streams and events made with the raw C API are adopted, 
     keel::acl::stream mine{dev};
     CHECK(s.id() != mine.id());
     keel::acl::event_ref e = keel::acl::adopt_event(dev, raw_event);
+    CHECK_THROWS_AS(keel::acl::adopt_event(dev, raw_event, keel::event_flags::timing), keel::error);
 
     // Launch, record and wait on the adopted handles.
     keel::acl::device_buffer x(s, 8 * sizeof(float)), y(s, 8 * sizeof(float));

@@ -440,10 +440,13 @@ struct backend {
       auto box = std::make_unique<detail::event_box>();
       box->native = native;
       box->dev = &dev;
+      box->flags = flags;
       box->adopted = true;
       slot = std::move(box);
+    } else if (slot->flags != flags) {  // other threads may be reading them: never changed
+      throw_error(keel::errc::invalid_parameter, "keel::acl::adopt_event",
+                  "the event was adopted before with other flags (forget_event it first)");
     }
-    slot->flags = flags;
     return slot.get();
   }
 
@@ -1074,7 +1077,8 @@ inline stream_ref adopt_stream(device& dev, acl::stream_handle native) {
  * @brief A view of an aclrtEvent made elsewhere, as adopt_stream. ACL cannot
  * be asked how an event was created: say event_flags::external for one made
  * with ACL_EVENT_EXTERNAL (keel then records and waits with the external
- * flags), timing for ACL_EVENT_TIME_LINE. @throws keel::error null_parameter.
+ * flags), timing for ACL_EVENT_TIME_LINE. Every adoption of one event must
+ * say the same flags. @throws keel::error null_parameter, invalid_parameter.
  */
 inline event_ref adopt_event(device& dev, acl::event_handle native,
                              keel::event_flags flags = keel::event_flags::default_) {

@@ -243,15 +243,24 @@ class device {
   /**
    * @brief Forgets keel's record of an adopted stream (adopt_stream()), after
    * its owner destroyed it or before it may: the address can come back for a
-   * new stream. No keel handle may still use the record. Throws: nothing.
+   * new stream. No keel handle may still use the record, and the stream must
+   * have finished the work keel issued to it (the owners of memory that work
+   * used are dropped here); a capture keel began on it is forgotten, not
+   * ended. Throws: nothing.
    */
   void forget_stream(acl::stream_handle native) noexcept {
     std::unique_ptr<detail::stream_box> gone;
-    std::lock_guard<std::mutex> lock(adopted_m_);
-    auto it = adopted_streams_.find(native);
-    if (it == adopted_streams_.end()) return;
-    gone = std::move(it->second);
-    adopted_streams_.erase(it);
+    {
+      std::lock_guard<std::mutex> lock(adopted_m_);
+      auto it = adopted_streams_.find(native);
+      if (it == adopted_streams_.end()) return;
+      gone = std::move(it->second);
+      adopted_streams_.erase(it);
+    }
+    std::lock_guard<std::mutex> lock(captures_m_);
+    const auto before = captures_.size();
+    captures_.erase(std::remove(captures_.begin(), captures_.end(), gone.get()), captures_.end());
+    capture_count_.fetch_sub(before - captures_.size(), std::memory_order_release);
   }
   /**
    * @brief How many released buffers still wait for their stream to pass the

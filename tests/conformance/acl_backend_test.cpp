@@ -285,7 +285,8 @@ TEST_CASE("acl backend: a buffer's release returns at once and its memory is not
   CHECK(out[n - 1] == 1.0f);
 }
 
-TEST_CASE("acl backend: raw calls need aclrtSetDevice on their thread while keel's handles work from any thread", "[acl]") {
+TEST_CASE("acl backend: raw calls need aclrtSetDevice on their thread while keel's handles work from any thread",
+          "[acl]") {
   auto& dev = acl_device();
   const keel::acl::api& api = dev.functions();
   keel::acl::stream made_here{dev};
@@ -376,7 +377,9 @@ TEST_CASE("acl emulation: aclmdlRICaptureThreadExchangeMode sets the calling thr
   const keel::acl::api& api = dev.functions();
   using mode = keel::acl::capture_mode;
   char a[16] = {}, b[16] = {1};
-  const auto memcpy_status = [&] { return api.aclrtMemcpy(a, sizeof a, b, sizeof b, keel::acl::memcpy_kind::host_to_host); };
+  const auto memcpy_status = [&] {
+    return api.aclrtMemcpy(a, sizeof a, b, sizeof b, keel::acl::memcpy_kind::host_to_host);
+  };
 
   mode m = mode::relaxed;
   REQUIRE(api.aclmdlRICaptureThreadExchangeMode(&m) == 0);

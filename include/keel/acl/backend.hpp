@@ -514,7 +514,8 @@ struct backend {
   /** A blocking copy after the stream's earlier work (aclrtMemcpy alone is not ordered with streams). */
   static void copy(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind kind) {
     synchronize(s);
-    if (bytes != 0) s->dev->check(entered(*s->dev).aclrtMemcpy(dst, bytes, src, bytes, memcpy_kind_of(kind)), "aclrtMemcpy");
+    if (bytes != 0)
+      s->dev->check(entered(*s->dev).aclrtMemcpy(dst, bytes, src, bytes, memcpy_kind_of(kind)), "aclrtMemcpy");
   }
 
   static capture_info capture_status(stream_handle s) {
@@ -570,7 +571,8 @@ struct backend {
   static void record(event_handle e, stream_handle s) {
     const api& a = entered(*s->dev);
     if (e->flags == keel::event_flags::external) {
-      s->dev->check(a.aclrtRecordEventWithFlag(e->native, s->native, record_flags::external), "aclrtRecordEventWithFlag");
+      s->dev->check(a.aclrtRecordEventWithFlag(e->native, s->native, record_flags::external),
+                    "aclrtRecordEventWithFlag");
       count_task(s, false);  // an external signal is a task of the model; a plain record is an edge
     } else {
       s->dev->check(a.aclrtRecordEvent(e->native, s->native), "aclrtRecordEvent");
@@ -600,7 +602,8 @@ struct backend {
   }
   static float elapsed_ms(event_handle start, event_handle end) {
     float ms = 0;
-    start->dev->check(entered(*start->dev).aclrtEventElapsedTime(&ms, start->native, end->native), "aclrtEventElapsedTime");
+    start->dev->check(entered(*start->dev).aclrtEventElapsedTime(&ms, start->native, end->native),
+                      "aclrtEventElapsedTime");
     return ms;
   }
 
@@ -733,7 +736,8 @@ struct backend {
   }
 
   static void update_begin(stream_handle s, group_handle g) {
-    s->dev->check(entered(*s->dev).aclmdlRICaptureTaskUpdateBegin(s->native, g->native), "aclmdlRICaptureTaskUpdateBegin");
+    s->dev->check(entered(*s->dev).aclmdlRICaptureTaskUpdateBegin(s->native, g->native),
+                  "aclmdlRICaptureTaskUpdateBegin");
     std::lock_guard<std::mutex> lock(s->m);
     s->updating = true;
   }
@@ -763,11 +767,13 @@ struct backend {
       switch (kind) {
         case memory_kind::device:
           dev->check(entered(*dev).aclrtMalloc(&p, bytes, malloc_policy::huge_first), "aclrtMalloc");
-          b->alloc = std::shared_ptr<void>(p, [dev](void* q) { report(entered(*dev).aclrtFree.get()(q), "aclrtFree"); });
+          b->alloc =
+              std::shared_ptr<void>(p, [dev](void* q) { report(entered(*dev).aclrtFree.get()(q), "aclrtFree"); });
           break;
         case memory_kind::pinned_host:
           dev->check(entered(*dev).aclrtMallocHost(&p, bytes), "aclrtMallocHost");
-          b->alloc = std::shared_ptr<void>(p, [dev](void* q) { report(entered(*dev).aclrtFreeHost.get()(q), "aclrtFreeHost"); });
+          b->alloc = std::shared_ptr<void>(
+              p, [dev](void* q) { report(entered(*dev).aclrtFreeHost.get()(q), "aclrtFreeHost"); });
           break;
         case memory_kind::pageable_host:
           p = ::operator new(bytes, std::align_val_t{64});
@@ -908,7 +914,8 @@ struct backend {
       return false;
     }
     // ACL_EVENT_SYNC (07_event_management.md): a plain event, queried later.
-    if (e == nullptr && (!a.aclrtCreateEventWithFlag || a.aclrtCreateEventWithFlag.get()(&e, acl::event_flags::sync) != 0))
+    if (e == nullptr &&
+        (!a.aclrtCreateEventWithFlag || a.aclrtCreateEventWithFlag.get()(&e, acl::event_flags::sync) != 0))
       return false;
     if (a.aclrtRecordEvent.get()(e, s->native) != 0) {
       if (a.aclrtDestroyEvent) a.aclrtDestroyEvent.get()(e);
@@ -1047,7 +1054,8 @@ class [[nodiscard]] thread_capture_mode_scope {
     const auto exchange = dev_->functions().aclmdlRICaptureThreadExchangeMode.get();
     const status st = exchange != nullptr ? exchange(&restore) : 0;
     if (st != 0)
-      report_error(make_status_code(st), "aclmdlRICaptureThreadExchangeMode", "the thread's capture mode was not restored");
+      report_error(make_status_code(st), "aclmdlRICaptureThreadExchangeMode",
+                   "the thread's capture mode was not restored");
   }
 
   /** @brief The thread's mode before the scope. Throws: nothing. */

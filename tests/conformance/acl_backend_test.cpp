@@ -41,11 +41,14 @@ TEST_CASE("acl backend: streams and events made with the raw C API are adopted, 
   {
     keel::acl::stream_ref s = keel::acl::adopt_stream(dev, raw_stream);
     CHECK(s == keel::acl::adopt_stream(dev, raw_stream));  // one record per ACL handle
+    CHECK(keel::acl::native_stream(s) == raw_stream);
+    CHECK_THROWS_AS(keel::acl::native_stream(keel::acl::stream_ref{}), keel::error);
     CHECK(&s.device() == &dev);
     keel::acl::stream mine{dev};
     CHECK(s.id() != mine.id());
     keel::acl::event_ref e = keel::acl::adopt_event(dev, raw_event);
     CHECK_THROWS_AS(keel::acl::adopt_event(dev, raw_event, keel::event_flags::timing), keel::error);
+    CHECK(keel::acl::native_event(e) == raw_event);
 
     // Launch, record and wait on the adopted handles.
     keel::acl::device_buffer x(s, 8 * sizeof(float)), y(s, 8 * sizeof(float));
@@ -362,7 +365,7 @@ TEST_CASE("acl backend: a rule broken inside an aclnn launch keeps its own statu
   float alpha = 1.0f;
   one = api.aclCreateScalar(&alpha, keel::acl::data_type::float32);
   REQUIRE(api.aclnnAddGetWorkspaceSize(t, t, one, t, &ws, &ex) == 0);
-  CHECK(api.aclnnAdd(nullptr, 0, ex, other.native_handle()->native) == 361001);
+  CHECK(api.aclnnAdd(nullptr, 0, ex, keel::acl::native_stream(other)) == 361001);
   CHECK(api.aclrtPeekAtLastError(keel::acl::last_error_level::thread) == 107030);
   CHECK(api.aclrtPeekAtLastError(keel::acl::last_error_level::thread) == 107030);  // peek keeps it
   CHECK(api.aclrtGetLastError(keel::acl::last_error_level::thread) == 107030);

@@ -1091,6 +1091,21 @@ inline stream_ref adopt_stream(device& dev, acl::stream_handle native) {
 }
 
 /**
+ * @brief The aclrtStream under a keel stream, to hand to code that calls ACL
+ * itself (an aclnn call, another framework). Adopting it back gives a second
+ * record: pass the keel handle (or its ref()) instead.
+ * @throws keel::error invalid_handle for an empty view.
+ */
+inline acl::stream_handle native_stream(stream_ref s) {
+  return s.checked("keel::acl::native_stream")->native;
+}
+
+/** @brief The aclrtEvent under a keel event, as native_stream(). @throws keel::error invalid_handle. */
+inline acl::event_handle native_event(event_ref e) {
+  return e.checked("keel::acl::native_event")->native;
+}
+
+/**
  * @brief A view of an aclrtEvent made elsewhere, as adopt_stream. ACL cannot
  * be asked how an event was created: say event_flags::external for one made
  * with ACL_EVENT_EXTERNAL (keel then records and waits with the external

@@ -2,6 +2,12 @@
 // The conformance suite on the ACL backend, over keel's host emulation of ACL
 // (libascendcl.so built by emulation/acl), loaded at run time through library
 // leases from the directory the build gives.
+#include <pthread.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <thread>
+
 #include "keel/acl/backend.hpp"
 #include "keel/acl/ops.hpp"
 
@@ -81,6 +87,42 @@ TEST_CASE("acl backend: statuses carry ACL's code, the function and ACL's messag
   }
 }
 
+TEST_CASE("acl backend: host callables run on the stream's own reporting thread", "[acl]") {
+  auto& dev = acl_fixture::device();
+  keel::acl::stream a{dev}, b{dev};
+  std::thread::id on_a, on_b, again_a;
+  a.launch_host([&] { on_a = std::this_thread::get_id(); });
+  b.launch_host([&] { on_b = std::this_thread::get_id(); });
+  a.launch_host([&] { again_a = std::this_thread::get_id(); });
+  a.synchronize();
+  b.synchronize();
+  CHECK(on_a != std::this_thread::get_id());
+  CHECK(on_a != on_b);  // one reporting thread per stream: a blocked callable holds only its stream
+  CHECK(again_a == on_a);
+  // A failure is keel's task_failed on the stream (ACL has no status for it),
+  // later host callables are skipped, ACL work still runs.
+  float x = 0, one = 1;
+  int after = 0;
+  a.launch_host([] { throw std::runtime_error("callback failed"); });
+  a.launch_host([&] { ++after; });
+  auto ex = acl_fixture::prepare_add(keel::ops::tensor(&x, keel::ops::dtype::float32, {1}),
+                                     keel::ops::tensor(&one, keel::ops::dtype::float32, {1}), keel::ops::scalar(2.0f),
+                                     keel::ops::tensor(&x, keel::ops::dtype::float32, {1}));
+  acl_fixture::run(a, ex, keel::memory_span{});
+  try {
+    a.synchronize();
+    FAIL("the failure was not reported");
+  } catch (const keel::error& e) {
+    CHECK(e.code() == keel::errc::task_failed);
+    CHECK(std::string(e.what()).find("callback failed") != std::string::npos);
+  }
+  CHECK(after == 0);
+  CHECK(x == 2.0f);
+  a.launch_host([&] { ++after; });
+  a.synchronize();
+  CHECK(after == 1);
+}
+
 TEST_CASE("acl backend: the recent error message is per thread", "[acl]") {
   const keel::acl::api& api = acl_fixture::device().functions();
   CHECK(api.aclrtSetDevice(7) == 107001);  // ACL_ERROR_RT_INVALID_DEVICEID
@@ -103,7 +145,6 @@ TEST_CASE("acl backend: libraries come from the given directory, one file for al
   CHECK(dev.functions().missing().empty() == false);       // aclmdlRICaptureThreadExchangeMode is not emulated
   CHECK(std::string(dev.functions().missing().front()) == "aclmdlRICaptureThreadExchangeMode");
   keel::acl::stream s{dev};
-  KEEL_CONFORMANCE_REQUIRE_ERRC(s.launch_host([] {}), keel::errc::not_supported);
   keel::acl::model m;
   {
     keel::acl::capture_scope capture{s};
@@ -167,6 +208,39 @@ TEST_CASE("acl emulation: the C API reports misuse with the documented statuses"
     REQUIRE(api.aclmdlRIDestroy(m) == 0);
     CHECK(api.aclmdlRICaptureTaskUpdateBegin(s, g) == 107017);  // the group left with its model
     CHECK(api.aclmdlRIDestroy(m) == 107017);
+    CHECK(api.aclrtDestroyStream(s) == 0);
+  }
+  SECTION("host callbacks: a subscribed thread runs them in aclrtProcessReport") {
+    stream_handle s = nullptr;
+    REQUIRE(api.aclrtCreateStream(&s) == 0);
+    static std::atomic<int> ran{0};
+    ran = 0;
+    const keel::acl::callback count = [](void* user) { ran += *static_cast<int*>(user); };
+    int one = 1;
+    CHECK(api.aclrtLaunchCallback(count, &one, keel::acl::callback_block::block, s) == 100034);  // ACL_ERROR_STREAM_NOT_SUBSCRIBE
+    CHECK(api.aclrtProcessReport(10) == 100035);  // ACL_ERROR_THREAD_NOT_SUBSCRIBE
+    std::atomic<bool> stop{false};
+    std::atomic<std::uint64_t> id{0};
+    std::thread reporter([&] {
+      id = static_cast<std::uint64_t>(::pthread_self());
+      while (!stop) (void)api.aclrtProcessReport(5);
+    });
+    while (id == 0) std::this_thread::yield();
+    REQUIRE(api.aclrtSubscribeReport(id, s) == 0);
+    CHECK(api.aclrtSubscribeReport(id, s) == 100033);  // ACL_ERROR_REPEAT_SUBSCRIBE: one thread per stream
+    CHECK(api.aclrtLaunchCallback(nullptr, &one, keel::acl::callback_block::block, s) == 100000);
+    CHECK(api.aclrtLaunchCallback(count, &one, static_cast<keel::acl::callback_block>(7), s) == 100000);
+    CHECK(api.aclrtProcessReport(0) == 100000);  // -1 or positive
+    REQUIRE(api.aclrtLaunchCallback(count, &one, keel::acl::callback_block::block, s) == 0);
+    REQUIRE(api.aclrtLaunchCallback(count, &one, keel::acl::callback_block::no_block, s) == 0);
+    REQUIRE(api.aclrtLaunchCallback(count, &one, keel::acl::callback_block::block, s) == 0);
+    REQUIRE(api.aclrtSynchronizeStream(s) == 0);  // the blocking one after the non-blocking one has run
+    CHECK(ran == 3);
+    CHECK(api.aclrtUnSubscribeReport(id + 1, s) == 100034);
+    REQUIRE(api.aclrtUnSubscribeReport(id, s) == 0);
+    stop = true;
+    reporter.join();
+    CHECK(api.aclrtLaunchCallback(count, &one, keel::acl::callback_block::block, s) == 100034);
     CHECK(api.aclrtDestroyStream(s) == 0);
   }
   SECTION("executors: phase two checks its executor; once-only executors are consumed") {

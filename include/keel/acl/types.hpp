@@ -131,6 +131,12 @@ enum class event_recorded_status : int { not_ready = 0, complete = 1 };
 /// aclrtStreamStatus (aclrtStreamQuery).
 enum class stream_status : int { complete = 0, not_ready = 1, reserved = 0xFFFF };
 
+/// aclrtCallbackBlockType (aclrtLaunchCallback): whether the stream waits for the callback.
+enum class callback_block : int { no_block = 0, block = 1 };
+
+/// aclrtCallback: a host callback, run on the thread subscribed to its stream.
+using callback = void (*)(void* userData);
+
 /// Flags of aclrtCreateEventWithFlag / aclrtCreateEventExWithFlag.
 namespace event_flags {
 inline constexpr std::uint32_t sync = 0x01U;

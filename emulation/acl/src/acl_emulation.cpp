@@ -286,83 +286,6 @@ void release(std::unordered_map<void*, std::size_t>& where, void* p, const char*
   ::operator delete(p, std::align_val_t{64});
 }
 
-}  // namespace
-
-extern "C" {
-
-// ---- initialization and errors -----------------------------------------
-
-aclError aclInit(const char*) {
-  std::lock_guard<std::mutex> lock(book().m);
-  if (book().initialized) return fail(ACL_ERROR_REPEAT_INITIALIZE, "aclInit", "ACL is already initialized");
-  book().initialized = true;
-  return ACL_SUCCESS;
-}
-
-aclError aclFinalize(void) {
-  std::lock_guard<std::mutex> lock(book().m);
-  if (!book().initialized) return fail(ACL_ERROR_REPEAT_FINALIZE, "aclFinalize", "ACL is not initialized");
-  book().initialized = false;
-  return ACL_SUCCESS;
-}
-
-const char* aclGetRecentErrMsg(void) {
-  const thread_state& t = this_thread_state();
-  return t.has_recent_error ? t.recent_error.c_str() : nullptr;
-}
-
-// ---- devices --------------------------------------------------------------
-
-aclError aclrtSetDevice(std::int32_t deviceId) {
-  if (deviceId != 0)
-    return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtSetDevice", "the emulation has one device, id 0");
-  this_thread_state().current_device = 0;
-  return ACL_SUCCESS;
-}
-aclError aclrtResetDevice(std::int32_t deviceId) {
-  if (deviceId != 0)
-    return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtResetDevice", "the emulation has one device, id 0");
-  this_thread_state().current_device = -1;
-  return ACL_SUCCESS;
-}
-aclError aclrtGetDevice(std::int32_t* deviceId) {
-  if (deviceId == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDevice", "deviceId is null");
-  const std::int32_t current = this_thread_state().current_device;
-  if (current < 0) return fail(ACL_ERROR_RT_CONTEXT_NULL, "aclrtGetDevice", "no device set on this thread");
-  *deviceId = current;
-  return ACL_SUCCESS;
-}
-aclError aclrtGetDeviceCount(std::uint32_t* count) {
-  if (count == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDeviceCount", "count is null");
-  *count = 1;
-  return ACL_SUCCESS;
-}
-aclError aclrtSynchronizeDevice(void) {
-  return guarded("aclrtSynchronizeDevice", call::other, [] { hb::synchronize_device(dev()); });
-}
-
-// ---- streams --------------------------------------------------------------
-
-aclError aclrtCreateStream(aclrtStream* stream) {
-  return guarded("aclrtCreateStream", call::other, [&] {
-    require(stream, "aclrtCreateStream", "stream");
-    hb::stream_handle s = hb::create_stream(dev());
-    std::lock_guard<std::mutex> lock(book().m);
-    try {
-      book().streams.insert(s);
-    } catch (...) {
-      hb::destroy_stream(s);
-      throw;
-    }
-    *stream = s;
-  });
-}
-aclError aclrtCreateStreamWithConfig(aclrtStream* stream, std::uint32_t, std::uint32_t) {
-  return aclrtCreateStream(stream);  // priority and flags tune hardware queues; a host stream has none
-}
-
-namespace {
-
 // ---- host callbacks ---------------------------------------------------------
 //
 // aclrtLaunchCallback enqueues a host task on the stream (the host backend's
@@ -444,6 +367,83 @@ void forget_subscription(aclrtStream stream) {
   r.subscriber.erase(it);
   r.cv.notify_all();
 }
+
+}  // namespace
+
+extern "C" {
+
+// ---- initialization and errors -----------------------------------------
+
+aclError aclInit(const char*) {
+  std::lock_guard<std::mutex> lock(book().m);
+  if (book().initialized) return fail(ACL_ERROR_REPEAT_INITIALIZE, "aclInit", "ACL is already initialized");
+  book().initialized = true;
+  return ACL_SUCCESS;
+}
+
+aclError aclFinalize(void) {
+  std::lock_guard<std::mutex> lock(book().m);
+  if (!book().initialized) return fail(ACL_ERROR_REPEAT_FINALIZE, "aclFinalize", "ACL is not initialized");
+  book().initialized = false;
+  return ACL_SUCCESS;
+}
+
+const char* aclGetRecentErrMsg(void) {
+  const thread_state& t = this_thread_state();
+  return t.has_recent_error ? t.recent_error.c_str() : nullptr;
+}
+
+// ---- devices --------------------------------------------------------------
+
+aclError aclrtSetDevice(std::int32_t deviceId) {
+  if (deviceId != 0)
+    return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtSetDevice", "the emulation has one device, id 0");
+  this_thread_state().current_device = 0;
+  return ACL_SUCCESS;
+}
+aclError aclrtResetDevice(std::int32_t deviceId) {
+  if (deviceId != 0)
+    return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtResetDevice", "the emulation has one device, id 0");
+  this_thread_state().current_device = -1;
+  return ACL_SUCCESS;
+}
+aclError aclrtGetDevice(std::int32_t* deviceId) {
+  if (deviceId == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDevice", "deviceId is null");
+  const std::int32_t current = this_thread_state().current_device;
+  if (current < 0) return fail(ACL_ERROR_RT_CONTEXT_NULL, "aclrtGetDevice", "no device set on this thread");
+  *deviceId = current;
+  return ACL_SUCCESS;
+}
+aclError aclrtGetDeviceCount(std::uint32_t* count) {
+  if (count == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDeviceCount", "count is null");
+  *count = 1;
+  return ACL_SUCCESS;
+}
+aclError aclrtSynchronizeDevice(void) {
+  return guarded("aclrtSynchronizeDevice", call::other, [] { hb::synchronize_device(dev()); });
+}
+
+// ---- streams --------------------------------------------------------------
+
+aclError aclrtCreateStream(aclrtStream* stream) {
+  return guarded("aclrtCreateStream", call::other, [&] {
+    require(stream, "aclrtCreateStream", "stream");
+    hb::stream_handle s = hb::create_stream(dev());
+    std::lock_guard<std::mutex> lock(book().m);
+    try {
+      book().streams.insert(s);
+    } catch (...) {
+      hb::destroy_stream(s);
+      throw;
+    }
+    *stream = s;
+  });
+}
+aclError aclrtCreateStreamWithConfig(aclrtStream* stream, std::uint32_t, std::uint32_t) {
+  return aclrtCreateStream(stream);  // priority and flags tune hardware queues; a host stream has none
+}
+
+namespace {
 
 aclError destroy_stream(aclrtStream stream, const char* function) {
   return guarded(function, call::other, [&] {

@@ -78,7 +78,8 @@ static_assert(!same_abi_function<int (*)(keel::acl::data_type), int (*)(int)>::v
   X(aclrtGetDeviceCount) X(aclrtSynchronizeDevice) X(aclrtCreateStream) X(aclrtCreateStreamWithConfig)         \
   X(aclrtDestroyStream) X(aclrtDestroyStreamForce) X(aclrtSynchronizeStream)                                  \
   X(aclrtSynchronizeStreamWithTimeout) X(aclrtStreamQuery) X(aclrtStreamWaitEvent)                            \
-  X(aclrtStreamWaitEventWithFlag) X(aclrtCreateEvent) X(aclrtCreateEventWithFlag) X(aclrtCreateEventExWithFlag) \
+  X(aclrtStreamWaitEventWithFlag) X(aclrtSubscribeReport) X(aclrtLaunchCallback) X(aclrtProcessReport)     \
+  X(aclrtUnSubscribeReport) X(aclrtCreateEvent) X(aclrtCreateEventWithFlag) X(aclrtCreateEventExWithFlag) \
   X(aclrtDestroyEvent) X(aclrtRecordEvent) X(aclrtRecordEventWithFlag) X(aclrtResetEvent)                     \
   X(aclrtQueryEventStatus) X(aclrtSynchronizeEvent) X(aclrtSynchronizeEventWithTimeout)                       \
   X(aclrtEventElapsedTime) X(aclrtMalloc) X(aclrtFree) X(aclrtMallocHost) X(aclrtFreeHost) X(aclrtMemcpy)     \
@@ -150,6 +151,10 @@ KEEL_TEST_VALUE(keel::acl::format::fractal_z_3d, ACL_FRACTAL_Z_3D)
 KEEL_TEST_VALUE(keel::acl::format::nc, ACL_FORMAT_NC)
 KEEL_TEST_VALUE(keel::acl::format::ncl, ACL_FORMAT_NCL)
 
+KEEL_TEST_VALUE(keel::acl::callback_block::no_block, ACL_CALLBACK_NO_BLOCK)
+KEEL_TEST_VALUE(keel::acl::callback_block::block, ACL_CALLBACK_BLOCK)
+static_assert(sizeof(keel::acl::callback_block) == sizeof(aclrtCallbackBlockType));
+static_assert(std::is_same_v<keel::acl::callback, aclrtCallback>);
 KEEL_TEST_VALUE(keel::acl::memcpy_kind::host_to_host, ACL_MEMCPY_HOST_TO_HOST)
 KEEL_TEST_VALUE(keel::acl::memcpy_kind::host_to_device, ACL_MEMCPY_HOST_TO_DEVICE)
 KEEL_TEST_VALUE(keel::acl::memcpy_kind::device_to_host, ACL_MEMCPY_DEVICE_TO_HOST)

@@ -45,6 +45,11 @@
   X(ascendcl, status, aclrtStreamWaitEvent, (stream_handle stream, event_handle event))                         \
   X(ascendcl, status, aclrtStreamWaitEventWithFlag, (stream_handle stream, event_handle event,                  \
                                                      std::uint32_t timeout, std::uint32_t flag))                \
+  X(ascendcl, status, aclrtSubscribeReport, (std::uint64_t threadId, stream_handle stream))                     \
+  X(ascendcl, status, aclrtLaunchCallback, (callback fn, void* userData, callback_block blockType,              \
+                                            stream_handle stream))                                              \
+  X(ascendcl, status, aclrtProcessReport, (std::int32_t timeout))                                               \
+  X(ascendcl, status, aclrtUnSubscribeReport, (std::uint64_t threadId, stream_handle stream))                   \
   X(ascendcl, status, aclrtCreateEvent, (event_handle * event))                                                 \
   X(ascendcl, status, aclrtCreateEventWithFlag, (event_handle * event, std::uint32_t flag))                     \
   X(ascendcl, status, aclrtCreateEventExWithFlag, (event_handle * event, std::uint32_t flag))                   \

@@ -132,6 +132,37 @@ struct event_box {
   bool adopted = false;  // made elsewhere: keel never destroys it; the record belongs to the device
 };
 
+struct host_call;
+
+// The host callables of one stream (launch_host over aclrtLaunchCallback):
+// the reporting thread subscribed to the stream, and the error state a
+// throwing callable leaves until the stream's next synchronize.
+struct host_callbacks {
+  std::thread reporter;            // loops on aclrtProcessReport until `stop`
+  std::uint64_t reporter_id = 0;   // what aclrtSubscribeReport was given
+  std::atomic<bool> stop{false};
+  std::atomic<bool> subscribed{false};
+  std::mutex m;                    // guards the error state below
+  bool failed = false;
+  std::string failure;
+  std::vector<std::unique_ptr<host_call>> captured;  // run on every replay: freed with the stream
+};
+
+// One launch_host call: the userData of its aclrtLaunchCallback.
+struct host_call {
+  host_callbacks* owner = nullptr;
+  bool once = true;  // eager: deleted after it ran; captured: owned by the capturing stream
+  virtual ~host_call() = default;
+  virtual void run() = 0;
+};
+template <class F>
+struct host_call_of final : host_call {
+  explicit host_call_of(F&& fn) : f(std::move(fn)) {}
+  explicit host_call_of(const F& fn) : f(fn) {}
+  void run() override { f(); }
+  F f;
+};
+
 struct stream_box {
   stream_handle native = nullptr;
   device* dev = nullptr;
@@ -148,6 +179,7 @@ struct stream_box {
   std::thread::id capture_thread;
   bool group_open = false;
   bool updating = false;
+  std::unique_ptr<host_callbacks> callbacks;  // made by the first launch_host
 };
 
 // Memory released on a stream, freed once the stream passes `event`.
@@ -368,8 +400,19 @@ class launch_context {
  * aclnn launch carries the runtime's own status, not only 361001 (run_on).
  *
  * Differences from the host backend:
- * - launch_kernel runs the body when issued (it enqueues ACL work);
- *   launch_host is not supported (it would need aclrtLaunchCallback).
+ * - launch_kernel runs the body when issued (it enqueues ACL work).
+ * - launch_host is aclrtLaunchCallback (ACL_CALLBACK_BLOCK): the first one on
+ *   a stream starts a reporting thread for it (aclrtSubscribeReport, then
+ *   aclrtProcessReport in a loop), which runs the stream's callables in order;
+ *   the stream's destruction unsubscribes and joins it. A callable that throws
+ *   puts the stream in an error state, as on the host backend: later host
+ *   callables of the stream are skipped, query() and synchronize() throw
+ *   task_failed with the exception's text, and synchronize() clears it. ACL
+ *   work (kernels, copies, events) issued after the failure still runs: ACL
+ *   cannot skip it. A callable captured into a model runs, on every replay, on
+ *   the reporting thread of the stream that captured it, reports its
+ *   failure to that stream, and is freed with that stream, which must
+ *   outlive the model's executions.
  * - task_count, group_count and task_group::size come from keel's books: keel
  *   issues every task itself during a capture it began, and counts them as
  *   the host backend does (a launch, copy, external-event operation, model
@@ -415,6 +458,7 @@ struct backend {
     const api& a = entered(*s->dev);
     capture_discard(s);
     if (a.aclrtSynchronizeStream.get() != nullptr) a.aclrtSynchronizeStream.get()(s->native);
+    stop_host_callbacks(s);
     const status st = a.aclrtDestroyStream.get() != nullptr ? a.aclrtDestroyStream.get()(s->native) : 0;
     if (st != 0) report_error(make_status_code(st), "aclrtDestroyStream", "the stream could not be destroyed");
     delete s;
@@ -466,11 +510,13 @@ struct backend {
     s->dev->check(entered(*s->dev).aclrtSynchronizeStream(s->native), "aclrtSynchronizeStream");
     release_keeps(s);
     collect_releases(*s->dev);
+    check_host_calls(s, true);
   }
 
   static bool query(stream_handle s) {
     stream_status st = stream_status::not_ready;
     s->dev->check(entered(*s->dev).aclrtStreamQuery(s->native, &st), "aclrtStreamQuery");
+    check_host_calls(s, false);
     return st == stream_status::complete;
   }
 
@@ -479,11 +525,37 @@ struct backend {
     collect_releases(dev);
   }
 
+  /**
+   * f() runs on the stream's reporting thread when the stream reaches it, and
+   * the stream's later work waits for it: aclrtLaunchCallback with
+   * ACL_CALLBACK_BLOCK (CANN runtime API reference, aclrtLaunchCallback:
+   * https://www.hiascend.com/document/detail/zh/canncommercial/latest/API/runtimeapi/aclcppdevg_03_0126.html;
+   * aclrtSubscribeReport 03_0125, aclrtProcessReport, aclrtUnSubscribeReport).
+   */
   template <class F>
-  static void launch_host(stream_handle, F&&) {
-    throw_error(keel::errc::not_supported, "keel::acl::backend::launch_host",
-                "a host callable on an ACL stream needs aclrtLaunchCallback, which keel's ACL subset does not use; "
-                "launch ACL work (stream.launch) instead");
+  static void launch_host(stream_handle s, F&& f) {
+    detail::host_callbacks& callbacks = host_callbacks_of(s);
+    // A captured callable runs on every replay, on this stream's reporting
+    // thread: the stream owns it until its destruction (nothing tells keel
+    // when the last model that holds it is gone), instead of the callable
+    // deleting itself.
+    const bool captured = capture_status(s).state != capture_state::none;
+    auto call = std::make_unique<detail::host_call_of<std::decay_t<F>>>(std::forward<F>(f));
+    call->owner = &callbacks;
+    call->once = !captured;
+    if (captured) {
+      std::lock_guard<std::mutex> lock(callbacks.m);
+      callbacks.captured.reserve(callbacks.captured.size() + 1);
+    }
+    s->dev->check(entered(*s->dev).aclrtLaunchCallback(&run_host_call, call.get(), callback_block::block, s->native),
+                  "aclrtLaunchCallback");
+    if (captured) {
+      std::lock_guard<std::mutex> lock(callbacks.m);
+      callbacks.captured.push_back(std::move(call));
+    } else {
+      (void)call.release();  // enqueued: run_host_call deletes it (it may have already)
+    }
+    count_task(s, false);  // a host callable is a task of the model, as on the host backend
   }
 
   /** Runs f(ctx) now: the body enqueues ACL work on ctx.stream(). */
@@ -829,6 +901,115 @@ struct backend {
   static const api& entered(const device& dev) noexcept {
     dev.enter();
     return dev.api_;
+  }
+
+  // ---- host callables (launch_host) -------------------------------------------
+
+  // How long one aclrtProcessReport waits: also how long a stream's
+  // destruction may wait for its reporting thread to notice.
+  static constexpr std::int32_t report_timeout_ms = 100;
+
+  // The aclrtCallback of every launch_host: runs the callable unless the
+  // stream is in its error state, and records what it throws.
+  static void run_host_call(void* user) noexcept {
+    auto* call = static_cast<detail::host_call*>(user);
+    detail::host_callbacks& callbacks = *call->owner;
+    bool skip = false;
+    {
+      std::lock_guard<std::mutex> lock(callbacks.m);
+      skip = callbacks.failed;
+    }
+    if (!skip) {
+      std::string failure;
+      try {
+        call->run();
+      } catch (const std::exception& e) {
+        failure = e.what();
+      } catch (...) {
+        failure = "a host callable threw a non-standard exception";
+      }
+      if (!failure.empty()) {
+        std::lock_guard<std::mutex> lock(callbacks.m);
+        if (!callbacks.failed) callbacks.failure = std::move(failure);
+        callbacks.failed = true;
+      }
+    }
+    if (call->once) delete call;
+  }
+
+  // The stream's callbacks, starting its reporting thread on first use.
+  static detail::host_callbacks& host_callbacks_of(stream_handle s) {
+    std::lock_guard<std::mutex> lock(s->m);
+    if (s->callbacks) return *s->callbacks;
+    auto callbacks = std::make_unique<detail::host_callbacks>();
+    detail::host_callbacks* cb = callbacks.get();
+    device* dev = s->dev;
+    cb->reporter = std::thread([cb, dev] {
+      (void)dev->api_.aclrtSetDevice(dev->id());  // a runtime thread of keel's own
+      while (!cb->subscribed.load(std::memory_order_acquire)) {
+        if (cb->stop.load(std::memory_order_acquire)) return;
+        std::this_thread::yield();
+      }
+      while (!cb->stop.load(std::memory_order_acquire)) (void)dev->api_.aclrtProcessReport(report_timeout_ms);
+    });
+    cb->reporter_id = static_cast<std::uint64_t>(cb->reporter.native_handle());
+    try {  // not_supported when the runtime lacks it
+      dev->check(dev->api_.aclrtSubscribeReport(cb->reporter_id, s->native), "aclrtSubscribeReport");
+    } catch (...) {
+      cb->stop.store(true, std::memory_order_release);
+      cb->reporter.join();
+      throw;
+    }
+    cb->subscribed.store(true, std::memory_order_release);
+    s->callbacks = std::move(callbacks);
+    return *cb;
+  }
+
+  // Throws the failure of a host callable; `clear` ends the error state.
+  static void check_host_calls(stream_handle s, bool clear) {
+    detail::host_callbacks* cb = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(s->m);
+      cb = s->callbacks.get();
+    }
+    if (cb == nullptr) return;
+    std::string failure;
+    {
+      std::lock_guard<std::mutex> lock(cb->m);
+      if (!cb->failed) return;
+      failure = cb->failure;
+      if (clear) {
+        cb->failed = false;
+        cb->failure.clear();
+      }
+    }
+    throw_error(keel::errc::task_failed, "keel::acl::stream (host callable)",
+                "a host callable on stream #" + std::to_string(s->id) + " threw: " + failure);
+  }
+
+  // At the stream's destruction, after its work: a failure nobody saw goes to
+  // the error handler; the reporting thread is unsubscribed and joined.
+  static void stop_host_callbacks(stream_handle s) noexcept {
+    std::unique_ptr<detail::host_callbacks> cb;
+    {
+      std::lock_guard<std::mutex> lock(s->m);
+      cb = std::move(s->callbacks);
+    }
+    if (!cb) return;
+    try {
+      std::lock_guard<std::mutex> lock(cb->m);
+      if (cb->failed) {
+        const std::string text = "a host callable threw and the stream was destroyed before a synchronize: " + cb->failure;
+        report_error(make_error_code(keel::errc::task_failed), "keel::acl::stream (host callable)", text.c_str());
+      }
+    } catch (...) {
+      report_current_exception("keel::acl::backend::destroy_stream");
+    }
+    cb->stop.store(true, std::memory_order_release);
+    const auto unsubscribe = s->dev->api_.aclrtUnSubscribeReport.get();
+    const status st = unsubscribe != nullptr ? unsubscribe(cb->reporter_id, s->native) : 0;
+    if (st != 0) report_error(make_status_code(st), "aclrtUnSubscribeReport", "the reporting thread stays subscribed");
+    cb->reporter.join();
   }
 
   static void report(status st, const char* function) noexcept {

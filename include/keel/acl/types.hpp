@@ -134,6 +134,12 @@ enum class last_error_level : int { thread = 0 };
 /// aclrtStreamStatus (aclrtStreamQuery).
 enum class stream_status : int { complete = 0, not_ready = 1, reserved = 0xFFFF };
 
+/// aclrtCallbackBlockType (aclrtLaunchCallback): whether the stream waits for the callback.
+enum class callback_block : int { no_block = 0, block = 1 };
+
+/// aclrtCallback: a host callback, run on the thread subscribed to its stream.
+using callback = void (*)(void* userData);
+
 /// Flags of aclrtCreateEventWithFlag / aclrtCreateEventExWithFlag.
 namespace event_flags {
 inline constexpr std::uint32_t sync = 0x01U;

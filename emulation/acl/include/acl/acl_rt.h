@@ -67,6 +67,16 @@ typedef enum aclrtStreamStatus {
   ACL_STREAM_STATUS_RESERVED = 0xFFFF
 } aclrtStreamStatus;
 
+/* Host callbacks (aclrtLaunchCallback): whether the stream waits for the
+ * callback before its later work. Implicitly numbered from 0 in CANN. */
+typedef enum aclrtCallbackBlockType {
+  ACL_CALLBACK_NO_BLOCK = 0,
+  ACL_CALLBACK_BLOCK = 1
+} aclrtCallbackBlockType;
+
+/* A host callback, run on the thread subscribed to its stream. */
+typedef void (*aclrtCallback)(void *userData);
+
 /* Implicitly numbered from 0 in CANN; spelled out here. */
 typedef enum aclrtMemcpyKind {
   ACL_MEMCPY_HOST_TO_HOST = 0,
@@ -147,6 +157,18 @@ ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent
 /* timeout must be 0 with ACL_EVENT_WAIT_EXTERNAL. */
 ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event, uint32_t timeout,
                                                           uint32_t flag);
+
+/* Host callbacks. A callback launched on a stream runs, when the stream
+ * reaches it, on the thread subscribed to that stream (aclrtSubscribeReport),
+ * inside that thread's aclrtProcessReport. Timeouts are in milliseconds; -1
+ * waits forever. (CANN runtime API reference: aclrtLaunchCallback,
+ * aclrtSubscribeReport, aclrtProcessReport, aclrtUnSubscribeReport,
+ * https://www.hiascend.com/document/detail/zh/canncommercial/latest/API/runtimeapi/aclcppdevg_03_0126.html) */
+ACL_FUNC_VISIBILITY aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtCallbackBlockType blockType,
+                                                 aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtProcessReport(int32_t timeout);
+ACL_FUNC_VISIBILITY aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream);
 
 /* Events. */
 ACL_FUNC_VISIBILITY aclError aclrtCreateEvent(aclrtEvent *event);

@@ -1,67 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
-// The conformance suite on the ACL backend, over keel's host emulation of ACL
-// (libascendcl.so built by emulation/acl), loaded at run time through library
-// leases from the directory the build gives.
-#include "keel/acl/backend.hpp"
-#include "keel/acl/ops.hpp"
+// What only the ACL backend has (over keel's host emulation of ACL): ACL
+// statuses and messages, library location, host callables through
+// aclrtLaunchCallback, and the emulation's C API. The behaviour both backends
+// share is in the backend-generic suites (test_support.hpp).
+#include <pthread.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "test_support.hpp"
 
 #ifndef KEEL_ACL_EMULATION_DIR
 #error "KEEL_ACL_EMULATION_DIR: the directory of the emulation's libascendcl.so"
 #endif
 
-namespace {
-
-struct acl_fixture {
-  using backend = keel::acl::backend;
-  using executor = keel::acl::executor;
-
-  static keel::acl::device& device() {
-    static keel::acl::device dev{keel::acl::device_options{0, KEEL_ACL_EMULATION_DIR}};
-    return dev;
-  }
-
-  static executor prepare_add(const keel::ops::tensor& self, const keel::ops::tensor& other, keel::ops::scalar alpha,
-                              const keel::ops::tensor& out) {
-    return keel::acl::prepare_add(device(), self, other, alpha, out);
-  }
-  static executor prepare_addcmul(const keel::ops::tensor& self, const keel::ops::tensor& t1,
-                                  const keel::ops::tensor& t2, keel::ops::scalar value, const keel::ops::tensor& out) {
-    return keel::acl::prepare_addcmul(device(), self, t1, t2, value, out);
-  }
-  static executor prepare_cast(const keel::ops::tensor& self, const keel::ops::tensor& out) {
-    return keel::acl::prepare_cast(device(), self, out);
-  }
-  static executor prepare_adaptive_avg_pool2d(const keel::ops::tensor& self, std::int64_t h, std::int64_t w,
-                                              const keel::ops::tensor& out) {
-    return keel::acl::prepare_adaptive_avg_pool2d(device(), self, h, w, out);
-  }
-  static executor prepare_baddbmm(const keel::ops::tensor& self, const keel::ops::tensor& b1,
-                                  const keel::ops::tensor& b2, keel::ops::scalar beta, keel::ops::scalar alpha,
-                                  const keel::ops::tensor& out) {
-    return keel::acl::prepare_baddbmm(device(), self, b1, b2, beta, alpha, out);
-  }
-  // aclnnXxx reports a runtime rule its launch broke as ACLNN_ERR_RUNTIME_ERROR
-  // (361001); keel::acl::run_on reports the runtime's own status under it
-  // (aclrtGetLastError), so the rule's condition holds here as on the host.
-  static bool is_launch_error(const std::error_code& code, keel::errc condition) {
-    return code == std::error_condition(static_cast<int>(condition), keel::keel_category());
-  }
-  static std::uint64_t workspace_size(const executor& ex) { return ex.workspace_size(); }
-  static void run(keel::acl::stream_ref s, const executor& ex, const keel::memory_span& workspace) {
-    keel::acl::run_on(s, ex, workspace.data);
-  }
-};
-
-}  // namespace
-
-#define KEEL_CONFORMANCE_FIXTURE acl_fixture
-#define KEEL_CONFORMANCE_TAG "[acl]"
-#include "conformance.hpp"
-
 // ---- what only the ACL backend has ------------------------------------------
 
-TEST_CASE("acl backend: statuses carry ACL's code, the function and ACL's message", "[acl]") {
-  auto& dev = acl_fixture::device();
+TEST_CASE("acl backend: statuses carry ACL's code, the function and ACL's message", "[runtime][acl]") {
+  auto& dev = acl::device();
   keel::acl::stream s{dev};
   try {
     keel::acl::task_group_scope mark{s};
@@ -74,7 +32,7 @@ TEST_CASE("acl backend: statuses carry ACL's code, the function and ACL's messag
   }
   keel::ops::tensor none(nullptr, keel::ops::dtype::float32, {8});
   try {
-    (void)acl_fixture::prepare_add(none, none, keel::ops::scalar(1.0f), none);
+    (void)keel::acl::prepare_add(acl::device(), none, none, keel::ops::scalar(1.0f), none);
     FAIL("a null tensor was accepted");
   } catch (const keel::error& e) {
     CHECK(e.code().value() == 161001);  // ACLNN_ERR_PARAM_NULLPTR
@@ -82,8 +40,41 @@ TEST_CASE("acl backend: statuses carry ACL's code, the function and ACL's messag
   }
 }
 
-TEST_CASE("acl backend: the recent error message is per thread", "[acl]") {
-  const keel::acl::api& api = acl_fixture::device().functions();
+TEST_CASE("acl backend: host callables run on the stream's own reporting thread", "[runtime][acl]") {
+  auto& dev = acl::device();
+  keel::acl::stream a{dev}, b{dev};
+  std::thread::id on_a, on_b, again_a;
+  a.launch_host([&] { on_a = std::this_thread::get_id(); });
+  b.launch_host([&] { on_b = std::this_thread::get_id(); });
+  a.launch_host([&] { again_a = std::this_thread::get_id(); });
+  a.synchronize();
+  b.synchronize();
+  CHECK(on_a != std::this_thread::get_id());
+  CHECK(on_a != on_b);  // one reporting thread per stream: a blocked callable holds only its stream
+  CHECK(again_a == on_a);
+  // A failure is keel's task_failed on the stream (ACL has no status for it),
+  // later host callables are skipped, ACL work still runs.
+  float x = 0, one = 1;
+  int after = 0;
+  a.launch_host([] { throw std::runtime_error("callback failed"); });
+  a.launch_host([&] { ++after; });
+  acl::axpy(a, &x, &x, &one, 2.0f);
+  try {
+    a.synchronize();
+    FAIL("the failure was not reported");
+  } catch (const keel::error& e) {
+    CHECK(e.code() == keel::errc::task_failed);
+    CHECK(std::string(e.what()).find("callback failed") != std::string::npos);
+  }
+  CHECK(after == 0);
+  CHECK(x == 2.0f);
+  a.launch_host([&] { ++after; });
+  a.synchronize();
+  CHECK(after == 1);
+}
+
+TEST_CASE("acl backend: the recent error message is per thread", "[runtime][acl]") {
+  const keel::acl::api& api = acl::device().functions();
   CHECK(api.aclrtSetDevice(7) == 107001);  // ACL_ERROR_RT_INVALID_DEVICEID
   const std::string here = api.aclGetRecentErrMsg();
   CHECK(here.find("aclrtSetDevice") != std::string::npos);
@@ -95,15 +86,14 @@ TEST_CASE("acl backend: the recent error message is per thread", "[acl]") {
   CHECK(there == "null");
 }
 
-TEST_CASE("acl backend: libraries come from the given directory, one file for all three", "[acl]") {
-  auto& dev = acl_fixture::device();
+TEST_CASE("acl backend: libraries come from the given directory, one file for all three", "[runtime][acl]") {
+  auto& dev = acl::device();
   const auto& ascendcl = dev.lease(keel::acl::library::ascendcl);
   REQUIRE(ascendcl);
   CHECK(ascendcl.path().find("libascendcl.so") != std::string::npos);
   CHECK(dev.lease(keel::acl::library::opapi) == ascendcl);  // the emulation's links resolve to one file
   CHECK(dev.functions().missing().empty());              // the emulation exports the whole table
   keel::acl::stream s{dev};
-  KEEL_CONFORMANCE_REQUIRE_ERRC(s.launch_host([] {}), keel::errc::not_supported);
   keel::acl::model m;
   {
     keel::acl::capture_scope capture{s};
@@ -113,8 +103,8 @@ TEST_CASE("acl backend: libraries come from the given directory, one file for al
   CHECK_THROWS_AS(keel::acl::device(keel::acl::device_options{0, "/nonexistent"}), keel::error);
 }
 
-TEST_CASE("acl emulation: the C API reports misuse with the documented statuses", "[acl]") {
-  const keel::acl::api& api = acl_fixture::device().functions();
+TEST_CASE("acl emulation: the C API reports misuse with the documented statuses", "[runtime][acl]") {
+  const keel::acl::api& api = acl::device().functions();
   using keel::acl::stream_handle;
   SECTION("null, destroyed and out-of-bounds arguments") {
     CHECK(api.aclrtCreateStream(nullptr) == 100000);  // ACL_ERROR_INVALID_PARAM
@@ -160,6 +150,39 @@ TEST_CASE("acl emulation: the C API reports misuse with the documented statuses"
     REQUIRE(api.aclmdlRIDestroy(m) == 0);
     CHECK(api.aclmdlRICaptureTaskUpdateBegin(s, g) == 107017);  // the group left with its model
     CHECK(api.aclmdlRIDestroy(m) == 107017);
+    CHECK(api.aclrtDestroyStream(s) == 0);
+  }
+  SECTION("host callbacks: a subscribed thread runs them in aclrtProcessReport") {
+    stream_handle s = nullptr;
+    REQUIRE(api.aclrtCreateStream(&s) == 0);
+    static std::atomic<int> ran{0};
+    ran = 0;
+    const keel::acl::callback count = [](void* user) { ran += *static_cast<int*>(user); };
+    int one = 1;
+    CHECK(api.aclrtLaunchCallback(count, &one, keel::acl::callback_block::block, s) == 100034);  // ACL_ERROR_STREAM_NOT_SUBSCRIBE
+    CHECK(api.aclrtProcessReport(10) == 100035);  // ACL_ERROR_THREAD_NOT_SUBSCRIBE
+    std::atomic<bool> stop{false};
+    std::atomic<std::uint64_t> id{0};
+    std::thread reporter([&] {
+      id = static_cast<std::uint64_t>(::pthread_self());
+      while (!stop) (void)api.aclrtProcessReport(5);
+    });
+    while (id == 0) std::this_thread::yield();
+    REQUIRE(api.aclrtSubscribeReport(id, s) == 0);
+    CHECK(api.aclrtSubscribeReport(id, s) == 100033);  // ACL_ERROR_REPEAT_SUBSCRIBE: one thread per stream
+    CHECK(api.aclrtLaunchCallback(nullptr, &one, keel::acl::callback_block::block, s) == 100000);
+    CHECK(api.aclrtLaunchCallback(count, &one, static_cast<keel::acl::callback_block>(7), s) == 100000);
+    CHECK(api.aclrtProcessReport(0) == 100000);  // -1 or positive
+    REQUIRE(api.aclrtLaunchCallback(count, &one, keel::acl::callback_block::block, s) == 0);
+    REQUIRE(api.aclrtLaunchCallback(count, &one, keel::acl::callback_block::no_block, s) == 0);
+    REQUIRE(api.aclrtLaunchCallback(count, &one, keel::acl::callback_block::block, s) == 0);
+    REQUIRE(api.aclrtSynchronizeStream(s) == 0);  // the blocking one after the non-blocking one has run
+    CHECK(ran == 3);
+    CHECK(api.aclrtUnSubscribeReport(id + 1, s) == 100034);
+    REQUIRE(api.aclrtUnSubscribeReport(id, s) == 0);
+    stop = true;
+    reporter.join();
+    CHECK(api.aclrtLaunchCallback(count, &one, keel::acl::callback_block::block, s) == 100034);
     CHECK(api.aclrtDestroyStream(s) == 0);
   }
   SECTION("executors: phase two checks its executor; once-only executors are consumed") {

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: Apache-2.0
+// The five operators' two phases on a stream, on every backend
+// (backends.hpp): phase one validates by keel condition, phase two runs on a
+// stream, in stream order, and capture replays it on current memory. The
+// host-only parts (executor use counts, the executor cache) are in
+// stream_test.cpp and operators_test.cpp.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "backends.hpp"
+#include "reference.hpp"
+
+using keel::ops::dtype;
+using keel::ops::scalar;
+using keel::ops::tensor;
+
+namespace {
+
+// n floats on the backend's device, filled from the host through a pinned buffer.
+template <class F>
+struct floats {
+  typename F::device_buffer dev;
+  typename F::pinned_buffer host;
+  std::size_t n;
+  floats(const typename F::stream& s, std::size_t count, float value)
+      : dev(s, count * sizeof(float)), host(s, count * sizeof(float)), n(count) {
+    for (std::size_t i = 0; i < n; ++i) host.template data_as<float>()[i] = value;
+    s.copy_async(dev.span(), host.span());
+  }
+  tensor view(std::initializer_list<std::int64_t> shape) const { return tensor(dev.data(), dtype::float32, shape); }
+  tensor view() const { return tensor(dev.data(), dtype::float32, {std::int64_t(n)}); }
+  float* read() const { return host.template data_as<float>(); }
+  void fetch(const typename F::stream& s) const { s.copy_async(host.span(), dev.span()); }
+  bool all(float want) const {
+    for (std::size_t i = 0; i < n; ++i)
+      if (read()[i] != Approx(want)) return false;
+    return true;
+  }
+};
+
+// Phase two on s with a workspace of the executor's size, then synchronize.
+template <class F, class Executor>
+void run_now(const typename F::stream& s, Executor&& ex) {
+  typename F::device_buffer ws;
+  if (F::workspace_size(ex) != 0) ws = typename F::device_buffer{s, static_cast<std::size_t>(F::workspace_size(ex))};
+  F::run(s, ex, ws ? ws.span() : keel::memory_span{});
+  s.synchronize();
+}
+
+}  // namespace
+
+KEEL_OPS_BACKEND_TEST("operators: the five operators through their two phases on a stream", "[ops][stream]") {
+  using F = TestType;
+  typename F::stream s{F::device()};
+  floats<F> a(s, 4, 2.0f), b(s, 4, 3.0f), c(s, 4, 0.5f), out(s, 4, 0.0f);
+  s.synchronize();
+
+  run_now<F>(s, F::prepare_add(a.view(), b.view(), scalar(2.0f), out.view()));
+  out.fetch(s);
+  s.synchronize();
+  CHECK(out.all(8.0f));  // 2 + 2 * 3
+
+  run_now<F>(s, F::prepare_addcmul(a.view(), b.view(), c.view(), scalar(4.0f), out.view()));
+  out.fetch(s);
+  s.synchronize();
+  CHECK(out.all(8.0f));  // 2 + 4 * 3 * 0.5
+
+  {  // float32 -> int32
+    typename F::device_buffer ints{s, 4 * sizeof(std::int32_t)};
+    run_now<F>(s, F::prepare_cast(b.view(), tensor(ints.data(), dtype::int32, {4})));
+    std::int32_t back[4] = {0, 0, 0, 0};
+    s.copy(back, ints.data(), sizeof back, keel::copy_kind::device_to_host);
+    CHECK(back[0] == 3);
+    CHECK(back[3] == 3);
+  }
+  {  // 1 x 1 x 4 x 4 ramp -> 2 x 2 means
+    floats<F> img(s, 16, 0.0f), pooled(s, 4, 0.0f);
+    s.synchronize();  // the constructors' uploads read the host buffers
+    for (int i = 0; i < 16; ++i) img.read()[i] = static_cast<float>(i);
+    s.copy_async(img.dev.span(), img.host.span());
+    run_now<F>(s, F::prepare_adaptive_avg_pool2d(img.view({1, 1, 4, 4}), 2, 2, pooled.view({1, 1, 2, 2})));
+    pooled.fetch(s);
+    s.synchronize();
+    CHECK(pooled.read()[0] == Approx(2.5f));   // mean of 0 1 4 5
+    CHECK(pooled.read()[3] == Approx(12.5f));  // mean of 10 11 14 15
+  }
+  {  // one batch: 0.5 * 1 + 2 * ([[1,2],[3,4]] @ [[1,0],[0,1]])
+    floats<F> self(s, 4, 1.0f), m1(s, 4, 0.0f), m2(s, 4, 0.0f), res(s, 4, 0.0f);
+    s.synchronize();
+    const float x[4] = {1, 2, 3, 4}, id[4] = {1, 0, 0, 1};
+    std::memcpy(m1.host.data(), x, sizeof x);
+    std::memcpy(m2.host.data(), id, sizeof id);
+    s.copy_async(m1.dev.span(), m1.host.span());
+    s.copy_async(m2.dev.span(), m2.host.span());
+    run_now<F>(s, F::prepare_baddbmm(self.view({1, 2, 2}), m1.view({1, 2, 2}), m2.view({1, 2, 2}), scalar(0.5f),
+                                     scalar(2.0f), res.view({1, 2, 2})));
+    res.fetch(s);
+    s.synchronize();
+    CHECK(res.read()[0] == Approx(2.5f));
+    CHECK(res.read()[1] == Approx(4.5f));
+    CHECK(res.read()[2] == Approx(6.5f));
+    CHECK(res.read()[3] == Approx(8.5f));
+  }
+}
+
+KEEL_OPS_BACKEND_TEST("operators: phase one reports null and invalid arguments by keel condition", "[ops][stream]") {
+  using F = TestType;
+  typename F::stream s{F::device()};
+  floats<F> a(s, 8, 1.0f), out(s, 8, 0.0f);
+  s.synchronize();
+  auto condition_of = [](auto&& f) {
+    try {
+      f();
+    } catch (const keel::error& e) {
+      INFO(e.what());
+      return e.code();
+    }
+    return std::error_code{};
+  };
+  const tensor none(nullptr, dtype::float32, {8});
+  CHECK(keel_test::is(condition_of([&] { (void)F::prepare_add(none, a.view(), scalar(1.0f), out.view()); }),
+                      keel::errc::null_parameter));
+  const tensor wrong(out.dev.data(), dtype::float32, {3});
+  CHECK(keel_test::is(condition_of([&] { (void)F::prepare_add(a.view(), a.view(), scalar(1.0f), wrong); }),
+                      keel::errc::invalid_parameter));
+  CHECK(keel_test::is(condition_of([&] {
+                        (void)F::prepare_adaptive_avg_pool2d(a.view({2, 4}), 1, 1, out.view({1, 1}));
+                      }),
+                      keel::errc::invalid_parameter));
+}
+
+KEEL_OPS_BACKEND_TEST("run_on: phase two on a stream matches the synchronous run, workspace included", "[ops][stream]") {
+  using F = TestType;
+  using namespace keel_test;
+  typename F::stream s{F::device()};
+  std::mt19937 rng(31);
+  auto b1 = make_tensor(dtype::bfloat16, {3, 20, 70});
+  auto b2 = make_tensor(dtype::bfloat16, {3, 70, 24});
+  auto self = make_tensor(dtype::bfloat16, {24});
+  fill_random(b1.view, rng, false);
+  fill_random(b2.view, rng, false);
+  fill_random(self.view, rng, false);
+  auto expect = make_tensor(dtype::bfloat16, {3, 20, 24});
+  auto got = make_tensor(dtype::bfloat16, {3, 20, 24});
+  keel::ops::baddbmm(keel::ops::dynamic_kernels(), self.view, b1.view, b2.view, 0.5f, 2.0f, expect.view);
+  auto ex = F::prepare_baddbmm(self.view, b1.view, b2.view, scalar(0.5f), scalar(2.0f), got.view);
+  REQUIRE(F::workspace_size(ex) > 0);
+  run_now<F>(s, ex);  // the workspace is released in stream order
+  CHECK(got.bytes == expect.bytes);
+}
+
+KEEL_OPS_BACKEND_TEST("run_on: a captured launch replays on current memory", "[ops][stream]") {
+  using F = TestType;
+  typename F::stream s{F::device()};
+  std::vector<float> a(10), b(10, 0.5f), out(10, 0.0f);
+  for (std::size_t i = 0; i < 10; ++i) a[i] = 1.0f + static_cast<float>(i);
+  auto v = [](std::vector<float>& x) { return tensor(x.data(), dtype::float32, {10}); };
+  auto ex = F::prepare_add(v(a), v(b), scalar(2.0f), v(out));
+  typename F::model model;
+  {
+    typename F::capture_scope capture{s};
+    F::run(s, ex, keel::memory_span{});
+    model = capture.end();
+  }
+  s.synchronize();
+  CHECK(out[0] == 0.0f);  // captured, not run
+  model.execute(s);
+  s.synchronize();
+  CHECK(out[9] == 11.0f);
+  b.assign(10, 1.0f);  // the replay reads memory as it is at run time
+  model.execute(s);
+  model.execute(s);
+  s.synchronize();
+  CHECK(out[9] == 12.0f);
+}

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: Apache-2.0
+// What only the host backend has: launch contexts and compute workers, device
+// limits set per device, its own rule texts, and rules the ACL backend
+// reports differently (tests/acl and acl_test.cpp cover ACL's side).
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "test_support.hpp"
+
+using keel::errc;
+using keel_test::test_device;
+
+namespace {
+void scale(keel::host::launch_context& ctx, float* data, std::size_t n, float alpha) {
+  ctx.parallel_for(n, 64, [&](std::size_t b, std::size_t e) {
+    for (std::size_t i = b; i < e; ++i) data[i] *= alpha;
+  });
+}
+}  // namespace
+
+TEST_CASE("host stream: a kernel launch carries its kind and arguments by value", "[runtime][stream][host]") {
+  keel::host::stream s{test_device()};
+  std::vector<float> data(1000, 2.0f);
+  float alpha = 3.0f;
+  s.launch(keel::kernel_kind{"scale"}, &scale, data.data(), data.size(), alpha);
+  alpha = 100.0f;  // the task holds its own copy
+  s.synchronize();
+  for (float v : data) REQUIRE(v == 6.0f);
+
+  // The context reaches the device's compute workers.
+  std::atomic<unsigned> workers{0};
+  s.launch(keel::kernel_kind{"probe"}, [&](keel::host::launch_context& ctx) { workers = ctx.workers(); });
+  s.synchronize();
+  CHECK(workers == test_device().compute_workers());
+}
+
+TEST_CASE("host stream: a task cannot synchronize its own stream", "[runtime][stream][host]") {
+  keel::host::stream s{test_device()};
+  keel::host::stream_ref self = s;
+  std::string what;
+  s.launch_host([self, &what] { what = keel_test::error_of([&] { self.synchronize(); }); });
+  s.synchronize();
+  CHECK(keel_test::contains(what, "cannot wait for its own stream"));
+}
+
+TEST_CASE("host stream: a kernel chunk that throws fails the launch", "[runtime][stream][host]") {
+  keel::host::stream s{test_device()};
+  s.launch(keel::kernel_kind{"bad"}, [](keel::host::launch_context& ctx) {
+    ctx.parallel_for(100, 10, [](std::size_t b, std::size_t) {
+      if (b == 50) throw std::runtime_error("chunk 5 failed");
+    });
+  });
+  KEEL_REQUIRE_ERROR(s.synchronize(), errc::task_failed, "chunk 5 failed");
+}
+
+TEST_CASE("host event: the device limits external events; a pool's events count", "[runtime][event][host]") {
+  keel::host::device dev{keel::host::device_options{1, 4, 2}};
+  keel::host::stream s{dev};
+  {
+    keel::host::event e1{dev, keel::event_flags::external}, e2{dev, keel::event_flags::external};
+    CHECK(dev.live_external_events() == 2);
+    KEEL_REQUIRE_ERROR((keel::host::event{dev, keel::event_flags::external}), errc::resource_limit, "external events");
+    keel::host::event fine{dev};  // default events are not limited
+  }
+  CHECK(dev.live_external_events() == 0);
+  keel::host::external_event_pool pool{dev, 2};
+  {
+    auto loan = pool.acquire(s);
+    auto second = pool.acquire(s);
+    CHECK(dev.live_external_events() == 2);
+  }
+  auto again = pool.acquire(s);
+  s.synchronize();
+  CHECK(dev.live_external_events() == 2);  // the pool keeps its events
+}
+
+TEST_CASE("host model: the device limits live models", "[runtime][model][host]") {
+  keel::host::device dev{keel::host::device_options{1, 2, 2}};
+  keel::host::stream s{dev};
+  auto make = [&] {
+    keel::host::capture_scope capture{s};
+    s.launch_host([] {});
+    return capture.end();
+  };
+  auto m1 = make();
+  auto m2 = make();
+  CHECK(dev.live_models() == 2);
+  KEEL_REQUIRE_ERROR(make(), errc::resource_limit, "live models");
+  CHECK_FALSE(s.is_capturing());
+  CHECK(dev.live_models() == 2);
+  m1.reset();
+  auto m3 = make();
+  CHECK(dev.live_models() == 2);
+}
+
+TEST_CASE("host model: destroying a stream that captures ends its capture cleanly", "[runtime][model][host]") {
+  static std::atomic<int> reports{0};
+  auto previous = keel::set_error_handler([](std::error_code, const char*, const char*) noexcept { ++reports; });
+  reports = 0;
+  const std::size_t live = test_device().live_models();
+  {
+    keel::host::stream doomed{test_device()};
+    keel::host::backend::capture_begin(doomed.get(), keel::capture_mode::global);
+    doomed.launch_host([] {});
+  }  // the origin goes away mid-capture: discarded and reported
+  CHECK(reports == 1);
+  CHECK(test_device().live_models() == live);
+
+  keel::host::stream s{test_device()};
+  keel::host::event fork{test_device()};
+  keel::host::capture_scope capture{s};
+  {
+    keel::host::stream side{test_device()};
+    fork.record(s);
+    side.wait(fork);
+  }  // a joined stream goes away: the capture is invalidated
+  CHECK(s.capture_status().state == keel::capture_state::invalidated);
+  KEEL_REQUIRE_ERROR(capture.end(), errc::capture_violation, "invalidated");
+  keel::set_error_handler(previous);
+}
+
+TEST_CASE("host task_group: a capture cannot end while another stream marks a group", "[runtime][task_group][host]") {
+  // ACL ends (discards) such a capture instead: see the emulation test in acl_test.cpp.
+  keel::host::stream s{test_device()}, side{test_device()};
+  keel::host::event fork{test_device()}, join{test_device()};
+  keel::host::capture_scope capture{s};
+  fork.record(s);
+  side.wait(fork);
+  {
+    keel::host::task_group_scope mark{s};
+    s.launch(keel_test::axpy_kind, [](keel::host::launch_context&) {});
+    KEEL_REQUIRE_ERROR(side.launch(keel_test::axpy_kind, [](keel::host::launch_context&) {}), errc::capture_violation,
+                       "no other capturing stream may issue work");
+    KEEL_REQUIRE_ERROR(capture.end(), errc::capture_violation, "a task group is still open");
+    (void)mark.end();
+  }
+  side.launch(keel_test::axpy_kind, [](keel::host::launch_context&) {});
+  join.record(side);
+  s.wait(join);
+  auto model = capture.end();
+  CHECK(model.group_count() == 1);
+}

@@ -139,16 +139,55 @@ struct task_list {
   const void* claim = nullptr;
 };
 
-struct group_state : ref_counted {
+// A marked group. Not ref_counted: its count also carries the update claim,
+// so claiming a group for an update (and keeping it alive meanwhile) is one
+// atomic operation, and ending the claim another.
+struct group_state {
   explicit group_state(device& d, std::uint64_t stream) : id(d.next_id.fetch_add(1)), marked_on(stream) {}
-  // Off the reference count's line: the update stream's worker drops a
-  // reference at every swap, and the updating thread reads these each update.
-  alignas(64) std::uint64_t id;
+  group_state(const group_state&) = delete;
+  group_state& operator=(const group_state&) = delete;
+
+  // Bit 0: claimed by an update (the claim holds one reference); the rest
+  // counts references in steps of ref_one.
+  static constexpr std::uint64_t claim_bit = 1, ref_one = 2;
+  void retain() const noexcept { refs.fetch_add(ref_one, std::memory_order_relaxed); }
+  bool release_ref() const noexcept { return refs.fetch_sub(ref_one, std::memory_order_acq_rel) == ref_one; }
+  // One updater at a time: false if another update holds the claim.
+  bool try_claim() noexcept {
+    std::uint64_t cur = refs.load(std::memory_order_relaxed);
+    do {
+      if (cur & claim_bit) return false;
+    } while (!refs.compare_exchange_weak(cur, cur + claim_bit + ref_one, std::memory_order_acquire,
+                                          std::memory_order_relaxed));
+    return true;
+  }
+  // Ends @p g's claim and drops the claim's reference (the last one, if the
+  // model and every handle went away during the update).
+  static void end_claim(group_state* g) noexcept {
+    if (g->refs.fetch_sub(claim_bit + ref_one, std::memory_order_acq_rel) == claim_bit + ref_one) delete g;
+  }
+
+  // What the updating thread reads and writes each update, on one line.
+  alignas(64) mutable std::atomic<std::uint64_t> refs{ref_one};
+  std::uint64_t id;
   std::uint64_t marked_on;
-  std::vector<replay_task> building;   // while marking (dev->capture_mutex)
-  std::vector<kernel_kind> signature;  // the kinds an update must match; fixed at group end
-  std::atomic<bool> updating{false};
   std::atomic<bool> model_alive{false};
+  std::vector<kernel_kind> signature;  // the kinds an update must match; fixed at group end
+  // The replacement being issued. Belongs to the claim holder: kernels
+  // launched during the update append here under the update stream's
+  // update_m; once update_end has detached the group from the stream, the
+  // committing thread alone uses it, with no lock.
+  std::vector<replay_task> staging;
+  // The last swap an update enqueued (claim holder only): its list, its
+  // stream and its index there. Weak, so the replaced tasks (and what they
+  // keep alive) leave with their group.
+  std::weak_ptr<task_list> last_swap;
+  const void* last_swap_stream = nullptr;
+  std::uint64_t last_swap_index = 0;
+  std::vector<replay_task> building;  // while marking (dev->capture_mutex)
+
+  // What executions read, on its own line: the execution streams' workers
+  // take `m` at every run of the group.
   alignas(64) spin_lock m;             // guards `tasks` and `spares` (swapped by updates)
   std::shared_ptr<task_list> tasks;
   // Lists updates replaced, kept for later updates to refill, so a steady
@@ -183,6 +222,25 @@ struct group_state : ref_counted {
       }
     }
     // a list no slot took is released after the lock
+  }
+  // Makes @p with the group's tasks at once, in a spare list no execution
+  // runs any more: one lock, no allocation. @p with gets the spare's old
+  // tasks, for the caller to destroy outside the lock.
+  void publish(std::vector<replay_task>& with) {
+    {
+      std::lock_guard<spin_lock> lock(m);
+      for (auto& slot : spares) {
+        if (slot && slot->runners.load(std::memory_order_acquire) == 0) {
+          slot->tasks.swap(with);
+          slot->published = true;
+          slot.swap(tasks);  // the old list becomes the spare (it may still run)
+          return;
+        }
+      }
+    }
+    auto list = std::make_shared<task_list>();
+    list->tasks.swap(with);
+    replace(std::move(list));
   }
   // A list for an update to fill: a spare one that no execution runs any
   // more (one that started before the last swap may still run it).
@@ -270,22 +328,21 @@ struct stream_state : ref_counted {
   std::mutex close_m;
   bool closed = false;  // guarded by close_m
   // 0: work runs; 1: work is captured; 2: work replaces a group's tasks.
+  // The lock-free hint every issuing call reads first; the state itself is
+  // `session` or `updating`, never both.
   std::atomic<std::uint8_t> redirect{0};
-  // Capture and update books (guarded by dev->capture_mutex).
+  // The capture this stream takes part in, and its lane there. Guarded by
+  // dev->capture_mutex; whoever changes `session` (or `redirect`) also holds
+  // update_m, so an update can check "not capturing" under update_m alone.
   ref_ptr<capture_session> session;
   std::size_t lane = 0;
-  ref_ptr<group_state> updating;
-  std::vector<replay_task> staged;
-  // Also guards `updating` and `staged` (whoever writes them holds both it
-  // and dev->capture_mutex): a kernel launched during an update stages
-  // itself under this lock alone, without the device-wide mutex.
+  // The update in progress: the group being updated (kept alive by its
+  // claim, see group_state) or null. Guarded by update_m alone, a spin lock
+  // of the stream's own: an update takes no device-wide lock, and a kernel
+  // launched during the update stages itself into updating->staging under
+  // it. Lock order: dev->capture_mutex, then update_m, then a group's m.
+  group_state* updating = nullptr;
   spin_lock update_m;
-  // The last group swap this stream enqueued: its list and its index in the
-  // ring (guarded by dev->capture_mutex). Weak, so that the replaced tasks
-  // (and what they keep alive) leave with their group.
-  std::weak_ptr<task_list> last_swap;
-  group_state* last_swap_group = nullptr;
-  std::uint64_t last_swap_index = 0;
   std::thread worker;
 
   // Returns the task's index in the stream.
@@ -448,23 +505,45 @@ inline void capture_task(stream_state& s, replay_task task, const char* api) {
   ++c.lanes[s.lane].count;
 }
 
-// Caller holds dev->capture_mutex and s is updating: stages a replacement.
-inline void stage_update(stream_state& s, replay_task task, const char* api) {
-  if (task.cat() != replay_task::category::kernel)
-    throw_error(errc::update_violation, api,
-                std::string("only operator launches may replace a task group's tasks, not ") +
-                    category_name(task.cat()) + " (" + s.describe() + " is updating group #" +
-                    std::to_string(s.updating->id) + ")");
-  std::lock_guard<spin_lock> lock(s.update_m);
-  s.staged.push_back(std::move(task));
+[[noreturn]] inline void refuse_in_update(const stream_state& s, replay_task::category cat, std::uint64_t group,
+                                          const char* api) {
+  throw_error(errc::update_violation, api,
+              std::string("only operator launches may replace a task group's tasks, not ") + category_name(cat) +
+                  " (" + s.describe() + " is updating group #" + std::to_string(group) + ")");
+}
+
+// If s is updating: stages a kernel into the group's replacement (true), or
+// refuses anything else. False if s is not updating.
+inline bool stage_update(stream_state& s, replay_task& task, const char* api) {
+  std::uint64_t group = 0;
+  {
+    std::lock_guard<spin_lock> lock(s.update_m);
+    if (s.updating == nullptr) return false;
+    if (task.cat() == replay_task::category::kernel) {
+      s.updating->staging.push_back(std::move(task));
+      return true;
+    }
+    group = s.updating->id;
+  }
+  refuse_in_update(s, task.cat(), group, api);
+}
+
+// Refuses @p cat, which an update never takes, if s is updating.
+inline void refuse_if_updating(stream_state& s, replay_task::category cat, const char* api) {
+  std::uint64_t group = 0;
+  {
+    std::lock_guard<spin_lock> lock(s.update_m);
+    if (s.updating == nullptr) return;
+    group = s.updating->id;
+  }
+  refuse_in_update(s, cat, group, api);
 }
 
 // Routes work a stream is not running now (captured or staged).
 inline void redirect_task(stream_state& s, replay_task task, const char* api) {
   std::lock_guard<std::mutex> lock(s.dev->capture_mutex);
-  if (s.updating) {
-    stage_update(s, std::move(task), api);
-  } else if (s.session) {
+  if (stage_update(s, task, api)) return;
+  if (s.session) {
     capture_task(s, std::move(task), api);
   } else {
     throw_error(errc::invalid_state, api, s.describe() + " changed capture state while work was issued to it");
@@ -475,10 +554,13 @@ void redirect_task(stream_state& s, F&& f, replay_task::category cat, kernel_kin
   redirect_task(s, replay_task(std::forward<F>(f), cat, kind), api);
 }
 
+// Caller holds dev->capture_mutex. A stream in a capture is never updating.
 inline void detach_lanes(capture_session& c) {
   for (auto& l : c.lanes) {
-    l.stream->session = ref_ptr<capture_session>();
-    l.stream->redirect.store(l.stream->updating ? 2 : 0, std::memory_order_release);
+    ref_ptr<capture_session> leaving;  // dropped after the spin lock
+    std::lock_guard<spin_lock> lock(l.stream->update_m);
+    leaving = std::move(l.stream->session);
+    l.stream->redirect.store(0, std::memory_order_release);
   }
   c.lanes.clear();
   c.active = false;
@@ -564,9 +646,9 @@ struct backend {
 
   static void destroy_stream(stream_handle s) noexcept {
     device& dev = *s->dev;
+    abort_update(*s);
     {
       std::lock_guard<std::mutex> lock(dev.capture_mutex);
-      if (s->updating) abort_update_locked(*s);
       if (s->session) {
         detail::capture_session& c = *s->session;
         if (c.origin == s) {
@@ -575,7 +657,9 @@ struct backend {
           discard_locked(c);
         } else {
           c.active = false;  // a joined stream leaving breaks the capture: end() will refuse it
-          s->session = detail::ref_ptr<detail::capture_session>();
+          detail::ref_ptr<detail::capture_session> leaving;
+          std::lock_guard<detail::spin_lock> stage(s->update_m);
+          leaving = std::move(s->session);
           s->redirect.store(0, std::memory_order_release);
         }
       }
@@ -690,8 +774,8 @@ struct backend {
       // A replacement for the group this stream updates: staged under the
       // stream's own lock (kernels are what an update takes, so no check).
       std::lock_guard<detail::spin_lock> lock(s->update_m);
-      if (s->updating) {
-        s->staged.push_back(std::move(task));
+      if (s->updating != nullptr) {
+        s->updating->staging.push_back(std::move(task));
         return;
       }
     }
@@ -721,7 +805,10 @@ struct backend {
   static capture_info capture_status(stream_handle s) {
     std::lock_guard<std::mutex> lock(s->dev->capture_mutex);
     capture_info info;
-    info.updating = static_cast<bool>(s->updating);
+    {
+      std::lock_guard<detail::spin_lock> stage(s->update_m);
+      info.updating = s->updating != nullptr;
+    }
     if (s->session) {
       const detail::capture_session& c = *s->session;
       info.state = c.active ? capture_state::active : capture_state::invalidated;
@@ -769,12 +856,12 @@ struct backend {
     static constexpr const char* api = "keel::event::record";
     if (s->redirect.load(std::memory_order_acquire) != 0) {
       std::lock_guard<std::mutex> lock(s->dev->capture_mutex);
-      if (s->updating || s->session) {
+      detail::refuse_if_updating(*s, detail::replay_task::category::event, api);
+      if (s->session) {
         if (e->flags == event_flags::external) {
           detail::ref_ptr<detail::event_state> ev(e);
           route_locked(*s, [ev] { ev->signal(); }, api);
         } else {
-          if (s->updating) detail::stage_update(*s, detail::replay_task([] {}, detail::replay_task::category::event), api);
           detail::capture_session& c = *s->session;
           detail::check_may_issue(*s, api);
           if (c.open_group && s->dev->group_stream == s)
@@ -809,7 +896,8 @@ struct backend {
     if (e->flags == event_flags::external) {
       if (s->redirect.load(std::memory_order_acquire) != 0) {
         std::lock_guard<std::mutex> lock(s->dev->capture_mutex);
-        if (s->updating || s->session) {
+        detail::refuse_if_updating(*s, detail::replay_task::category::event, api);
+        if (s->session) {
           route_locked(*s, [ev] { ev->block_until_signalled(); }, api);
           return;
         }
@@ -819,8 +907,7 @@ struct backend {
     }
     if (s->redirect.load(std::memory_order_acquire) != 0 || e->captured.load(std::memory_order_acquire)) {
       std::lock_guard<std::mutex> lock(s->dev->capture_mutex);
-      if (s->updating)
-        detail::stage_update(*s, detail::replay_task([] {}, detail::replay_task::category::event), api);
+      detail::refuse_if_updating(*s, detail::replay_task::category::event, api);
       const bool from_capture = e->captured.load(std::memory_order_relaxed) && e->session && e->session->active;
       if (s->session) {
         detail::capture_session& c = *s->session;
@@ -845,10 +932,15 @@ struct backend {
           throw_error(errc::capture_violation, api,
                       "a stream cannot join a capture while " + s->dev->group_stream->describe() +
                           " marks a task group");
-        s->session = e->session;
-        s->lane = c.lanes.size();
         c.lanes.push_back({detail::ref_ptr<detail::stream_state>(s), 0, 0});
-        s->redirect.store(1, std::memory_order_release);
+        try {
+          // An update that began since the check above is refused like one before it.
+          while (!join_session(*s, e->session, c.lanes.size() - 1))
+            detail::refuse_if_updating(*s, detail::replay_task::category::event, api);
+        } catch (...) {
+          c.lanes.pop_back();
+          throw;
+        }
         return;
       }
     }
@@ -866,7 +958,8 @@ struct backend {
     auto body = [ev] { ev->signalled.store(false, std::memory_order_seq_cst); };
     if (s->redirect.load(std::memory_order_acquire) != 0) {
       std::lock_guard<std::mutex> lock(s->dev->capture_mutex);
-      if (s->updating || s->session) {
+      detail::refuse_if_updating(*s, detail::replay_task::category::event, api);
+      if (s->session) {
         route_locked(*s, std::move(body), api);
         return;
       }
@@ -910,25 +1003,33 @@ struct backend {
     device& dev = *s->dev;
     std::lock_guard<std::mutex> lock(dev.capture_mutex);
     if (s->session) throw_error(errc::capture_violation, api, "capture cannot begin: " + detail::describe_capture(*s->session, *s));
-    if (s->updating)
-      throw_error(errc::capture_violation, api, "capture cannot begin: " + s->describe() + " is updating a task group");
-    reserve_model(dev, api);
-    detail::ref_ptr<detail::capture_session> c(new detail::capture_session, {});
-    c->mode = mode;
-    c->thread = std::this_thread::get_id();
-    c->id = dev.next_id.fetch_add(1);
-    c->origin = s;
-    c->lanes.push_back({detail::ref_ptr<detail::stream_state>(s), 0, 0});
-    try {
-      dev.captures.push_back(c.get());
-    } catch (...) {
-      dev.live_models_.fetch_sub(1, std::memory_order_acq_rel);
-      throw;
+    bool updating = false;
+    {
+      std::lock_guard<detail::spin_lock> stage(s->update_m);
+      updating = s->updating != nullptr;
     }
-    if (mode != capture_mode::relaxed) dev.strict_captures.fetch_add(1, std::memory_order_acq_rel);
-    s->session = c;
-    s->lane = 0;
-    s->redirect.store(1, std::memory_order_release);
+    if (!updating) {
+      reserve_model(dev, api);
+      detail::ref_ptr<detail::capture_session> c(new detail::capture_session, {});
+      c->mode = mode;
+      c->thread = std::this_thread::get_id();
+      c->id = dev.next_id.fetch_add(1);
+      c->origin = s;
+      c->lanes.push_back({detail::ref_ptr<detail::stream_state>(s), 0, 0});
+      try {
+        dev.captures.push_back(c.get());
+      } catch (...) {
+        dev.live_models_.fetch_sub(1, std::memory_order_acq_rel);
+        throw;
+      }
+      if (mode != capture_mode::relaxed) dev.strict_captures.fetch_add(1, std::memory_order_acq_rel);
+      if (join_session(*s, c, 0)) return;
+      // An update began on s since the check above: undo, and refuse as if it had been first.
+      dev.captures.pop_back();
+      if (mode != capture_mode::relaxed) dev.strict_captures.fetch_sub(1, std::memory_order_acq_rel);
+      dev.live_models_.fetch_sub(1, std::memory_order_acq_rel);
+    }
+    throw_error(errc::capture_violation, api, "capture cannot begin: " + s->describe() + " is updating a task group");
   }
 
   static model_handle capture_end(stream_handle s) {
@@ -1047,56 +1148,71 @@ struct backend {
   static std::size_t group_size(group_handle g) noexcept { return g->signature.size(); }
   static bool group_model_alive(group_handle g) noexcept { return g->model_alive.load(std::memory_order_acquire); }
 
+  // An update takes no device-wide lock: update_m (the stream's) makes the
+  // check "not capturing, not updating" and the switch to update mode one
+  // step, and the group's claim (one atomic operation that also keeps the
+  // group alive) makes a second updater of the group an error.
   static void update_begin(stream_handle s, group_handle g) {
     static constexpr const char* api = "keel::update_scope";
-    std::lock_guard<std::mutex> lock(s->dev->capture_mutex);
-    if (s->session)
-      throw_error(errc::capture_violation, api,
-                  "updates are issued on a stream that is not capturing; " + detail::describe_capture(*s->session, *s));
-    if (s->updating)
-      throw_error(errc::update_violation, api,
-                  s->describe() + " is already updating group #" + std::to_string(s->updating->id));
-    if (!g->model_alive.load(std::memory_order_acquire))
-      throw_error(errc::invalid_state, api,
-                  "the model of task group #" + std::to_string(g->id) + " was destroyed (or never completed)");
-    if (g->updating.exchange(true, std::memory_order_acq_rel))
-      throw_error(errc::update_violation, api,
-                  "task group #" + std::to_string(g->id) +
-                      " is already being updated: one thread on one stream updates a group at a time");
+    enum class refusal { capturing, updating, model_gone, claimed } why = refusal::claimed;
+    std::uint64_t other = 0;
     {
       std::lock_guard<detail::spin_lock> stage(s->update_m);
-      s->updating = detail::ref_ptr<detail::group_state>(g);
-      s->staged.clear();
+      if (s->session) {
+        why = refusal::capturing;
+      } else if (s->updating != nullptr) {
+        why = refusal::updating;
+        other = s->updating->id;
+      } else if (!g->model_alive.load(std::memory_order_acquire)) {
+        why = refusal::model_gone;
+      } else if (!g->try_claim()) {
+        why = refusal::claimed;
+      } else {
+        s->updating = g;  // g->staging is empty: whoever ended the last claim emptied it
+        s->redirect.store(2, std::memory_order_release);
+        return;
+      }
     }
-    s->redirect.store(2, std::memory_order_release);
+    switch (why) {
+      case refusal::capturing: {
+        std::lock_guard<std::mutex> lock(s->dev->capture_mutex);  // describing a capture reads its books
+        throw_error(errc::capture_violation, api,
+                    "updates are issued on a stream that is not capturing; " +
+                        (s->session ? detail::describe_capture(*s->session, *s) : s->describe() + " was capturing"));
+      }
+      case refusal::updating:
+        throw_error(errc::update_violation, api, s->describe() + " is already updating group #" + std::to_string(other));
+      case refusal::model_gone:
+        throw_error(errc::invalid_state, api,
+                    "the model of task group #" + std::to_string(g->id) + " was destroyed (or never completed)");
+      case refusal::claimed:
+        break;
+    }
+    throw_error(errc::update_violation, api,
+                "task group #" + std::to_string(g->id) +
+                    " is already being updated: one thread on one stream updates a group at a time");
   }
 
   /** Checks the replacement against the group; on success it takes effect in stream order. */
   static void update_end(stream_handle s) {
     static constexpr const char* api = "keel::update_scope::end";
-    std::lock_guard<std::mutex> lock(s->dev->capture_mutex);
-    if (!s->updating) throw_error(errc::invalid_state, api, s->describe() + " is not updating a task group");
-    detail::ref_ptr<detail::group_state> g;
-    std::vector<detail::replay_task> staged;
+    detail::group_state* g = nullptr;
     {
       std::lock_guard<detail::spin_lock> stage(s->update_m);
-      g = std::move(s->updating);
-      staged.swap(s->staged);
+      g = std::exchange(s->updating, nullptr);
+      if (g != nullptr) s->redirect.store(0, std::memory_order_release);
     }
-    s->redirect.store(0, std::memory_order_release);
-    struct keep_capacity {  // hands the staging vector back, emptied, for the next update
-      std::vector<detail::replay_task>& from;
-      detail::stream_state& to;
-      ~keep_capacity() {
-        from.clear();
-        std::lock_guard<detail::spin_lock> stage(to.update_m);
-        to.staged.swap(from);
-      }
-    } keep{staged, *s};
-    struct release_flag {
+    if (g == nullptr) throw_error(errc::invalid_state, api, s->describe() + " is not updating a task group");
+    // Detached from the stream, the group's staging is ours alone until the
+    // claim ends; it keeps its capacity for the next update.
+    std::vector<detail::replay_task>& staged = g->staging;
+    struct finish {
       detail::group_state* g;
-      ~release_flag() { g->updating.store(false, std::memory_order_release); }
-    } release{g.get()};
+      ~finish() {
+        g->staging.clear();  // what was refused or replaced (outside every lock)
+        detail::group_state::end_claim(g);
+      }
+    } release{g};
     if (staged.empty()) return;  // an update with no tasks leaves the group as it was
     if (!g->model_alive.load(std::memory_order_acquire))
       throw_error(errc::invalid_state, api, "the model of task group #" + std::to_string(g->id) + " was destroyed");
@@ -1116,9 +1232,7 @@ struct backend {
     // with no enqueue. Work another thread issues concurrently is ordered
     // after it, as if issued after end() returned.
     if (s->ring.head() >= s->ring.tail()) {
-      auto list = g->take_spare(s);
-      list->tasks.swap(staged);
-      g->replace(std::move(list));
+      g->publish(staged);
       return;
     }
     // If the last task issued to this stream is a swap of this group that
@@ -1126,21 +1240,23 @@ struct backend {
     // between two adjacent tasks of one stream, so running the later
     // replacement at the earlier swap's position is the same stream order,
     // and it costs no enqueue. (The superseded tasks go back to `staged`.)
-    if (s->last_swap_group == g.get() && s->ring.tail() == s->last_swap_index + 1) {
-      if (auto pending = s->last_swap.lock(); pending && g->refill_unpublished(*pending, s, staged)) return;
+    if (g->last_swap_stream == s && s->ring.tail() == g->last_swap_index + 1) {
+      if (auto pending = g->last_swap.lock(); pending && g->refill_unpublished(*pending, s, staged)) return;
     }
     auto list = g->take_spare(s);
     list->tasks.swap(staged);  // the staging vector takes the spare's capacity
-    s->last_swap = list;
-    s->last_swap_group = g.get();
-    s->last_swap_index = s->submit<true>([g, list = std::move(list)]() mutable { g->replace(std::move(list)); });
+    std::weak_ptr<detail::task_list> pending = list;
+    const std::uint64_t index = s->submit<true>(
+        [keep = detail::ref_ptr<detail::group_state>(g), list = std::move(list)]() mutable {
+          keep->replace(std::move(list));
+        });
+    g->last_swap = std::move(pending);
+    g->last_swap_stream = s;
+    g->last_swap_index = index;
   }
 
   /** Leaves update mode with the group unchanged. */
-  static void update_abort(stream_handle s) noexcept {
-    std::lock_guard<std::mutex> lock(s->dev->capture_mutex);
-    abort_update_locked(*s);
-  }
+  static void update_abort(stream_handle s) noexcept { abort_update(*s); }
 
   // ---- memory ------------------------------------------------------------
 
@@ -1189,12 +1305,23 @@ struct backend {
   }
 
  private:
+  // Caller holds dev->capture_mutex and s is capturing.
   template <class F>
   static void route_locked(detail::stream_state& s, F&& f, const char* api) {
-    if (s.updating)
-      detail::stage_update(s, detail::replay_task(std::forward<F>(f), detail::replay_task::category::event), api);
-    else
-      detail::capture_task(s, detail::replay_task(std::forward<F>(f), detail::replay_task::category::event), api);
+    detail::capture_task(s, detail::replay_task(std::forward<F>(f), detail::replay_task::category::event), api);
+  }
+
+  // Caller holds dev->capture_mutex. Makes s a lane of @p c, unless an
+  // update began on it (false): the check and the change are one step under
+  // update_m, which is what update_begin checks "not capturing" under.
+  static bool join_session(detail::stream_state& s, const detail::ref_ptr<detail::capture_session>& c,
+                           std::size_t lane) noexcept {
+    std::lock_guard<detail::spin_lock> stage(s.update_m);
+    if (s.updating != nullptr) return false;
+    s.session = c;
+    s.lane = lane;
+    s.redirect.store(1, std::memory_order_release);
+    return true;
   }
 
   static void check_event_safe(event_handle e, const char* api, const char* what) {
@@ -1226,16 +1353,17 @@ struct backend {
     dev.live_models_.fetch_sub(1, std::memory_order_acq_rel);
   }
 
-  static void abort_update_locked(detail::stream_state& s) noexcept {
-    if (!s.updating) return;
-    s.updating->updating.store(false, std::memory_order_release);
-    std::vector<detail::replay_task> dropped;
+  // Leaves update mode, dropping what was staged; the group is unchanged.
+  static void abort_update(detail::stream_state& s) noexcept {
+    detail::group_state* g = nullptr;
     {
       std::lock_guard<detail::spin_lock> stage(s.update_m);
-      s.updating = {};
-      dropped.swap(s.staged);
+      g = std::exchange(s.updating, nullptr);
+      if (g == nullptr) return;
+      s.redirect.store(0, std::memory_order_release);
     }
-    s.redirect.store(s.session ? 1 : 0, std::memory_order_release);
+    g->staging.clear();  // detached from the stream: ours alone until the claim ends
+    detail::group_state::end_claim(g);
   }
 };
 

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -258,6 +259,53 @@ TEST_CASE("task_group: updating a group whose model was destroyed is an error", 
   CHECK_FALSE(f.group.model_alive());
   CHECK(f.group.size() == 1);  // the handle itself stays valid
   KEEL_REQUIRE_ERROR({ keel::host::update_scope attempt(f.u, f.group); }, errc::invalid_state, "was destroyed");
+}
+
+TEST_CASE("task_group: the model and the group handle may go while an update is open", "[runtime][task_group]") {
+  // The updating stream holds the group through its claim alone: the group
+  // outlives its last reference until the update ends, then goes (ASan and
+  // TSan runs check that it goes exactly once).
+  fixture f;
+  f.capture(1.0f);
+  SECTION("end refuses") {
+    keel::host::update_scope update{f.u, f.group};
+    f.u.launch(axpy, &axpy_kernel, &f.out, &f.tmp, &f.other, 3.0f);
+    f.model.reset();
+    f.group.reset();
+    KEEL_REQUIRE_ERROR(update.end(), errc::invalid_state, "was destroyed");
+  }
+  SECTION("abandoned") {
+    keel::host::update_scope update{f.u, f.group};
+    f.u.launch(axpy, &axpy_kernel, &f.out, &f.tmp, &f.other, 3.0f);
+    f.model.reset();
+    f.group.reset();
+    update.abandon();
+  }
+  SECTION("the update stream is destroyed") {
+    // Through the backend: a scope must not outlive its stream, but a
+    // stream destroyed mid-update abandons the update itself.
+    auto side = std::make_unique<keel::host::stream>(test_device());
+    keel::host::backend::update_begin(side->native_handle(), f.group.native_handle());
+    side->launch(axpy, &axpy_kernel, &f.out, &f.tmp, &f.other, 3.0f);
+    CHECK(side->capture_status().updating);
+    f.model.reset();
+    f.group.reset();
+    side.reset();
+  }
+  SECTION("a swap still pending when they go") {
+    keel::host::event gate{test_device(), keel::event_flags::external};
+    f.u.wait(gate);  // busy: the update's swap is enqueued, and keeps the group alive
+    {
+      keel::host::update_scope update{f.u, f.group};
+      f.u.launch(axpy, &axpy_kernel, &f.out, &f.tmp, &f.other, 3.0f);
+      update.end();
+    }
+    f.model.reset();
+    f.group.reset();
+    gate.record(f.s);
+    f.u.synchronize();
+  }
+  CHECK_FALSE(f.u.capture_status().updating);
 }
 
 TEST_CASE("task_group: a concurrent update through an external event takes effect in the running execution",

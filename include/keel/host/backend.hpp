@@ -139,36 +139,82 @@ struct task_list {
   const void* claim = nullptr;
 };
 
-// A marked group. Not ref_counted: its count also carries the update claim,
-// so claiming a group for an update (and keeping it alive meanwhile) is one
-// atomic operation, and ending the claim another.
+// A marked group. One word (`state`) is both the lock of its task lists and
+// the update claim, so an update claims the group with one atomic operation
+// and, at its end, swaps the new tasks in and gives the claim back with
+// another (the unlock is a plain store).
+//
+// The claim holds no reference: if the last reference goes while the group
+// is claimed (the model and every handle destroyed during an update), the
+// group is marked orphaned and the claim holder deletes it when the claim
+// ends; so the updating stream's raw pointer stays valid.
 struct group_state {
   explicit group_state(device& d, std::uint64_t stream) : id(d.next_id.fetch_add(1)), marked_on(stream) {}
   group_state(const group_state&) = delete;
   group_state& operator=(const group_state&) = delete;
 
-  // Bit 0: claimed by an update (the claim holds one reference); the rest
-  // counts references in steps of ref_one.
-  static constexpr std::uint64_t claim_bit = 1, ref_one = 2;
-  void retain() const noexcept { refs.fetch_add(ref_one, std::memory_order_relaxed); }
-  bool release_ref() const noexcept { return refs.fetch_sub(ref_one, std::memory_order_acq_rel) == ref_one; }
-  // One updater at a time: false if another update holds the claim.
-  bool try_claim() noexcept {
-    std::uint64_t cur = refs.load(std::memory_order_relaxed);
-    do {
-      if (cur & claim_bit) return false;
-    } while (!refs.compare_exchange_weak(cur, cur + claim_bit + ref_one, std::memory_order_acquire,
-                                          std::memory_order_relaxed));
+  // ---- references (ref_ptr's interface) ----
+  void retain() const noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
+  // True when the caller is to delete the group: the last reference went
+  // and no update holds the claim (else the claim holder deletes it).
+  bool release_ref() noexcept {
+    if (refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return false;
+    const std::uint32_t held = lock();
+    if (held & claimed) {
+      unlock(held | orphaned);
+      return false;
+    }
+    unlock(held);
     return true;
   }
-  // Ends @p g's claim and drops the claim's reference (the last one, if the
-  // model and every handle went away during the update).
-  static void end_claim(group_state* g) noexcept {
-    if (g->refs.fetch_sub(claim_bit + ref_one, std::memory_order_acq_rel) == claim_bit + ref_one) delete g;
+  // A reference from the claim holder, who has only a raw pointer: false if
+  // the group is orphaned (its last reference already went).
+  bool try_retain() noexcept {
+    long n = refs.load(std::memory_order_relaxed);
+    do {
+      if (n == 0) return false;
+    } while (!refs.compare_exchange_weak(n, n + 1, std::memory_order_relaxed));
+    return true;
   }
 
-  // What the updating thread reads and writes each update, on one line.
-  alignas(64) mutable std::atomic<std::uint64_t> refs{ref_one};
+  // ---- the state word: lock, claim, orphan ----
+  static constexpr std::uint32_t locked = 1, claimed = 2, orphaned = 4;
+  // Every change to `state` is made by a CAS that expects it unlocked, or by
+  // the lock holder: so while held, the word cannot change, and unlock() is
+  // a plain store of the value lock() returned (minus `locked`).
+  std::uint32_t lock() noexcept {
+    std::uint32_t cur = state.load(std::memory_order_relaxed) & ~locked;
+    while (!state.compare_exchange_weak(cur, cur | locked, std::memory_order_acquire, std::memory_order_relaxed)) {
+      if (cur & locked) {
+        cpu_relax();
+        cur &= ~locked;
+      }
+    }
+    return cur | locked;
+  }
+  void unlock(std::uint32_t held) noexcept { state.store(held & ~locked, std::memory_order_release); }
+  // One updater at a time: false if another update holds the claim.
+  bool try_claim() noexcept {
+    std::uint32_t cur = state.load(std::memory_order_relaxed) & ~locked;
+    for (;;) {
+      if (cur & claimed) return false;
+      if (state.compare_exchange_weak(cur, cur | claimed, std::memory_order_acquire, std::memory_order_relaxed))
+        return true;
+      if (cur & locked) {
+        cpu_relax();
+        cur &= ~locked;
+      }
+    }
+  }
+  // Ends the claim taken by try_claim; deletes @p g if it was orphaned meanwhile.
+  static void end_claim(group_state* g) noexcept {
+    const std::uint32_t held = g->lock();
+    g->unlock(held & ~claimed);
+    if (held & orphaned) delete g;
+  }
+
+  // What the updating thread reads each update.
+  alignas(64) mutable std::atomic<long> refs{1};
   std::uint64_t id;
   std::uint64_t marked_on;
   std::atomic<bool> model_alive{false};
@@ -178,6 +224,9 @@ struct group_state {
   // update_m; once update_end has detached the group from the stream, the
   // committing thread alone uses it, with no lock.
   std::vector<replay_task> staging;
+  // Tasks an update replaced in a spare list, left for the next claim
+  // holder to destroy outside every lock (claim holder only).
+  std::vector<replay_task> retired;
   // The last swap an update enqueued (claim holder only): its list, its
   // stream and its index there. Weak, so the replaced tasks (and what they
   // keep alive) leave with their group.
@@ -186,21 +235,32 @@ struct group_state {
   std::uint64_t last_swap_index = 0;
   std::vector<replay_task> building;  // while marking (dev->capture_mutex)
 
-  // What executions read, on its own line: the execution streams' workers
-  // take `m` at every run of the group.
-  alignas(64) spin_lock m;             // guards `tasks` and `spares` (swapped by updates)
+  // What executions use, on its own line: the execution streams' workers
+  // lock `state` at every run of the group. The lock guards `tasks` and
+  // `spares` (swapped by updates).
+  alignas(64) std::atomic<std::uint32_t> state{0};
   std::shared_ptr<task_list> tasks;
   // Lists updates replaced, kept for later updates to refill, so a steady
   // stream of updates allocates nothing (several, because the update stream
   // may not have reached the last swap when the next update is issued).
   std::array<std::shared_ptr<task_list>, 4> spares;
 
+  // RAII for the state lock.
+  struct guard {
+    explicit guard(group_state& g) noexcept : g(g), held(g.lock()) {}
+    ~guard() { g.unlock(held); }
+    guard(const guard&) = delete;
+    guard& operator=(const guard&) = delete;
+    group_state& g;
+    std::uint32_t held;
+  };
+
   // The replay of the group node: runs the list current when the execution
   // reaches the group.
   void run() {
     std::shared_ptr<task_list> list;
     {
-      std::lock_guard<spin_lock> lock(m);
+      guard lock(*this);
       list = tasks;
       if (!list) return;
       list->runners.fetch_add(1, std::memory_order_relaxed);
@@ -212,7 +272,7 @@ struct group_state {
     for (const replay_task& t : list->tasks) t();
   }
   void replace(std::shared_ptr<task_list> list) {
-    std::lock_guard<spin_lock> lock(m);
+    guard lock(*this);
     list->published = true;
     tasks.swap(list);
     for (auto& slot : spares) {
@@ -223,31 +283,46 @@ struct group_state {
     }
     // a list no slot took is released after the lock
   }
-  // Makes @p with the group's tasks at once, in a spare list no execution
-  // runs any more: one lock, no allocation. @p with gets the spare's old
-  // tasks, for the caller to destroy outside the lock.
-  void publish(std::vector<replay_task>& with) {
-    {
-      std::lock_guard<spin_lock> lock(m);
+  // Claim holder, `retired` empty: makes `staging` the group's tasks and
+  // ends the claim, in one acquisition of the lock. The tasks go into a
+  // spare list no execution runs any more (allocated only when none is
+  // free); the spare's old tasks go to `retired`, for the next claim holder
+  // to destroy outside every lock, and `staging` gets retired's (empty)
+  // vector. Deletes the group if it was orphaned during the update.
+  void publish_and_end_claim() {
+    std::shared_ptr<task_list> fresh;  // released after the lock, like a list no slot took
+    for (;;) {
+      const std::uint32_t held = lock();
+      std::shared_ptr<task_list>* into = nullptr;
       for (auto& slot : spares) {
         if (slot && slot->runners.load(std::memory_order_acquire) == 0) {
-          slot->tasks.swap(with);
-          slot->published = true;
-          slot.swap(tasks);  // the old list becomes the spare (it may still run)
-          return;
+          into = &slot;  // a spare to refill: no allocation
+          break;
         }
+        if (!slot && fresh && into == nullptr) into = &slot;
       }
+      if (into == nullptr && fresh) into = &fresh;  // every slot holds a running list: the old list leaves
+      if (into != nullptr) {
+        if (!*into) into->swap(fresh);
+        task_list& list = **into;
+        list.tasks.swap(staging);
+        staging.swap(retired);
+        list.published = true;
+        into->swap(tasks);  // the old list takes the slot (an execution may still run it)
+        unlock(held & ~claimed);
+        if (held & orphaned) delete this;
+        return;
+      }
+      unlock(held);
+      fresh = std::make_shared<task_list>();  // no spare is free: allocate outside the lock and retry
     }
-    auto list = std::make_shared<task_list>();
-    list->tasks.swap(with);
-    replace(std::move(list));
   }
   // A list for an update to fill: a spare one that no execution runs any
   // more (one that started before the last swap may still run it).
   std::shared_ptr<task_list> take_spare(const void* claim) {
     std::shared_ptr<task_list> list;
     {
-      std::lock_guard<spin_lock> lock(m);
+      guard lock(*this);
       for (auto& slot : spares) {
         if (slot && slot->runners.load(std::memory_order_acquire) == 0) {
           list = std::move(slot);
@@ -269,7 +344,7 @@ struct group_state {
   // Refills @p list, staged by @p claim and not yet swapped in, with @p with
   // (the list's previous tasks are left in @p with). False if its swap ran.
   bool refill_unpublished(task_list& list, const void* claim, std::vector<replay_task>& with) {
-    std::lock_guard<spin_lock> lock(m);
+    guard lock(*this);
     if (list.published || list.claim != claim) return false;
     list.tasks.swap(with);
     return true;
@@ -503,6 +578,11 @@ inline void capture_task(stream_state& s, replay_task task, const char* api) {
   }
   c.nodes.push_back(std::move(task));
   ++c.lanes[s.lane].count;
+}
+
+// A kind compares by name; the same literal (the usual case) by address first.
+inline bool same_kind(kernel_kind a, kernel_kind b) noexcept {
+  return (a.name().data() == b.name().data() && a.name().size() == b.name().size()) || a == b;
 }
 
 [[noreturn]] inline void refuse_in_update(const stream_state& s, replay_task::category cat, std::uint64_t group,
@@ -764,22 +844,21 @@ struct backend {
       });
       return;
     }
-    detail::replay_task task(
-        [dev = s->dev, fn = std::forward<F>(f)]() {
-          launch_context ctx(*dev);
-          fn(ctx);
-        },
-        detail::replay_task::category::kernel, kind);
+    auto body = [dev = s->dev, fn = std::forward<F>(f)]() {
+      launch_context ctx(*dev);
+      fn(ctx);
+    };
     if (s->redirect.load(std::memory_order_acquire) == 2) {
-      // A replacement for the group this stream updates: staged under the
-      // stream's own lock (kernels are what an update takes, so no check).
+      // A replacement for the group this stream updates: built in place in
+      // the group's staging under the stream's own lock (kernels are what an
+      // update takes, so no check).
       std::lock_guard<detail::spin_lock> lock(s->update_m);
       if (s->updating != nullptr) {
-        s->updating->staging.push_back(std::move(task));
+        s->updating->staging.emplace_back(std::move(body), detail::replay_task::category::kernel, kind);
         return;
       }
     }
-    detail::redirect_task(*s, std::move(task), "keel::stream::launch");
+    detail::redirect_task(*s, std::move(body), detail::replay_task::category::kernel, kind, "keel::stream::launch");
   }
 
   static void copy_async(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind,
@@ -1206,33 +1285,28 @@ struct backend {
     // Detached from the stream, the group's staging is ours alone until the
     // claim ends; it keeps its capacity for the next update.
     std::vector<detail::replay_task>& staged = g->staging;
-    struct finish {
+    struct finish {  // on refusal (or an enqueued swap): drop what was staged, end the claim
       detail::group_state* g;
       ~finish() {
-        g->staging.clear();  // what was refused or replaced (outside every lock)
+        if (g == nullptr) return;
+        g->staging.clear();
         detail::group_state::end_claim(g);
       }
-    } release{g};
+    } done{g};
+    g->retired.clear();  // what the last update replaced; outside every lock
     if (staged.empty()) return;  // an update with no tasks leaves the group as it was
-    if (!g->model_alive.load(std::memory_order_acquire))
-      throw_error(errc::invalid_state, api, "the model of task group #" + std::to_string(g->id) + " was destroyed");
+    if (!g->model_alive.load(std::memory_order_acquire)) refuse_end(*g, staged.size());
     const std::size_t expected = g->signature.size();
-    if (staged.size() != expected)
-      throw_error(errc::update_violation, api,
-                  "task group #" + std::to_string(g->id) + " has " + std::to_string(expected) +
-                      " tasks and the update issued " + std::to_string(staged.size()) + "; the group is unchanged");
+    if (staged.size() != expected) refuse_end(*g, staged.size());
     for (std::size_t i = 0; i < expected; ++i)
-      if (g->signature[i] != staged[i].kind())
-        throw_error(errc::update_violation, api,
-                    "task " + std::to_string(i) + " of group #" + std::to_string(g->id) + " is kernel '" +
-                        std::string(g->signature[i].name()) + "' and the update issued '" +
-                        std::string(staged[i].kind().name()) + "'; the group is unchanged");
+      if (!detail::same_kind(g->signature[i], staged[i].kind())) refuse_end(*g, i);
     // An idle update stream (every task issued to it has finished) has
     // already reached the end of this update: the swap takes effect here,
     // with no enqueue. Work another thread issues concurrently is ordered
     // after it, as if issued after end() returned.
     if (s->ring.head() >= s->ring.tail()) {
-      g->publish(staged);
+      g->publish_and_end_claim();
+      done.g = nullptr;  // ended (and g possibly deleted)
       return;
     }
     // If the last task issued to this stream is a swap of this group that
@@ -1243,16 +1317,37 @@ struct backend {
     if (g->last_swap_stream == s && s->ring.tail() == g->last_swap_index + 1) {
       if (auto pending = g->last_swap.lock(); pending && g->refill_unpublished(*pending, s, staged)) return;
     }
+    // The swap task keeps the group alive; the claim alone does not.
+    if (!g->try_retain())
+      throw_error(errc::invalid_state, api, "the model of task group #" + std::to_string(g->id) + " was destroyed");
+    detail::ref_ptr<detail::group_state> keep(g, {});
     auto list = g->take_spare(s);
     list->tasks.swap(staged);  // the staging vector takes the spare's capacity
     std::weak_ptr<detail::task_list> pending = list;
-    const std::uint64_t index = s->submit<true>(
-        [keep = detail::ref_ptr<detail::group_state>(g), list = std::move(list)]() mutable {
-          keep->replace(std::move(list));
-        });
+    const std::uint64_t index =
+        s->submit<true>([keep = std::move(keep), list = std::move(list)]() mutable { keep->replace(std::move(list)); });
     g->last_swap = std::move(pending);
     g->last_swap_stream = s;
     g->last_swap_index = index;
+  }
+
+  // Why update_end refuses @p g's staged tasks (model gone, count, or the
+  // kind of task @p at); out of line, so building the message costs the
+  // accepted path nothing.
+  [[noreturn]] static void refuse_end(const detail::group_state& g, std::size_t at) {
+    static constexpr const char* api = "keel::update_scope::end";
+    const auto& staged = g.staging;
+    if (!g.model_alive.load(std::memory_order_acquire))
+      throw_error(errc::invalid_state, api, "the model of task group #" + std::to_string(g.id) + " was destroyed");
+    const std::size_t expected = g.signature.size();
+    if (staged.size() != expected)
+      throw_error(errc::update_violation, api,
+                  "task group #" + std::to_string(g.id) + " has " + std::to_string(expected) +
+                      " tasks and the update issued " + std::to_string(staged.size()) + "; the group is unchanged");
+    throw_error(errc::update_violation, api,
+                "task " + std::to_string(at) + " of group #" + std::to_string(g.id) + " is kernel '" +
+                    std::string(g.signature[at].name()) + "' and the update issued '" +
+                    std::string(staged[at].kind().name()) + "'; the group is unchanged");
   }
 
   /** Leaves update mode with the group unchanged. */

@@ -1227,10 +1227,13 @@ struct backend {
   static std::size_t group_size(group_handle g) noexcept { return g->signature.size(); }
   static bool group_model_alive(group_handle g) noexcept { return g->model_alive.load(std::memory_order_acquire); }
 
-  // An update takes no device-wide lock: update_m (the stream's) makes the
-  // check "not capturing, not updating" and the switch to update mode one
-  // step, and the group's claim (one atomic operation that also keeps the
-  // group alive) makes a second updater of the group an error.
+  // An update takes no device-wide lock, and costs five atomic operations in
+  // all: update_m (the stream's) at begin, at each launch and at end, the
+  // group's claim (one CAS; see group_state for how the claimed group stays
+  // alive), and at end one acquisition of the group's lock that swaps the new
+  // tasks in and gives the claim back. At begin, update_m makes the check
+  // "not capturing, not updating" and the switch to update mode one step,
+  // and the claim makes a second updater of the group an error.
   static void update_begin(stream_handle s, group_handle g) {
     static constexpr const char* api = "keel::update_scope";
     enum class refusal { capturing, updating, model_gone, claimed } why = refusal::claimed;

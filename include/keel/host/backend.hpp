@@ -32,22 +32,26 @@ namespace detail {
 /// @cond
 using clock = std::chrono::steady_clock;
 
-// How long an idle worker or a waiter spins before it sleeps. Waking a
-// sleeping thread costs ~25 us here (perf-anchors section 3), so a burst of
-// work that arrives within this window is picked up at spinning speed.
-inline constexpr std::chrono::microseconds spin_window{50};
+// How long an idle worker or a waiter spins before it sleeps is the
+// device's spin budget (device_options::spin_budget, 50 us by default).
+// Waking a sleeping thread costs ~25 us here (perf-anchors section 3), so a
+// burst of work that arrives within the budget is picked up at spinning speed.
 // For the first few microseconds (a replay of a thousand tiny tasks) the spin is pure; after that each
 // poll yields, so that on an oversubscribed machine (more runnable threads
 // than cores, e.g. a build running beside us) the spinner hands its core to
-// the thread it is waiting for instead of starving it.
+// the thread it is waiting for instead of starving it. A budget shorter than
+// the pure phase skips it; a budget of 0 checks once and sleeps.
 inline constexpr unsigned pure_spin_polls = 256;  // about 2.5 us
+inline constexpr std::chrono::microseconds pure_spin_min_budget{10};
 
 template <class Pred>
-bool spin_until(Pred&& pred) {
-  const auto until = clock::now() + spin_window;
+bool spin_until(std::chrono::microseconds budget, Pred&& pred) {
+  if (budget <= std::chrono::microseconds::zero()) return pred();
+  const unsigned pure = budget >= pure_spin_min_budget ? pure_spin_polls : 0;
+  const auto until = clock::now() + budget;
   for (unsigned i = 1;; ++i) {
     if (pred()) return true;
-    if (i < pure_spin_polls) {
+    if (i < pure) {
       poll_delay();
     } else {
       std::this_thread::yield();
@@ -64,8 +68,8 @@ struct wait_point {
   std::atomic<int> sleepers{0};
 
   template <class Pred>
-  void wait(Pred pred) {
-    if (spin_until(pred)) return;
+  void wait(std::chrono::microseconds spin_budget, Pred pred) {
+    if (spin_until(spin_budget, pred)) return;
     sleepers.fetch_add(1, std::memory_order_seq_cst);
     {
       std::unique_lock<std::mutex> lock(m);
@@ -119,10 +123,10 @@ struct event_state : ref_counted {
     waiters.notify();
   }
   void block_until_signalled() {
-    waiters.wait([this] { return signalled.load(std::memory_order_seq_cst); });
+    waiters.wait(dev->spin_budget(), [this] { return signalled.load(std::memory_order_seq_cst); });
   }
   void block_until(std::uint64_t gen) {
-    waiters.wait([this, gen] { return completed.load(std::memory_order_seq_cst) >= gen; });
+    waiters.wait(dev->spin_budget(), [this, gen] { return completed.load(std::memory_order_seq_cst) >= gen; });
   }
 };
 
@@ -440,13 +444,13 @@ struct stream_state : ref_counted {
         // the waiters count), then poll the next slot only every few hundred
         // nanoseconds: each poll pulls the line a submitter is about to
         // write, and letting it fill a batch first is what makes tiny tasks
-        // cheap. After the spin window, sleep.
+        // cheap. After the device's spin budget, sleep.
         ring.set_head(h, std::memory_order_seq_cst);
         if (waiters.load(std::memory_order_seq_cst) > 0) {
           std::lock_guard<std::mutex> lock(m);
           done_cv.notify_all();
         }
-        if (spin_until([&] {
+        if (spin_until(dev->spin_budget(), [&] {
               poll_delay();
               return ring.ready(h) != nullptr || stopping.load(std::memory_order_relaxed);
             }) &&
@@ -505,7 +509,7 @@ struct stream_state : ref_counted {
   // Blocks until every task submitted before the call has finished.
   void drain() {
     const std::uint64_t target = ring.tail();
-    if (spin_until([&] { return ring.head() >= target; })) return;
+    if (spin_until(dev->spin_budget(), [&] { return ring.head() >= target; })) return;
     waiters.fetch_add(1, std::memory_order_seq_cst);
     {
       std::unique_lock<std::mutex> lock(m);

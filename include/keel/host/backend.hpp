@@ -419,7 +419,8 @@ struct stream_state : ref_counted {
   // claim, see group_state) or null. Guarded by update_m alone, a spin lock
   // of the stream's own: an update takes no device-wide lock, and a kernel
   // launched during the update stages itself into updating->staging under
-  // it. Lock order: dev->capture_mutex, then update_m, then a group's m.
+  // it. Lock order: dev->capture_mutex, then update_m; no group's lock is
+  // ever taken under update_m.
   group_state* updating = nullptr;
   spin_lock update_m;
   std::thread worker;

@@ -30,18 +30,22 @@ struct figure {
 };
 
 // Forwards everything to the normal console reporter and keeps each run's
-// figures for the ratio table.
+// figures for the ratio table. With --benchmark_repetitions the figure is
+// the median of the repetitions (it arrives after them and replaces them),
+// not whichever repetition ran last, which on a loaded machine decided the
+// ratio by the luck of one run.
 class recording_reporter : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& run : runs) {
-      if (run.error_occurred || run.run_type != Run::RT_Iteration) continue;
-      if (run.aggregate_name.size() != 0) continue;
+      if (run.error_occurred) continue;
+      const bool median = run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
+      if (!median && (run.run_type != Run::RT_Iteration || run.aggregate_name.size() != 0)) continue;
       figure f;
       f.ns_per_unit = run.GetAdjustedRealTime() * to_ns(run.time_unit);
       auto bytes = run.counters.find("bytes_per_second");
       if (bytes != run.counters.end()) f.bytes_per_second = bytes->second.value;
-      results_[run.benchmark_name()] = f;
+      results_[run.run_name.str()] = f;  // without the aggregate's suffix
     }
     ConsoleReporter::ReportRuns(runs);
   }

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -144,4 +145,45 @@ TEST_CASE("host task_group: a capture cannot end while another stream marks a gr
   s.wait(join);
   auto model = capture.end();
   CHECK(model.group_count() == 1);
+}
+
+TEST_CASE("host stream: a device with a spin budget of 0 never spins, and every wait still ends", "[runtime][stream][host]") {
+  // With no spin, each idle worker, synchronize() and event wait takes the
+  // sleeping path at once: what the spin usually hides is exercised here.
+  keel::host::device_options options;
+  options.compute_workers = 2;
+  options.spin_budget = std::chrono::microseconds{0};
+  keel::host::device dev{options};
+  CHECK(dev.spin_budget() == std::chrono::microseconds{0});
+  options.spin_budget = std::chrono::microseconds{-5};
+  CHECK(keel::host::device{options}.spin_budget() == std::chrono::microseconds{0});
+  CHECK(keel::host::device{}.spin_budget() == std::chrono::microseconds{50});
+
+  keel::host::stream a{dev}, b{dev};
+  // The worker goes to sleep once idle; work issued then wakes it.
+  a.synchronize();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!a.native_handle()->sleeping.load() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  CHECK(a.native_handle()->sleeping.load());
+  std::vector<int> order;
+  for (int i = 0; i < 100; ++i) a.launch_host([&order, i] { order.push_back(i); });
+  a.synchronize();
+  REQUIRE(order.size() == 100);
+  for (int i = 0; i < 100; ++i) CHECK(order[static_cast<std::size_t>(i)] == i);
+
+  // A cross-stream wait that must sleep, and a host thread waiting on the event.
+  keel::host::event e{dev};
+  std::atomic<int> step{0};
+  a.launch_host([&step] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    step = 1;
+  });
+  e.record(a);
+  b.wait(e);
+  int seen = -1;
+  b.launch_host([&] { seen = step.load(); });
+  e.synchronize();
+  b.synchronize();
+  CHECK(seen == 1);
 }

@@ -32,22 +32,26 @@ namespace detail {
 /// @cond
 using clock = std::chrono::steady_clock;
 
-// How long an idle worker or a waiter spins before it sleeps. Waking a
-// sleeping thread costs ~25 us here (perf-anchors section 3), so a burst of
-// work that arrives within this window is picked up at spinning speed.
-inline constexpr std::chrono::microseconds spin_window{50};
+// How long an idle worker or a waiter spins before it sleeps is the
+// device's spin budget (device_options::spin_budget, 50 us by default).
+// Waking a sleeping thread costs ~25 us here (perf-anchors section 3), so a
+// burst of work that arrives within the budget is picked up at spinning speed.
 // For the first few microseconds (a replay of a thousand tiny tasks) the spin is pure; after that each
 // poll yields, so that on an oversubscribed machine (more runnable threads
 // than cores, e.g. a build running beside us) the spinner hands its core to
-// the thread it is waiting for instead of starving it.
+// the thread it is waiting for instead of starving it. A budget shorter than
+// the pure phase skips it; a budget of 0 checks once and sleeps.
 inline constexpr unsigned pure_spin_polls = 256;  // about 2.5 us
+inline constexpr std::chrono::microseconds pure_spin_min_budget{10};
 
 template <class Pred>
-bool spin_until(Pred&& pred) {
-  const auto until = clock::now() + spin_window;
+bool spin_until(std::chrono::microseconds budget, Pred&& pred) {
+  if (budget <= std::chrono::microseconds::zero()) return pred();
+  const unsigned pure = budget >= pure_spin_min_budget ? pure_spin_polls : 0;
+  const auto until = clock::now() + budget;
   for (unsigned i = 1;; ++i) {
     if (pred()) return true;
-    if (i < pure_spin_polls) {
+    if (i < pure) {
       poll_delay();
     } else {
       std::this_thread::yield();
@@ -64,8 +68,8 @@ struct wait_point {
   std::atomic<int> sleepers{0};
 
   template <class Pred>
-  void wait(Pred pred) {
-    if (spin_until(pred)) return;
+  void wait(std::chrono::microseconds spin_budget, Pred pred) {
+    if (spin_until(spin_budget, pred)) return;
     sleepers.fetch_add(1, std::memory_order_seq_cst);
     {
       std::unique_lock<std::mutex> lock(m);
@@ -119,10 +123,10 @@ struct event_state : ref_counted {
     waiters.notify();
   }
   void block_until_signalled() {
-    waiters.wait([this] { return signalled.load(std::memory_order_seq_cst); });
+    waiters.wait(dev->spin_budget(), [this] { return signalled.load(std::memory_order_seq_cst); });
   }
   void block_until(std::uint64_t gen) {
-    waiters.wait([this, gen] { return completed.load(std::memory_order_seq_cst) >= gen; });
+    waiters.wait(dev->spin_budget(), [this, gen] { return completed.load(std::memory_order_seq_cst) >= gen; });
   }
 };
 
@@ -139,29 +143,128 @@ struct task_list {
   const void* claim = nullptr;
 };
 
-struct group_state : ref_counted {
+// A marked group. One word (`state`) is both the lock of its task lists and
+// the update claim, so an update claims the group with one atomic operation
+// and, at its end, swaps the new tasks in and gives the claim back with
+// another (the unlock is a plain store).
+//
+// The claim holds no reference: if the last reference goes while the group
+// is claimed (the model and every handle destroyed during an update), the
+// group is marked orphaned and the claim holder deletes it when the claim
+// ends; so the updating stream's raw pointer stays valid.
+struct group_state {
   explicit group_state(device& d, std::uint64_t stream) : id(d.next_id.fetch_add(1)), marked_on(stream) {}
-  // Off the reference count's line: the update stream's worker drops a
-  // reference at every swap, and the updating thread reads these each update.
-  alignas(64) std::uint64_t id;
+  group_state(const group_state&) = delete;
+  group_state& operator=(const group_state&) = delete;
+
+  // ---- references (ref_ptr's interface) ----
+  void retain() const noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
+  // True when the caller is to delete the group: the last reference went
+  // and no update holds the claim (else the claim holder deletes it).
+  bool release_ref() noexcept {
+    if (refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return false;
+    const std::uint32_t held = lock();
+    if (held & claimed) {
+      unlock(held | orphaned);
+      return false;
+    }
+    unlock(held);
+    return true;
+  }
+  // A reference from the claim holder, who has only a raw pointer: false if
+  // the group is orphaned (its last reference already went).
+  bool try_retain() noexcept {
+    long n = refs.load(std::memory_order_relaxed);
+    do {
+      if (n == 0) return false;
+    } while (!refs.compare_exchange_weak(n, n + 1, std::memory_order_relaxed));
+    return true;
+  }
+
+  // ---- the state word: lock, claim, orphan ----
+  static constexpr std::uint32_t locked = 1, claimed = 2, orphaned = 4;
+  // Every change to `state` is made by a CAS that expects it unlocked, or by
+  // the lock holder: so while held, the word cannot change, and unlock() is
+  // a plain store of the value lock() returned (minus `locked`).
+  std::uint32_t lock() noexcept {
+    std::uint32_t cur = state.load(std::memory_order_relaxed) & ~locked;
+    while (!state.compare_exchange_weak(cur, cur | locked, std::memory_order_acquire, std::memory_order_relaxed)) {
+      if (cur & locked) {
+        cpu_relax();
+        cur &= ~locked;
+      }
+    }
+    return cur | locked;
+  }
+  void unlock(std::uint32_t held) noexcept { state.store(held & ~locked, std::memory_order_release); }
+  // One updater at a time: false if another update holds the claim.
+  bool try_claim() noexcept {
+    std::uint32_t cur = state.load(std::memory_order_relaxed) & ~locked;
+    for (;;) {
+      if (cur & claimed) return false;
+      if (state.compare_exchange_weak(cur, cur | claimed, std::memory_order_acquire, std::memory_order_relaxed))
+        return true;
+      if (cur & locked) {
+        cpu_relax();
+        cur &= ~locked;
+      }
+    }
+  }
+  // Ends the claim taken by try_claim; deletes @p g if it was orphaned meanwhile.
+  static void end_claim(group_state* g) noexcept {
+    const std::uint32_t held = g->lock();
+    g->unlock(held & ~claimed);
+    if (held & orphaned) delete g;
+  }
+
+  // What the updating thread reads each update.
+  alignas(64) mutable std::atomic<long> refs{1};
+  std::uint64_t id;
   std::uint64_t marked_on;
-  std::vector<replay_task> building;   // while marking (dev->capture_mutex)
-  std::vector<kernel_kind> signature;  // the kinds an update must match; fixed at group end
-  std::atomic<bool> updating{false};
   std::atomic<bool> model_alive{false};
-  alignas(64) spin_lock m;             // guards `tasks` and `spares` (swapped by updates)
+  std::vector<kernel_kind> signature;  // the kinds an update must match; fixed at group end
+  // The replacement being issued. Belongs to the claim holder: kernels
+  // launched during the update append here under the update stream's
+  // update_m; once update_end has detached the group from the stream, the
+  // committing thread alone uses it, with no lock.
+  std::vector<replay_task> staging;
+  // Tasks an update replaced in a spare list, left for the next claim
+  // holder to destroy outside every lock (claim holder only).
+  std::vector<replay_task> retired;
+  // The last swap an update enqueued (claim holder only): its list, its
+  // stream and its index there. Weak, so the replaced tasks (and what they
+  // keep alive) leave with their group.
+  std::weak_ptr<task_list> last_swap;
+  const void* last_swap_stream = nullptr;
+  std::uint64_t last_swap_index = 0;
+  std::vector<replay_task> building;  // while marking (dev->capture_mutex)
+
+  // What executions use, on its own line: the execution streams' workers
+  // lock `state` at every run of the group. The lock guards `tasks` and
+  // `spares` (swapped by updates).
+  alignas(64) std::atomic<std::uint32_t> state{0};
   std::shared_ptr<task_list> tasks;
   // Lists updates replaced, kept for later updates to refill, so a steady
   // stream of updates allocates nothing (several, because the update stream
   // may not have reached the last swap when the next update is issued).
   std::array<std::shared_ptr<task_list>, 4> spares;
 
+  // RAII for the state lock.
+  struct guard {
+    explicit guard(group_state& g) noexcept : g(g), held(g.lock()) {}
+    ~guard() { g.unlock(held); }
+    guard(const guard&) = delete;
+    guard& operator=(const guard&) = delete;
+    group_state& g;
+    std::uint32_t held;
+  };
+
   // The replay of the group node: runs the list current when the execution
   // reaches the group.
   void run() {
     std::shared_ptr<task_list> list;
     {
-      std::lock_guard<spin_lock> lock(m);
+      guard lock(*this);
       list = tasks;
       if (!list) return;
       list->runners.fetch_add(1, std::memory_order_relaxed);
@@ -173,7 +276,7 @@ struct group_state : ref_counted {
     for (const replay_task& t : list->tasks) t();
   }
   void replace(std::shared_ptr<task_list> list) {
-    std::lock_guard<spin_lock> lock(m);
+    guard lock(*this);
     list->published = true;
     tasks.swap(list);
     for (auto& slot : spares) {
@@ -184,12 +287,46 @@ struct group_state : ref_counted {
     }
     // a list no slot took is released after the lock
   }
+  // Claim holder, `retired` empty: makes `staging` the group's tasks and
+  // ends the claim, in one acquisition of the lock. The tasks go into a
+  // spare list no execution runs any more (allocated only when none is
+  // free); the spare's old tasks go to `retired`, for the next claim holder
+  // to destroy outside every lock, and `staging` gets retired's (empty)
+  // vector. Deletes the group if it was orphaned during the update.
+  void publish_and_end_claim() {
+    std::shared_ptr<task_list> fresh;  // released after the lock, like a list no slot took
+    for (;;) {
+      const std::uint32_t held = lock();
+      std::shared_ptr<task_list>* into = nullptr;
+      for (auto& slot : spares) {
+        if (slot && slot->runners.load(std::memory_order_acquire) == 0) {
+          into = &slot;  // a spare to refill: no allocation
+          break;
+        }
+        if (!slot && fresh && into == nullptr) into = &slot;
+      }
+      if (into == nullptr && fresh) into = &fresh;  // every slot holds a running list: the old list leaves
+      if (into != nullptr) {
+        if (!*into) into->swap(fresh);
+        task_list& list = **into;
+        list.tasks.swap(staging);
+        staging.swap(retired);
+        list.published = true;
+        into->swap(tasks);  // the old list takes the slot (an execution may still run it)
+        unlock(held & ~claimed);
+        if (held & orphaned) delete this;
+        return;
+      }
+      unlock(held);
+      fresh = std::make_shared<task_list>();  // no spare is free: allocate outside the lock and retry
+    }
+  }
   // A list for an update to fill: a spare one that no execution runs any
   // more (one that started before the last swap may still run it).
   std::shared_ptr<task_list> take_spare(const void* claim) {
     std::shared_ptr<task_list> list;
     {
-      std::lock_guard<spin_lock> lock(m);
+      guard lock(*this);
       for (auto& slot : spares) {
         if (slot && slot->runners.load(std::memory_order_acquire) == 0) {
           list = std::move(slot);
@@ -211,7 +348,7 @@ struct group_state : ref_counted {
   // Refills @p list, staged by @p claim and not yet swapped in, with @p with
   // (the list's previous tasks are left in @p with). False if its swap ran.
   bool refill_unpublished(task_list& list, const void* claim, std::vector<replay_task>& with) {
-    std::lock_guard<spin_lock> lock(m);
+    guard lock(*this);
     if (list.published || list.claim != claim) return false;
     list.tasks.swap(with);
     return true;
@@ -270,22 +407,22 @@ struct stream_state : ref_counted {
   std::mutex close_m;
   bool closed = false;  // guarded by close_m
   // 0: work runs; 1: work is captured; 2: work replaces a group's tasks.
+  // The lock-free hint every issuing call reads first; the state itself is
+  // `session` or `updating`, never both.
   std::atomic<std::uint8_t> redirect{0};
-  // Capture and update books (guarded by dev->capture_mutex).
+  // The capture this stream takes part in, and its lane there. Guarded by
+  // dev->capture_mutex; whoever changes `session` (or `redirect`) also holds
+  // update_m, so an update can check "not capturing" under update_m alone.
   ref_ptr<capture_session> session;
   std::size_t lane = 0;
-  ref_ptr<group_state> updating;
-  std::vector<replay_task> staged;
-  // Also guards `updating` and `staged` (whoever writes them holds both it
-  // and dev->capture_mutex): a kernel launched during an update stages
-  // itself under this lock alone, without the device-wide mutex.
+  // The update in progress: the group being updated (kept alive by its
+  // claim, see group_state) or null. Guarded by update_m alone, a spin lock
+  // of the stream's own: an update takes no device-wide lock, and a kernel
+  // launched during the update stages itself into updating->staging under
+  // it. Lock order: dev->capture_mutex, then update_m; no group's lock is
+  // ever taken under update_m.
+  group_state* updating = nullptr;
   spin_lock update_m;
-  // The last group swap this stream enqueued: its list and its index in the
-  // ring (guarded by dev->capture_mutex). Weak, so that the replaced tasks
-  // (and what they keep alive) leave with their group.
-  std::weak_ptr<task_list> last_swap;
-  group_state* last_swap_group = nullptr;
-  std::uint64_t last_swap_index = 0;
   std::thread worker;
 
   // Returns the task's index in the stream.
@@ -308,13 +445,13 @@ struct stream_state : ref_counted {
         // the waiters count), then poll the next slot only every few hundred
         // nanoseconds: each poll pulls the line a submitter is about to
         // write, and letting it fill a batch first is what makes tiny tasks
-        // cheap. After the spin window, sleep.
+        // cheap. After the device's spin budget, sleep.
         ring.set_head(h, std::memory_order_seq_cst);
         if (waiters.load(std::memory_order_seq_cst) > 0) {
           std::lock_guard<std::mutex> lock(m);
           done_cv.notify_all();
         }
-        if (spin_until([&] {
+        if (spin_until(dev->spin_budget(), [&] {
               poll_delay();
               return ring.ready(h) != nullptr || stopping.load(std::memory_order_relaxed);
             }) &&
@@ -373,7 +510,7 @@ struct stream_state : ref_counted {
   // Blocks until every task submitted before the call has finished.
   void drain() {
     const std::uint64_t target = ring.tail();
-    if (spin_until([&] { return ring.head() >= target; })) return;
+    if (spin_until(dev->spin_budget(), [&] { return ring.head() >= target; })) return;
     waiters.fetch_add(1, std::memory_order_seq_cst);
     {
       std::unique_lock<std::mutex> lock(m);
@@ -448,23 +585,50 @@ inline void capture_task(stream_state& s, replay_task task, const char* api) {
   ++c.lanes[s.lane].count;
 }
 
-// Caller holds dev->capture_mutex and s is updating: stages a replacement.
-inline void stage_update(stream_state& s, replay_task task, const char* api) {
-  if (task.cat() != replay_task::category::kernel)
-    throw_error(errc::update_violation, api,
-                std::string("only operator launches may replace a task group's tasks, not ") +
-                    category_name(task.cat()) + " (" + s.describe() + " is updating group #" +
-                    std::to_string(s.updating->id) + ")");
-  std::lock_guard<spin_lock> lock(s.update_m);
-  s.staged.push_back(std::move(task));
+// A kind compares by name; the same literal (the usual case) by address first.
+inline bool same_kind(kernel_kind a, kernel_kind b) noexcept {
+  return (a.name().data() == b.name().data() && a.name().size() == b.name().size()) || a == b;
+}
+
+[[noreturn]] inline void refuse_in_update(const stream_state& s, replay_task::category cat, std::uint64_t group,
+                                          const char* api) {
+  throw_error(errc::update_violation, api,
+              std::string("only operator launches may replace a task group's tasks, not ") + category_name(cat) +
+                  " (" + s.describe() + " is updating group #" + std::to_string(group) + ")");
+}
+
+// If s is updating: stages a kernel into the group's replacement (true), or
+// refuses anything else. False if s is not updating.
+inline bool stage_update(stream_state& s, replay_task& task, const char* api) {
+  std::uint64_t group = 0;
+  {
+    std::lock_guard<spin_lock> lock(s.update_m);
+    if (s.updating == nullptr) return false;
+    if (task.cat() == replay_task::category::kernel) {
+      s.updating->staging.push_back(std::move(task));
+      return true;
+    }
+    group = s.updating->id;
+  }
+  refuse_in_update(s, task.cat(), group, api);
+}
+
+// Refuses @p cat, which an update never takes, if s is updating.
+inline void refuse_if_updating(stream_state& s, replay_task::category cat, const char* api) {
+  std::uint64_t group = 0;
+  {
+    std::lock_guard<spin_lock> lock(s.update_m);
+    if (s.updating == nullptr) return;
+    group = s.updating->id;
+  }
+  refuse_in_update(s, cat, group, api);
 }
 
 // Routes work a stream is not running now (captured or staged).
 inline void redirect_task(stream_state& s, replay_task task, const char* api) {
   std::lock_guard<std::mutex> lock(s.dev->capture_mutex);
-  if (s.updating) {
-    stage_update(s, std::move(task), api);
-  } else if (s.session) {
+  if (stage_update(s, task, api)) return;
+  if (s.session) {
     capture_task(s, std::move(task), api);
   } else {
     throw_error(errc::invalid_state, api, s.describe() + " changed capture state while work was issued to it");
@@ -475,10 +639,13 @@ void redirect_task(stream_state& s, F&& f, replay_task::category cat, kernel_kin
   redirect_task(s, replay_task(std::forward<F>(f), cat, kind), api);
 }
 
+// Caller holds dev->capture_mutex. A stream in a capture is never updating.
 inline void detach_lanes(capture_session& c) {
   for (auto& l : c.lanes) {
-    l.stream->session = ref_ptr<capture_session>();
-    l.stream->redirect.store(l.stream->updating ? 2 : 0, std::memory_order_release);
+    ref_ptr<capture_session> leaving;  // dropped after the spin lock
+    std::lock_guard<spin_lock> lock(l.stream->update_m);
+    leaving = std::move(l.stream->session);
+    l.stream->redirect.store(0, std::memory_order_release);
   }
   c.lanes.clear();
   c.active = false;
@@ -564,9 +731,9 @@ struct backend {
 
   static void destroy_stream(stream_handle s) noexcept {
     device& dev = *s->dev;
+    abort_update(*s);
     {
       std::lock_guard<std::mutex> lock(dev.capture_mutex);
-      if (s->updating) abort_update_locked(*s);
       if (s->session) {
         detail::capture_session& c = *s->session;
         if (c.origin == s) {
@@ -575,7 +742,9 @@ struct backend {
           discard_locked(c);
         } else {
           c.active = false;  // a joined stream leaving breaks the capture: end() will refuse it
-          s->session = detail::ref_ptr<detail::capture_session>();
+          detail::ref_ptr<detail::capture_session> leaving;
+          std::lock_guard<detail::spin_lock> stage(s->update_m);
+          leaving = std::move(s->session);
           s->redirect.store(0, std::memory_order_release);
         }
       }
@@ -680,22 +849,21 @@ struct backend {
       });
       return;
     }
-    detail::replay_task task(
-        [dev = s->dev, fn = std::forward<F>(f)]() {
-          launch_context ctx(*dev);
-          fn(ctx);
-        },
-        detail::replay_task::category::kernel, kind);
+    auto body = [dev = s->dev, fn = std::forward<F>(f)]() {
+      launch_context ctx(*dev);
+      fn(ctx);
+    };
     if (s->redirect.load(std::memory_order_acquire) == 2) {
-      // A replacement for the group this stream updates: staged under the
-      // stream's own lock (kernels are what an update takes, so no check).
+      // A replacement for the group this stream updates: built in place in
+      // the group's staging under the stream's own lock (kernels are what an
+      // update takes, so no check).
       std::lock_guard<detail::spin_lock> lock(s->update_m);
-      if (s->updating) {
-        s->staged.push_back(std::move(task));
+      if (s->updating != nullptr) {
+        s->updating->staging.emplace_back(std::move(body), detail::replay_task::category::kernel, kind);
         return;
       }
     }
-    detail::redirect_task(*s, std::move(task), "keel::stream::launch");
+    detail::redirect_task(*s, std::move(body), detail::replay_task::category::kernel, kind, "keel::stream::launch");
   }
 
   static void copy_async(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind,
@@ -721,7 +889,10 @@ struct backend {
   static capture_info capture_status(stream_handle s) {
     std::lock_guard<std::mutex> lock(s->dev->capture_mutex);
     capture_info info;
-    info.updating = static_cast<bool>(s->updating);
+    {
+      std::lock_guard<detail::spin_lock> stage(s->update_m);
+      info.updating = s->updating != nullptr;
+    }
     if (s->session) {
       const detail::capture_session& c = *s->session;
       info.state = c.active ? capture_state::active : capture_state::invalidated;
@@ -769,12 +940,12 @@ struct backend {
     static constexpr const char* api = "keel::event::record";
     if (s->redirect.load(std::memory_order_acquire) != 0) {
       std::lock_guard<std::mutex> lock(s->dev->capture_mutex);
-      if (s->updating || s->session) {
+      detail::refuse_if_updating(*s, detail::replay_task::category::event, api);
+      if (s->session) {
         if (e->flags == event_flags::external) {
           detail::ref_ptr<detail::event_state> ev(e);
           route_locked(*s, [ev] { ev->signal(); }, api);
         } else {
-          if (s->updating) detail::stage_update(*s, detail::replay_task([] {}, detail::replay_task::category::event), api);
           detail::capture_session& c = *s->session;
           detail::check_may_issue(*s, api);
           if (c.open_group && s->dev->group_stream == s)
@@ -809,7 +980,8 @@ struct backend {
     if (e->flags == event_flags::external) {
       if (s->redirect.load(std::memory_order_acquire) != 0) {
         std::lock_guard<std::mutex> lock(s->dev->capture_mutex);
-        if (s->updating || s->session) {
+        detail::refuse_if_updating(*s, detail::replay_task::category::event, api);
+        if (s->session) {
           route_locked(*s, [ev] { ev->block_until_signalled(); }, api);
           return;
         }
@@ -819,8 +991,7 @@ struct backend {
     }
     if (s->redirect.load(std::memory_order_acquire) != 0 || e->captured.load(std::memory_order_acquire)) {
       std::lock_guard<std::mutex> lock(s->dev->capture_mutex);
-      if (s->updating)
-        detail::stage_update(*s, detail::replay_task([] {}, detail::replay_task::category::event), api);
+      detail::refuse_if_updating(*s, detail::replay_task::category::event, api);
       const bool from_capture = e->captured.load(std::memory_order_relaxed) && e->session && e->session->active;
       if (s->session) {
         detail::capture_session& c = *s->session;
@@ -845,10 +1016,15 @@ struct backend {
           throw_error(errc::capture_violation, api,
                       "a stream cannot join a capture while " + s->dev->group_stream->describe() +
                           " marks a task group");
-        s->session = e->session;
-        s->lane = c.lanes.size();
         c.lanes.push_back({detail::ref_ptr<detail::stream_state>(s), 0, 0});
-        s->redirect.store(1, std::memory_order_release);
+        try {
+          // An update that began since the check above is refused like one before it.
+          while (!join_session(*s, e->session, c.lanes.size() - 1))
+            detail::refuse_if_updating(*s, detail::replay_task::category::event, api);
+        } catch (...) {
+          c.lanes.pop_back();
+          throw;
+        }
         return;
       }
     }
@@ -866,7 +1042,8 @@ struct backend {
     auto body = [ev] { ev->signalled.store(false, std::memory_order_seq_cst); };
     if (s->redirect.load(std::memory_order_acquire) != 0) {
       std::lock_guard<std::mutex> lock(s->dev->capture_mutex);
-      if (s->updating || s->session) {
+      detail::refuse_if_updating(*s, detail::replay_task::category::event, api);
+      if (s->session) {
         route_locked(*s, std::move(body), api);
         return;
       }
@@ -910,25 +1087,33 @@ struct backend {
     device& dev = *s->dev;
     std::lock_guard<std::mutex> lock(dev.capture_mutex);
     if (s->session) throw_error(errc::capture_violation, api, "capture cannot begin: " + detail::describe_capture(*s->session, *s));
-    if (s->updating)
-      throw_error(errc::capture_violation, api, "capture cannot begin: " + s->describe() + " is updating a task group");
-    reserve_model(dev, api);
-    detail::ref_ptr<detail::capture_session> c(new detail::capture_session, {});
-    c->mode = mode;
-    c->thread = std::this_thread::get_id();
-    c->id = dev.next_id.fetch_add(1);
-    c->origin = s;
-    c->lanes.push_back({detail::ref_ptr<detail::stream_state>(s), 0, 0});
-    try {
-      dev.captures.push_back(c.get());
-    } catch (...) {
-      dev.live_models_.fetch_sub(1, std::memory_order_acq_rel);
-      throw;
+    bool updating = false;
+    {
+      std::lock_guard<detail::spin_lock> stage(s->update_m);
+      updating = s->updating != nullptr;
     }
-    if (mode != capture_mode::relaxed) dev.strict_captures.fetch_add(1, std::memory_order_acq_rel);
-    s->session = c;
-    s->lane = 0;
-    s->redirect.store(1, std::memory_order_release);
+    if (!updating) {
+      reserve_model(dev, api);
+      detail::ref_ptr<detail::capture_session> c(new detail::capture_session, {});
+      c->mode = mode;
+      c->thread = std::this_thread::get_id();
+      c->id = dev.next_id.fetch_add(1);
+      c->origin = s;
+      c->lanes.push_back({detail::ref_ptr<detail::stream_state>(s), 0, 0});
+      try {
+        dev.captures.push_back(c.get());
+      } catch (...) {
+        dev.live_models_.fetch_sub(1, std::memory_order_acq_rel);
+        throw;
+      }
+      if (mode != capture_mode::relaxed) dev.strict_captures.fetch_add(1, std::memory_order_acq_rel);
+      if (join_session(*s, c, 0)) return;
+      // An update began on s since the check above: undo, and refuse as if it had been first.
+      dev.captures.pop_back();
+      if (mode != capture_mode::relaxed) dev.strict_captures.fetch_sub(1, std::memory_order_acq_rel);
+      dev.live_models_.fetch_sub(1, std::memory_order_acq_rel);
+    }
+    throw_error(errc::capture_violation, api, "capture cannot begin: " + s->describe() + " is updating a task group");
   }
 
   static model_handle capture_end(stream_handle s) {
@@ -1047,78 +1232,89 @@ struct backend {
   static std::size_t group_size(group_handle g) noexcept { return g->signature.size(); }
   static bool group_model_alive(group_handle g) noexcept { return g->model_alive.load(std::memory_order_acquire); }
 
+  // An update takes no device-wide lock, and costs five atomic operations in
+  // all: update_m (the stream's) at begin, at each launch and at end, the
+  // group's claim (one CAS; see group_state for how the claimed group stays
+  // alive), and at end one acquisition of the group's lock that swaps the new
+  // tasks in and gives the claim back. At begin, update_m makes the check
+  // "not capturing, not updating" and the switch to update mode one step,
+  // and the claim makes a second updater of the group an error.
   static void update_begin(stream_handle s, group_handle g) {
     static constexpr const char* api = "keel::update_scope";
-    std::lock_guard<std::mutex> lock(s->dev->capture_mutex);
-    if (s->session)
-      throw_error(errc::capture_violation, api,
-                  "updates are issued on a stream that is not capturing; " + detail::describe_capture(*s->session, *s));
-    if (s->updating)
-      throw_error(errc::update_violation, api,
-                  s->describe() + " is already updating group #" + std::to_string(s->updating->id));
-    if (!g->model_alive.load(std::memory_order_acquire))
-      throw_error(errc::invalid_state, api,
-                  "the model of task group #" + std::to_string(g->id) + " was destroyed (or never completed)");
-    if (g->updating.exchange(true, std::memory_order_acq_rel))
-      throw_error(errc::update_violation, api,
-                  "task group #" + std::to_string(g->id) +
-                      " is already being updated: one thread on one stream updates a group at a time");
+    enum class refusal { capturing, updating, model_gone, claimed } why = refusal::claimed;
+    std::uint64_t other = 0;
     {
       std::lock_guard<detail::spin_lock> stage(s->update_m);
-      s->updating = detail::ref_ptr<detail::group_state>(g);
-      s->staged.clear();
+      if (s->session) {
+        why = refusal::capturing;
+      } else if (s->updating != nullptr) {
+        why = refusal::updating;
+        other = s->updating->id;
+      } else if (!g->model_alive.load(std::memory_order_acquire)) {
+        why = refusal::model_gone;
+      } else if (!g->try_claim()) {
+        why = refusal::claimed;
+      } else {
+        s->updating = g;  // g->staging is empty: whoever ended the last claim emptied it
+        s->redirect.store(2, std::memory_order_release);
+        return;
+      }
     }
-    s->redirect.store(2, std::memory_order_release);
+    switch (why) {
+      case refusal::capturing: {
+        std::lock_guard<std::mutex> lock(s->dev->capture_mutex);  // describing a capture reads its books
+        throw_error(errc::capture_violation, api,
+                    "updates are issued on a stream that is not capturing; " +
+                        (s->session ? detail::describe_capture(*s->session, *s) : s->describe() + " was capturing"));
+      }
+      case refusal::updating:
+        throw_error(errc::update_violation, api, s->describe() + " is already updating group #" + std::to_string(other));
+      case refusal::model_gone:
+        throw_error(errc::invalid_state, api,
+                    "the model of task group #" + std::to_string(g->id) + " was destroyed (or never completed)");
+      case refusal::claimed:
+        break;
+    }
+    throw_error(errc::update_violation, api,
+                "task group #" + std::to_string(g->id) +
+                    " is already being updated: one thread on one stream updates a group at a time");
   }
 
   /** Checks the replacement against the group; on success it takes effect in stream order. */
   static void update_end(stream_handle s) {
     static constexpr const char* api = "keel::update_scope::end";
-    std::lock_guard<std::mutex> lock(s->dev->capture_mutex);
-    if (!s->updating) throw_error(errc::invalid_state, api, s->describe() + " is not updating a task group");
-    detail::ref_ptr<detail::group_state> g;
-    std::vector<detail::replay_task> staged;
+    detail::group_state* g = nullptr;
     {
       std::lock_guard<detail::spin_lock> stage(s->update_m);
-      g = std::move(s->updating);
-      staged.swap(s->staged);
+      g = std::exchange(s->updating, nullptr);
+      if (g != nullptr) s->redirect.store(0, std::memory_order_release);
     }
-    s->redirect.store(0, std::memory_order_release);
-    struct keep_capacity {  // hands the staging vector back, emptied, for the next update
-      std::vector<detail::replay_task>& from;
-      detail::stream_state& to;
-      ~keep_capacity() {
-        from.clear();
-        std::lock_guard<detail::spin_lock> stage(to.update_m);
-        to.staged.swap(from);
-      }
-    } keep{staged, *s};
-    struct release_flag {
+    if (g == nullptr) throw_error(errc::invalid_state, api, s->describe() + " is not updating a task group");
+    // Detached from the stream, the group's staging is ours alone until the
+    // claim ends; it keeps its capacity for the next update.
+    std::vector<detail::replay_task>& staged = g->staging;
+    struct finish {  // on refusal (or an enqueued swap): drop what was staged, end the claim
       detail::group_state* g;
-      ~release_flag() { g->updating.store(false, std::memory_order_release); }
-    } release{g.get()};
+      ~finish() {
+        if (g == nullptr) return;
+        g->staging.clear();
+        detail::group_state::end_claim(g);
+      }
+    } done{g};
+    g->retired.clear();  // what the last update replaced; outside every lock
     if (staged.empty()) return;  // an update with no tasks leaves the group as it was
-    if (!g->model_alive.load(std::memory_order_acquire))
-      throw_error(errc::invalid_state, api, "the model of task group #" + std::to_string(g->id) + " was destroyed");
+    if (!g->model_alive.load(std::memory_order_acquire)) refuse_end(*g, staged.size());
     const std::size_t expected = g->signature.size();
-    if (staged.size() != expected)
-      throw_error(errc::update_violation, api,
-                  "task group #" + std::to_string(g->id) + " has " + std::to_string(expected) +
-                      " tasks and the update issued " + std::to_string(staged.size()) + "; the group is unchanged");
+    if (staged.size() != expected) refuse_end(*g, staged.size());
     for (std::size_t i = 0; i < expected; ++i)
-      if (g->signature[i] != staged[i].kind())
-        throw_error(errc::update_violation, api,
-                    "task " + std::to_string(i) + " of group #" + std::to_string(g->id) + " is kernel '" +
-                        std::string(g->signature[i].name()) + "' and the update issued '" +
-                        std::string(staged[i].kind().name()) + "'; the group is unchanged");
+      if (!detail::same_kind(g->signature[i], staged[i].kind())) refuse_end(*g, i);
     // An idle update stream (every task issued to it has finished) has
     // already reached the end of this update: the swap takes effect here,
     // with no enqueue. Work another thread issues concurrently is ordered
     // after it, as if issued after end() returned.
     if (s->ring.head() >= s->ring.tail()) {
-      auto list = g->take_spare(s);
-      list->tasks.swap(staged);
-      g->replace(std::move(list));
+      g->publish_and_end_claim();
+      done.g = nullptr;  // ended (and g possibly deleted)
       return;
     }
     // If the last task issued to this stream is a swap of this group that
@@ -1126,21 +1322,44 @@ struct backend {
     // between two adjacent tasks of one stream, so running the later
     // replacement at the earlier swap's position is the same stream order,
     // and it costs no enqueue. (The superseded tasks go back to `staged`.)
-    if (s->last_swap_group == g.get() && s->ring.tail() == s->last_swap_index + 1) {
-      if (auto pending = s->last_swap.lock(); pending && g->refill_unpublished(*pending, s, staged)) return;
+    if (g->last_swap_stream == s && s->ring.tail() == g->last_swap_index + 1) {
+      if (auto pending = g->last_swap.lock(); pending && g->refill_unpublished(*pending, s, staged)) return;
     }
+    // The swap task keeps the group alive; the claim alone does not.
+    if (!g->try_retain())
+      throw_error(errc::invalid_state, api, "the model of task group #" + std::to_string(g->id) + " was destroyed");
+    detail::ref_ptr<detail::group_state> keep(g, {});
     auto list = g->take_spare(s);
     list->tasks.swap(staged);  // the staging vector takes the spare's capacity
-    s->last_swap = list;
-    s->last_swap_group = g.get();
-    s->last_swap_index = s->submit<true>([g, list = std::move(list)]() mutable { g->replace(std::move(list)); });
+    std::weak_ptr<detail::task_list> pending = list;
+    const std::uint64_t index =
+        s->submit<true>([keep = std::move(keep), list = std::move(list)]() mutable { keep->replace(std::move(list)); });
+    g->last_swap = std::move(pending);
+    g->last_swap_stream = s;
+    g->last_swap_index = index;
+  }
+
+  // Why update_end refuses @p g's staged tasks (model gone, count, or the
+  // kind of task @p at); out of line, so building the message costs the
+  // accepted path nothing.
+  [[noreturn]] static void refuse_end(const detail::group_state& g, std::size_t at) {
+    static constexpr const char* api = "keel::update_scope::end";
+    const auto& staged = g.staging;
+    if (!g.model_alive.load(std::memory_order_acquire))
+      throw_error(errc::invalid_state, api, "the model of task group #" + std::to_string(g.id) + " was destroyed");
+    const std::size_t expected = g.signature.size();
+    if (staged.size() != expected)
+      throw_error(errc::update_violation, api,
+                  "task group #" + std::to_string(g.id) + " has " + std::to_string(expected) +
+                      " tasks and the update issued " + std::to_string(staged.size()) + "; the group is unchanged");
+    throw_error(errc::update_violation, api,
+                "task " + std::to_string(at) + " of group #" + std::to_string(g.id) + " is kernel '" +
+                    std::string(g.signature[at].name()) + "' and the update issued '" +
+                    std::string(staged[at].kind().name()) + "'; the group is unchanged");
   }
 
   /** Leaves update mode with the group unchanged. */
-  static void update_abort(stream_handle s) noexcept {
-    std::lock_guard<std::mutex> lock(s->dev->capture_mutex);
-    abort_update_locked(*s);
-  }
+  static void update_abort(stream_handle s) noexcept { abort_update(*s); }
 
   // ---- memory ------------------------------------------------------------
 
@@ -1189,12 +1408,23 @@ struct backend {
   }
 
  private:
+  // Caller holds dev->capture_mutex and s is capturing.
   template <class F>
   static void route_locked(detail::stream_state& s, F&& f, const char* api) {
-    if (s.updating)
-      detail::stage_update(s, detail::replay_task(std::forward<F>(f), detail::replay_task::category::event), api);
-    else
-      detail::capture_task(s, detail::replay_task(std::forward<F>(f), detail::replay_task::category::event), api);
+    detail::capture_task(s, detail::replay_task(std::forward<F>(f), detail::replay_task::category::event), api);
+  }
+
+  // Caller holds dev->capture_mutex. Makes s a lane of @p c, unless an
+  // update began on it (false): the check and the change are one step under
+  // update_m, which is what update_begin checks "not capturing" under.
+  static bool join_session(detail::stream_state& s, const detail::ref_ptr<detail::capture_session>& c,
+                           std::size_t lane) noexcept {
+    std::lock_guard<detail::spin_lock> stage(s.update_m);
+    if (s.updating != nullptr) return false;
+    s.session = c;
+    s.lane = lane;
+    s.redirect.store(1, std::memory_order_release);
+    return true;
   }
 
   static void check_event_safe(event_handle e, const char* api, const char* what) {
@@ -1226,16 +1456,17 @@ struct backend {
     dev.live_models_.fetch_sub(1, std::memory_order_acq_rel);
   }
 
-  static void abort_update_locked(detail::stream_state& s) noexcept {
-    if (!s.updating) return;
-    s.updating->updating.store(false, std::memory_order_release);
-    std::vector<detail::replay_task> dropped;
+  // Leaves update mode, dropping what was staged; the group is unchanged.
+  static void abort_update(detail::stream_state& s) noexcept {
+    detail::group_state* g = nullptr;
     {
       std::lock_guard<detail::spin_lock> stage(s.update_m);
-      s.updating = {};
-      dropped.swap(s.staged);
+      g = std::exchange(s.updating, nullptr);
+      if (g == nullptr) return;
+      s.redirect.store(0, std::memory_order_release);
     }
-    s.redirect.store(s.session ? 1 : 0, std::memory_order_release);
+    g->staging.clear();  // detached from the stream: ours alone until the claim ends
+    detail::group_state::end_claim(g);
   }
 };
 

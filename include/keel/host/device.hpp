@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -39,6 +40,13 @@ struct device_options {
   /// out_of_memory, and a small limit injects that failure in tests. Memory
   /// counts until its stream-ordered release has run.
   std::size_t memory_limit = 0;
+  /// How long an idle stream worker, a synchronize() or an event wait spins
+  /// before it sleeps. Work that arrives within the budget is picked up at
+  /// spinning speed (waking a sleeping thread costs tens of microseconds),
+  /// but on a machine with more runnable threads than cores the spinning
+  /// takes time from the threads being waited for. 0: never spin, sleep at
+  /// once (negative counts as 0).
+  std::chrono::microseconds spin_budget{50};
 };
 
 /**
@@ -55,7 +63,8 @@ class device {
   explicit device(device_options options = {})
       : max_live_models_(options.max_live_models),
         max_external_events_(options.max_external_events),
-        memory_limit_(options.memory_limit) {
+        memory_limit_(options.memory_limit),
+        spin_budget_(std::max(options.spin_budget, std::chrono::microseconds::zero())) {
     unsigned n = options.compute_workers ? options.compute_workers : std::thread::hardware_concurrency();
     workers_ = std::max(1u, n);
     // The stream worker that launches a kernel is one of the compute
@@ -83,6 +92,8 @@ class device {
   std::size_t max_external_events() const noexcept { return max_external_events_; }
   /** @brief The buffer memory limit in bytes (0: none). Throws: nothing. */
   std::size_t memory_limit() const noexcept { return memory_limit_; }
+  /** @brief How long waits spin before they sleep (0: never). Throws: nothing. */
+  std::chrono::microseconds spin_budget() const noexcept { return spin_budget_; }
   /** @brief Bytes buffers hold now (until their stream-ordered release ran). Throws: nothing. */
   std::size_t memory_in_use() const noexcept { return memory_in_use_.load(std::memory_order_acquire); }
   /** @brief External events alive now. Throws: nothing. */
@@ -186,6 +197,7 @@ class device {
   std::size_t max_live_models_;
   std::size_t max_external_events_;
   std::size_t memory_limit_;
+  std::chrono::microseconds spin_budget_;
   std::mutex job_mutex_;
   std::mutex pool_mutex_;
   std::condition_variable pool_cv_;

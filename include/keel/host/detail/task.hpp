@@ -36,14 +36,19 @@ inline void poll_delay() noexcept {
 // where a futex sleep would cost a thousand times the section.
 class spin_lock {
  public:
+  // The uncontended acquisition (one exchange) is inlined; the wait is not.
   void lock() noexcept {
-    while (flag_.exchange(true, std::memory_order_acquire)) {
-      while (flag_.load(std::memory_order_relaxed)) cpu_relax();
-    }
+    if (!flag_.exchange(true, std::memory_order_acquire)) return;
+    lock_contended();
   }
   void unlock() noexcept { flag_.store(false, std::memory_order_release); }
 
  private:
+  void lock_contended() noexcept {
+    do {
+      while (flag_.load(std::memory_order_relaxed)) cpu_relax();
+    } while (flag_.exchange(true, std::memory_order_acquire));
+  }
   std::atomic<bool> flag_{false};
 };
 

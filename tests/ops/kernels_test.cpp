@@ -585,3 +585,49 @@ TEST_CASE("baddbmm: out may be self (in place)", "[ops][kernels][baddbmm]") {
   baddbmm(k, self.view, b1.view, b2.view, 0.5f, 1.0f, self.view);
   CHECK(std::memcmp(self.bytes.data(), expect.bytes.data(), 2 * 30 * 20 * 4) == 0);
 }
+
+TEST_CASE("bool storage: any non-zero byte is true on every target and path", "[ops][kernels][cast]") {
+  // Other frameworks' bool tensors may hold bytes other than 0 and 1; keel
+  // reads bool storage as bytes, never as a C++ bool (a load of byte 135 as
+  // bool is undefined behaviour, which the sanitizer build checks).
+  const unsigned char pattern[] = {0, 1, 2, 135, 255, 0, 128, 64, 0, 3};
+  for (const kernel_table* k : all_targets()) {
+    for (layout l : {layout::contiguous, layout::strided}) {
+      auto flag = make_tensor(dtype::boolean, {1001}, l);
+      std::size_t p = 0;
+      for_each_index(flag.view, [&](const std::int64_t* idx) {
+        *element(flag.view, idx, 1) = static_cast<char>(pattern[p++ % sizeof pattern]);
+      });
+      auto truth = [&](const std::int64_t* idx) { return *element(flag.view, idx, 1) != 0; };
+      // Casts to every dtype: true is one (bool: any non-zero byte).
+      for (int to = 0; to < dtype_count; ++to) {
+        auto out = make_tensor(static_cast<dtype>(to), {1001});
+        cast(*k, flag.view, out.view);
+        std::size_t bad = 0;
+        for_each_index(out.view, [&](const std::int64_t* idx) {
+          const char* got = element(out.view, idx, 1);
+          const bool want = truth(idx);
+          if (out.view.type() == dtype::boolean) {
+            bad += (*got != 0) != want;
+          } else {
+            bad += read_float(out.view, got) != (want ? 1.0 : 0.0);
+          }
+        });
+        INFO("target " << k->target << " bool -> " << dtype_name(static_cast<dtype>(to)));
+        CHECK(bad == 0);
+      }
+      // A bool operand staged into float32 and int32 arithmetic.
+      for (dtype other_type : {dtype::float32, dtype::int32}) {
+        auto other = make_tensor(other_type, {1001});
+        auto out = make_tensor(other_type, {1001});
+        add(*k, flag.view, other.view, 1, out.view);  // other is zero: out is the flag as a number
+        std::size_t bad = 0;
+        for_each_index(out.view, [&](const std::int64_t* idx) {
+          bad += read_float(out.view, element(out.view, idx, 1)) != (truth(idx) ? 1.0 : 0.0);
+        });
+        INFO("target " << k->target << " add(bool, " << dtype_name(other_type) << ")");
+        CHECK(bad == 0);
+      }
+    }
+  }
+}

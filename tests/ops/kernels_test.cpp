@@ -449,6 +449,11 @@ TEST_CASE("adaptive_avg_pool2d: every target matches the windowed mean", "[ops][
       {{2, 3, 13, 17}, 13, 17, dtype::float16, layout::contiguous, layout::contiguous},  // identity windows
       {{4, 11, 19}, 5, 1, dtype::bfloat16, layout::strided, layout::transposed},
       {{1, 1, 1, 1}, 1, 1, dtype::float32, layout::contiguous, layout::contiguous},
+      {{1, 2, 28, 28}, 7, 7, dtype::float32, layout::contiguous, layout::contiguous},   // uniform windows of 4
+      {{1, 2, 14, 14}, 7, 7, dtype::float32, layout::offset, layout::contiguous},       // uniform windows of 2
+      {{1, 2, 8, 64}, 2, 4, dtype::float32, layout::contiguous, layout::strided},       // uniform windows of 16
+      {{1, 2, 6, 96}, 3, 3, dtype::float32, layout::contiguous, layout::contiguous},    // windows of 32: wider than a vector
+      {{1, 2, 4, 24}, 2, 3, dtype::float32, layout::contiguous, layout::contiguous},    // windows of 8 not filling a vector
       {{1, 2, 5, 150}, 2, 70, dtype::float32, layout::contiguous, layout::contiguous},  // more than 64 output columns
       {{1, 2, 9, 200}, 3, 64, dtype::float32, layout::offset, layout::contiguous},     // exactly 64
       {{0, 2, 4, 4}, 2, 2, dtype::float32, layout::contiguous, layout::contiguous},  // empty batch

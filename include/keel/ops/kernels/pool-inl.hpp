@@ -25,20 +25,39 @@ namespace kernels {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Column sums of rows [hs, he) for the vectors at x0..x3 (G of them used),
+// Column sums of rows [hs, he) for the G (1, 2 or 4) vectors at x[0..G),
 // each with its own accumulator: G independent chains of adds instead of
-// one, so the loop runs at load throughput rather than add latency.
+// one, so the loop runs at load throughput rather than add latency. Named
+// accumulators, not an array: GCC 12 keeps an array of vectors indexed in a
+// loop on the stack, and every add then goes through memory.
 template <std::size_t G, class D>
 HWY_INLINE void pool_column_sums(D d, const float* in, std::ptrdiff_t row_stride, std::size_t hs, std::size_t he,
                                  const std::size_t* x, float* scratch) {
+  static_assert(G == 1 || G == 2 || G == 4, "one, two or four vectors");
+  const std::size_t x0 = x[0], x1 = x[G > 1 ? 1 : 0], x2 = x[G > 2 ? 2 : 0], x3 = x[G > 2 ? 3 : 0];
   const float* row = in + static_cast<std::ptrdiff_t>(hs) * row_stride;
-  hn::Vec<D> acc[G];
-  for (std::size_t g = 0; g < G; ++g) acc[g] = hn::LoadU(d, row + x[g]);
+  auto a0 = hn::LoadU(d, row + x0);
+  auto a1 = a0, a2 = a0, a3 = a0;
+  if constexpr (G > 1) a1 = hn::LoadU(d, row + x1);
+  if constexpr (G > 2) {
+    a2 = hn::LoadU(d, row + x2);
+    a3 = hn::LoadU(d, row + x3);
+  }
   for (std::size_t r = hs + 1; r < he; ++r) {
     row += row_stride;
-    for (std::size_t g = 0; g < G; ++g) acc[g] = hn::Add(acc[g], hn::LoadU(d, row + x[g]));
+    a0 = hn::Add(a0, hn::LoadU(d, row + x0));
+    if constexpr (G > 1) a1 = hn::Add(a1, hn::LoadU(d, row + x1));
+    if constexpr (G > 2) {
+      a2 = hn::Add(a2, hn::LoadU(d, row + x2));
+      a3 = hn::Add(a3, hn::LoadU(d, row + x3));
+    }
   }
-  for (std::size_t g = 0; g < G; ++g) hn::StoreU(acc[g], d, scratch + x[g]);
+  hn::StoreU(a0, d, scratch + x0);
+  if constexpr (G > 1) hn::StoreU(a1, d, scratch + x1);
+  if constexpr (G > 2) {
+    hn::StoreU(a2, d, scratch + x2);
+    hn::StoreU(a3, d, scratch + x3);
+  }
 }
 
 // The sum of scratch[begin, end) with four partial sums: the windows are
@@ -75,6 +94,22 @@ inline void adaptive_avg_pool2d_f32(const float* in, std::size_t h, std::size_t 
   // they come out identical) without reading past the row.
   const std::size_t vectors = w >= lanes ? (w + lanes - 1) / lanes : 0;
   auto x_of = [&](std::size_t k) { return std::min(k * lanes, w - lanes); };
+  // Uniform column windows (w a whole number of windows of width kw, a power
+  // of two no wider than a vector): each vector of column sums holds whole
+  // windows, and log2(kw) butterfly steps (lane l adds lane l ^ dist) leave
+  // each window's sum in its first lane: a few shuffles and adds per vector
+  // instead of a scalar loop and a horizontal sum per window.
+  constexpr std::size_t max_lanes = HWY_MAX_BYTES / sizeof(float);
+  const std::size_t kw = ow != 0 && w % ow == 0 ? w / ow : 0;
+  const bool butterfly = vectors != 0 && kw >= 2 && kw <= lanes && (kw & (kw - 1)) == 0;
+  HWY_ALIGN std::int32_t swap_index[6][max_lanes];  // kw <= 64 lanes: at most 6 steps
+  std::size_t steps = 0;
+  const std::size_t per_vector = butterfly ? lanes / kw : 0;  // windows per vector
+  if (butterfly) {
+    for (std::size_t dist = 1; dist < kw; dist *= 2, ++steps) {
+      for (std::size_t l = 0; l < lanes; ++l) swap_index[steps][l] = static_cast<std::int32_t>(l ^ dist);
+    }
+  }
   std::size_t col_begin[max_fast_windows], col_end[max_fast_windows];
   if (ow <= max_fast_windows) {
     for (std::size_t j = 0; j < ow; ++j) {
@@ -115,6 +150,24 @@ inline void adaptive_avg_pool2d_f32(const float* in, std::size_t h, std::size_t 
     }
     float* dst = out + i * ow;
     const std::size_t rows = he - hs;
+    if (butterfly) {
+      // x_k is a multiple of kw (kw divides both lanes and w), so a vector
+      // never splits a window; the overlapping last vector recomputes whole
+      // windows with the same tree over the same inputs, so identically.
+      HWY_ALIGN float reduced[max_lanes];
+      const auto count = static_cast<float>(rows * kw);
+      for (std::size_t k = 0; k < vectors; ++k) {
+        auto t = hn::LoadU(d, scratch + x_of(k));
+        for (std::size_t st = 0; st < steps; ++st) {
+          t = hn::Add(t, hn::TableLookupLanes(t, hn::SetTableIndices(d, swap_index[st])));
+        }
+        hn::Store(t, d, reduced);
+        // The first window of vector k, x_of(k) / kw without a division.
+        std::size_t j = std::min(k * per_vector, ow - per_vector);
+        for (std::size_t m = 0; m < lanes; m += kw) dst[j++] = reduced[m] / count;
+      }
+      continue;
+    }
     if (ow <= max_fast_windows) {
       for (std::size_t j = 0; j < ow; ++j) {
         dst[j] = window_sum(scratch, col_begin[j], col_end[j]) / static_cast<float>(rows * (col_end[j] - col_begin[j]));

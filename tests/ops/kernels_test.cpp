@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <sstream>
@@ -317,6 +318,92 @@ TEST_CASE("cast: float16 and bfloat16 kernels agree with the exact scalar conver
   }
 }
 
+TEST_CASE("cast: float32 to bfloat16 is bit-exact on ties, NaN payloads, denormals and overflow on every target",
+          "[ops][kernels][cast]") {
+  // Hand-checked expectations (so the scalar reference is checked too).
+  struct known {
+    std::uint32_t in;
+    std::uint16_t want;
+  };
+  const known table[] = {
+      {0x3F808000u, 0x3F80u},  // tie, even neighbour below
+      {0x3F818000u, 0x3F82u},  // tie, odd: rounds up to even
+      {0x3F808001u, 0x3F81u},  // just above the tie
+      {0x3F807FFFu, 0x3F80u},  // just below the tie
+      {0x7F7FFFFFu, 0x7F80u},  // the largest finite value rounds to infinity
+      {0x7F7F8000u, 0x7F80u},  // tie on an odd pattern: up, to infinity
+      {0xFF7F7FFFu, 0xFF7Fu},  // stays finite
+      {0x7F800000u, 0x7F80u},  // infinities kept
+      {0xFF800000u, 0xFF80u},
+      {0x7FC00000u, 0x7FC0u},  // quiet NaN
+      {0x7F800001u, 0x7FC0u},  // signalling NaN, payload only in the low half: quieted, stays NaN
+      {0xFF812345u, 0xFFC1u},  // negative NaN keeps sign and upper payload
+      {0x7FFFFFFFu, 0x7FFFu},  // the carry must not overflow the payload into the sign
+      {0xFFFF8000u, 0xFFFFu},
+      {0x7FBF8000u, 0x7FFFu},  // sNaN whose rounding would carry
+      {0x00000001u, 0x0000u},  // the smallest denormal rounds to zero, not flushed by a flag
+      {0x80000001u, 0x8000u},
+      {0x00008000u, 0x0000u},  // denormal tie, even
+      {0x00018000u, 0x0002u},  // denormal tie, odd: up
+      {0x00010001u, 0x0001u},  // a denormal that stays a denormal
+      {0x007FFFFFu, 0x0080u},  // the largest denormal rounds up to the smallest normal
+      {0x00000000u, 0x0000u},
+      {0x80000000u, 0x8000u},
+  };
+  for (const known& t : table) {
+    float f;
+    std::memcpy(&f, &t.in, 4);
+    INFO("scalar reference, input 0x" << std::hex << t.in);
+    CHECK(float_to_bfloat16_bits(f) == t.want);
+  }
+  // Each special value at every position of a 64-element block, the other
+  // lanes random normals (blocks without denormals take the fast path on
+  // AVX512-BF16 CPUs) or random denormals; rows of several lengths so that
+  // heads, two-vector bodies, one-vector steps and scalar tails all see them.
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> normal(-4.0f, 4.0f);
+  std::uniform_int_distribution<std::uint32_t> denormal(1u, 0x007FFFFFu);
+  for (const kernel_table* k : all_targets()) {
+    std::size_t bad = 0;
+    std::string first;
+    for (std::size_t n : {std::size_t{64}, std::size_t{95}, std::size_t{131}}) {
+      for (bool denormal_background : {false, true}) {
+        for (const known& t : table) {
+          for (std::size_t pos = 0; pos < n; pos += 3) {
+            // One spare float in front: the row starts at two alignments.
+            std::vector<float> buf(n + 1);
+            for (auto& x : buf) {
+              if (denormal_background) {
+                const std::uint32_t u = denormal(rng);
+                std::memcpy(&x, &u, 4);
+              } else {
+                x = normal(rng);
+              }
+            }
+            float* in = buf.data() + (pos % 2);
+            std::memcpy(&in[pos], &t.in, 4);
+            std::vector<std::uint16_t> got(n);
+            k->f32_to_bf16(got.data(), in, n);
+            for (std::size_t i = 0; i < n; ++i) {
+              const std::uint16_t want = float_to_bfloat16_bits(in[i]);
+              if (got[i] != want && bad++ == 0) {
+                std::ostringstream os;
+                os << "n " << n << " index " << i << " input bits 0x" << std::hex;
+                std::uint32_t u;
+                std::memcpy(&u, &in[i], 4);
+                os << u << " got 0x" << got[i] << " want 0x" << want;
+                first = os.str();
+              }
+            }
+          }
+        }
+      }
+    }
+    INFO("target " << k->target << ": " << first);
+    CHECK(bad == 0);
+  }
+}
+
 TEST_CASE("cast: a long float32 to bfloat16 row is exact at every output alignment and writes nothing outside it",
           "[ops][kernels][cast]") {
   // A row longer than the L2 cache at several output offsets (unaligned,
@@ -362,6 +449,13 @@ TEST_CASE("adaptive_avg_pool2d: every target matches the windowed mean", "[ops][
       {{2, 3, 13, 17}, 13, 17, dtype::float16, layout::contiguous, layout::contiguous},  // identity windows
       {{4, 11, 19}, 5, 1, dtype::bfloat16, layout::strided, layout::transposed},
       {{1, 1, 1, 1}, 1, 1, dtype::float32, layout::contiguous, layout::contiguous},
+      {{1, 2, 28, 28}, 7, 7, dtype::float32, layout::contiguous, layout::contiguous},   // uniform windows of 4
+      {{1, 2, 14, 14}, 7, 7, dtype::float32, layout::offset, layout::contiguous},       // uniform windows of 2
+      {{1, 2, 8, 64}, 2, 4, dtype::float32, layout::contiguous, layout::strided},       // uniform windows of 16
+      {{1, 2, 6, 96}, 3, 3, dtype::float32, layout::contiguous, layout::contiguous},    // windows of 32: wider than a vector
+      {{1, 2, 4, 24}, 2, 3, dtype::float32, layout::contiguous, layout::contiguous},    // windows of 8 not filling a vector
+      {{1, 2, 5, 150}, 2, 70, dtype::float32, layout::contiguous, layout::contiguous},  // more than 64 output columns
+      {{1, 2, 9, 200}, 3, 64, dtype::float32, layout::offset, layout::contiguous},     // exactly 64
       {{0, 2, 4, 4}, 2, 2, dtype::float32, layout::contiguous, layout::contiguous},  // empty batch
   };
   std::mt19937 rng(13);
@@ -495,4 +589,50 @@ TEST_CASE("baddbmm: out may be self (in place)", "[ops][kernels][baddbmm]") {
   baddbmm(k, self.view, b1.view, b2.view, 0.5f, 1.0f, expect.view);
   baddbmm(k, self.view, b1.view, b2.view, 0.5f, 1.0f, self.view);
   CHECK(std::memcmp(self.bytes.data(), expect.bytes.data(), 2 * 30 * 20 * 4) == 0);
+}
+
+TEST_CASE("bool storage: any non-zero byte is true on every target and path", "[ops][kernels][cast]") {
+  // Other frameworks' bool tensors may hold bytes other than 0 and 1; keel
+  // reads bool storage as bytes, never as a C++ bool (a load of byte 135 as
+  // bool is undefined behaviour, which the sanitizer build checks).
+  const unsigned char pattern[] = {0, 1, 2, 135, 255, 0, 128, 64, 0, 3};
+  for (const kernel_table* k : all_targets()) {
+    for (layout l : {layout::contiguous, layout::strided}) {
+      auto flag = make_tensor(dtype::boolean, {1001}, l);
+      std::size_t p = 0;
+      for_each_index(flag.view, [&](const std::int64_t* idx) {
+        *element(flag.view, idx, 1) = static_cast<char>(pattern[p++ % sizeof pattern]);
+      });
+      auto truth = [&](const std::int64_t* idx) { return *element(flag.view, idx, 1) != 0; };
+      // Casts to every dtype: true is one (bool: any non-zero byte).
+      for (int to = 0; to < dtype_count; ++to) {
+        auto out = make_tensor(static_cast<dtype>(to), {1001});
+        cast(*k, flag.view, out.view);
+        std::size_t bad = 0;
+        for_each_index(out.view, [&](const std::int64_t* idx) {
+          const char* got = element(out.view, idx, 1);
+          const bool want = truth(idx);
+          if (out.view.type() == dtype::boolean) {
+            bad += (*got != 0) != want;
+          } else {
+            bad += read_float(out.view, got) != (want ? 1.0 : 0.0);
+          }
+        });
+        INFO("target " << k->target << " bool -> " << dtype_name(static_cast<dtype>(to)));
+        CHECK(bad == 0);
+      }
+      // A bool operand staged into float32 and int32 arithmetic.
+      for (dtype other_type : {dtype::float32, dtype::int32}) {
+        auto other = make_tensor(other_type, {1001});
+        auto out = make_tensor(other_type, {1001});
+        add(*k, flag.view, other.view, 1, out.view);  // other is zero: out is the flag as a number
+        std::size_t bad = 0;
+        for_each_index(out.view, [&](const std::int64_t* idx) {
+          bad += read_float(out.view, element(out.view, idx, 1)) != (truth(idx) ? 1.0 : 0.0);
+        });
+        INFO("target " << k->target << " add(bool, " << dtype_name(other_type) << ")");
+        CHECK(bad == 0);
+      }
+    }
+  }
 }

@@ -244,7 +244,15 @@ class elementwise_plan final : public plan {
       numel_ *= shape[i];
     }
     if (out.numel() == 0) numel_ = 0;
-    chunk_ = chunk_items(static_cast<std::size_t>(numel_), workers, 16384);
+    // Sixteen chunks per worker rather than four: element-wise work is
+    // memory-bound, so whichever worker finishes last runs its final chunk
+    // alone at single-thread bandwidth; with 2 workers and 8 chunks of a
+    // 16M add that tail could be an eighth of the work, with 32 it is at
+    // most a thirty-second. A chunk still moves megabytes at that size, so
+    // claiming it costs nothing measurable; below 16K elements per chunk
+    // (192 KB of an add) splitting further stops paying. One worker: one
+    // chunk, one kernel call.
+    chunk_ = chunk_items(static_cast<std::size_t>(numel_), workers <= 1 ? 1 : workers * 4, 16384);
     // One row whose operands all have the compute dtype and unit (or zero)
     // strides: every chunk is one kernel call, decided here once rather
     // than per call (tiny calls and their replays live here).

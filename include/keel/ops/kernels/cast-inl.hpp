@@ -10,8 +10,10 @@
 #define KEEL_OPS_KERNELS_CAST_INL_HPP_
 #endif
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include <hwy/highway.h>
 
@@ -28,12 +30,54 @@
 #define KEEL_OPS_DETAIL_NATIVE_F16 0
 #endif
 
+// AVX512-BF16 (vcvtne2ps2bf16) rounds to nearest even and quiets NaN
+// exactly as keel does, but treats denormal inputs as zero; keel uses it on
+// the AVX-512 targets when the CPU has it (Highway 1.0.3 does not know the
+// extension), for blocks without denormals. GCC 10 and Clang 9 have the
+// intrinsics.
+#undef KEEL_OPS_DETAIL_AVX512BF16
+#if HWY_ARCH_X86 && (HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL) && \
+    ((defined(__clang__) && __clang_major__ >= 9) || (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 10))
+#define KEEL_OPS_DETAIL_AVX512BF16 1
+#else
+#define KEEL_OPS_DETAIL_AVX512BF16 0
+#endif
+
+#if KEEL_OPS_DETAIL_AVX512BF16 && !defined(KEEL_OPS_DETAIL_CPUID_BF16_DEFINED)
+#define KEEL_OPS_DETAIL_CPUID_BF16_DEFINED
+#include <cpuid.h>
+#include <immintrin.h>
+namespace keel::ops::kernels::detail {
+// CPUID leaf 7, sub-leaf 1, EAX bit 5. The OS saves AVX-512 state already:
+// the AVX3 targets are chosen only then.
+inline bool cpu_has_avx512bf16() noexcept {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid_max(0, nullptr) < 7) return false;
+  __cpuid_count(7, 1, a, b, c, d);
+  return (a & (1u << 5)) != 0;
+}
+}  // namespace keel::ops::kernels::detail
+#endif
+
 HWY_BEFORE_NAMESPACE();
 namespace keel {
 namespace ops {
 namespace kernels {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
+
+// Elements to convert one by one before `in` reaches vector alignment, so
+// that every vector load of the body is aligned: a 64-byte load that
+// straddles two cache lines costs about twice one that does not, and the
+// allocator hands out large buffers 16 bytes past a page boundary. Loads are
+// aligned rather than stores because the input moves twice the bytes.
+template <class D>
+HWY_INLINE std::size_t cast_head(D d, const float* in, std::size_t n) {
+  const std::size_t bytes = hn::Lanes(d) * sizeof(float);
+  const std::size_t mis = reinterpret_cast<std::uintptr_t>(in) % bytes;
+  if (mis == 0 || mis % sizeof(float) != 0) return 0;
+  return std::min(n, (bytes - mis) / sizeof(float));
+}
 
 inline void f32_to_f16(std::uint16_t* out, const float* in, std::size_t n) {
   std::size_t i = 0;
@@ -42,6 +86,15 @@ inline void f32_to_f16(std::uint16_t* out, const float* in, std::size_t n) {
   const hn::Rebind<hwy::float16_t, decltype(df)> dh;
   const std::size_t lanes = hn::Lanes(df);
   auto* o = reinterpret_cast<hwy::float16_t*>(out);
+  if (n >= 4 * lanes) {
+    for (const std::size_t head = cast_head(df, in, n); i < head; ++i) out[i] = float_to_half_bits(in[i]);
+  }
+  for (; i + 2 * lanes <= n; i += 2 * lanes) {
+    const auto lo = hn::DemoteTo(dh, hn::LoadU(df, in + i));
+    const auto hi = hn::DemoteTo(dh, hn::LoadU(df, in + i + lanes));
+    hn::StoreU(lo, dh, o + i);
+    hn::StoreU(hi, dh, o + i + lanes);
+  }
   for (; i + lanes <= n; i += lanes) hn::StoreU(hn::DemoteTo(dh, hn::LoadU(df, in + i)), dh, o + i);
 #endif
   for (; i < n; ++i) out[i] = float_to_half_bits(in[i]);
@@ -60,20 +113,30 @@ inline void f16_to_f32(float* out, const std::uint16_t* in, std::size_t n) {
 }
 
 // Highway 1.0.3's DemoteTo(bfloat16) truncates; round to nearest even with
-// integer arithmetic instead (add 0x7FFF plus the lowest kept bit), and keep
-// NaN a NaN by setting its quiet bit rather than letting the carry make it
-// infinite. The result is the upper half of each 32-bit lane: ConcatOdd of
-// two vectors gathers those halves in order with one shuffle per output vector.
+// integer arithmetic instead (add 0x7FFF plus the lowest kept bit: the carry
+// rounds up, ties go to the even neighbour). Denormals round like any other
+// pattern (the AVX512-BF16 instruction would flush them). A NaN gets its
+// quiet bit set instead of the rounding carry, which could overflow its
+// payload into the sign. The bf16 bits are the upper half of each lane.
 template <class D>
 HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> bf16_round_bits(D df, hn::Vec<D> v) {
+  (void)df;
   const hn::RebindToUnsigned<D> du;
   const auto bits = hn::BitCast(du, v);
+  const auto rounded =
+      hn::Add(hn::Add(bits, hn::Set(du, 0x7FFFu)), hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u)));
+  // IsNaN is one classification (AVX-512's fpclass) rather than an AND and
+  // an integer compare; it reads only the bits, never the MXCSR modes.
+  return hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), hn::Or(bits, hn::Set(du, 0x00400000u)), rounded);
+}
+
+// One vector of float32 lanes to as many bf16 lanes: the upper halves, each
+// below 0x10000, so the unsigned saturating demote never saturates.
+template <class D>
+HWY_INLINE void bf16_store_one(D df, hn::Vec<D> v, std::uint16_t* out) {
   const hn::RebindToSigned<D> di;
-  const auto rounded = hn::Add(bits, hn::Add(hn::Set(du, 0x7FFFu), hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u))));
-  (void)df;
-  // NaN: |bits| above the infinity pattern, as a signed compare (no float op).
-  const auto is_nan = hn::Gt(hn::BitCast(di, hn::And(bits, hn::Set(du, 0x7FFFFFFFu))), hn::Set(di, 0x7F800000));
-  return hn::IfThenElse(hn::RebindMask(du, is_nan), hn::Or(bits, hn::Set(du, 0x00400000u)), rounded);
+  const hn::Rebind<std::uint16_t, D> du16;
+  hn::StoreU(hn::DemoteTo(du16, hn::BitCast(di, hn::ShiftRight<16>(bf16_round_bits(df, v)))), du16, out);
 }
 
 inline void f32_to_bf16(std::uint16_t* out, const float* in, std::size_t n) {
@@ -81,21 +144,64 @@ inline void f32_to_bf16(std::uint16_t* out, const float* in, std::size_t n) {
   const std::size_t lanes = hn::Lanes(df);
   std::size_t i = 0;
 #if HWY_TARGET != HWY_SCALAR
+  if (n >= 4 * lanes) {
+    for (const std::size_t head = cast_head(df, in, n); i < head; ++i) out[i] = float_to_bfloat16_bits(in[i]);
+  }
+  // Two vectors per step: ConcatOdd gathers both vectors' upper halves in
+  // order with one two-table shuffle, cheaper than a shift and a pack each.
   const hn::Repartition<std::uint16_t, decltype(df)> d16;  // twice the lanes
   for (; i + 2 * lanes <= n; i += 2 * lanes) {
     const auto lo = bf16_round_bits(df, hn::LoadU(df, in + i));
     const auto hi = bf16_round_bits(df, hn::LoadU(df, in + i + lanes));
     hn::StoreU(hn::ConcatOdd(d16, hn::BitCast(d16, hi), hn::BitCast(d16, lo)), d16, out + i);
   }
-#else
-  const hn::RebindToSigned<decltype(df)> di;
-  const hn::Rebind<std::uint16_t, decltype(df)> du16;
-  for (; i + lanes <= n; i += lanes) {
-    const auto r = bf16_round_bits(df, hn::LoadU(df, in + i));
-    hn::StoreU(hn::DemoteTo(du16, hn::BitCast(di, hn::ShiftRight<16>(r))), du16, out + i);
-  }
 #endif
+  for (; i + lanes <= n; i += lanes) bf16_store_one(df, hn::LoadU(df, in + i), out + i);
   for (; i < n; ++i) out[i] = float_to_bfloat16_bits(in[i]);
+}
+
+#if KEEL_OPS_DETAIL_AVX512BF16
+// The same conversion with AVX512-BF16: one instruction rounds and packs two
+// vectors. A block holding a denormal (the instruction would flush it) goes
+// through bf16_round_bits instead, so results match the portable kernel
+// bit for bit whatever the data and the MXCSR modes.
+__attribute__((target(HWY_TARGET_STR ",avx512bf16"))) inline void f32_to_bf16_avx512bf16(std::uint16_t* out,
+                                                                                       const float* in,
+                                                                                       std::size_t n) {
+  const hn::Full512<float> df;
+  const hn::Repartition<std::uint16_t, decltype(df)> d16;
+  constexpr std::size_t lanes = 16;
+  std::size_t i = 0;
+  if (n >= 4 * lanes) {
+    for (const std::size_t head = cast_head(df, in, n); i < head; ++i) out[i] = float_to_bfloat16_bits(in[i]);
+  }
+  for (; i + 2 * lanes <= n; i += 2 * lanes) {
+    const auto lo = hn::LoadU(df, in + i);
+    const auto hi = hn::LoadU(df, in + i + lanes);
+    // fpclass 0x20: denormal (either sign).
+    const __mmask16 denormal = _mm512_fpclass_ps_mask(lo.raw, 0x20) | _mm512_fpclass_ps_mask(hi.raw, 0x20);
+    if (HWY_LIKELY(denormal == 0)) {
+      const __m512bh packed = _mm512_cvtne2ps_pbh(hi.raw, lo.raw);
+      __m512i bits;
+      static_assert(sizeof(bits) == sizeof(packed), "one 512-bit vector");
+      std::memcpy(&bits, &packed, sizeof(bits));
+      _mm512_storeu_si512(out + i, bits);
+    } else {
+      hn::StoreU(hn::ConcatOdd(d16, hn::BitCast(d16, bf16_round_bits(df, hi)), hn::BitCast(d16, bf16_round_bits(df, lo))),
+                 d16, out + i);
+    }
+  }
+  for (; i + lanes <= n; i += lanes) bf16_store_one(df, hn::LoadU(df, in + i), out + i);
+  for (; i < n; ++i) out[i] = float_to_bfloat16_bits(in[i]);
+}
+#endif
+
+// The float32 -> bfloat16 kernel for this target on this CPU.
+inline void (*pick_f32_to_bf16())(std::uint16_t*, const float*, std::size_t) {
+#if KEEL_OPS_DETAIL_AVX512BF16
+  if (detail::cpu_has_avx512bf16()) return &f32_to_bf16_avx512bf16;
+#endif
+  return &f32_to_bf16;
 }
 
 inline void bf16_to_f32(float* out, const std::uint16_t* in, std::size_t n) {

@@ -36,7 +36,7 @@ inline kernel_table make_kernel_table() {
   t.addcmul_f32 = &addcmul_f32;
   t.f32_to_f16 = &f32_to_f16;
   t.f16_to_f32 = &f16_to_f32;
-  t.f32_to_bf16 = &f32_to_bf16;
+  t.f32_to_bf16 = pick_f32_to_bf16();
   t.bf16_to_f32 = &bf16_to_f32;
   t.adaptive_avg_pool2d_f32 = &adaptive_avg_pool2d_f32;
   t.gemm_tile_count = &gemm_tile_count;

@@ -36,7 +36,11 @@ struct key_view_hash {
 };
 struct key_view_equal {
   bool operator()(const key_view& a, const key_view& b) const noexcept {
-    return a.hash == b.hash && a.size == b.size && std::memcmp(a.words, b.words, a.size * sizeof(std::uint64_t)) == 0;
+    if (a.hash != b.hash || a.size != b.size) return false;
+    for (std::uint32_t i = 0; i < a.size; ++i) {  // a few dozen words: no call to memcmp
+      if (a.words[i] != b.words[i]) return false;
+    }
+    return true;
   }
 };
 
@@ -110,8 +114,14 @@ class shared_plan {
     if (prepaid_.fetch_sub(1, std::memory_order_relaxed) <= 0) {
       // Over-drawn: count a new batch before this reference can be released.
       refs_.fetch_add(batch, std::memory_order_relaxed);
+      granted_.fetch_add(batch, std::memory_order_relaxed);
       prepaid_.fetch_add(batch, std::memory_order_relaxed);
     }
+  }
+  // How many lease() calls there were: an executor cache's hits on this
+  // plan, counted with no atomic of their own. Exact when none runs.
+  long leased() const noexcept {
+    return granted_.load(std::memory_order_relaxed) - prepaid_.load(std::memory_order_relaxed);
   }
   // The owner's reference and the unused prepaid ones. Not concurrent with lease().
   void release_owner() const noexcept { release(1 + prepaid_.exchange(0, std::memory_order_relaxed)); }
@@ -128,6 +138,7 @@ class shared_plan {
   // Each count on a line of its own, apart from what every run reads.
   alignas(64) mutable std::atomic<long> refs_{1};
   alignas(64) mutable std::atomic<long> prepaid_{0};
+  mutable std::atomic<long> granted_{0};
 };
 
 // An owning pointer to a shared_plan (move-only is enough for launches;
@@ -189,9 +200,11 @@ class shared_plan_owner {
 // The task body of an element-wise launch bound to a shared plan: this
 // call's N operand pointers (out first) and scalar travel in the task, the
 // plan is shared, so an executor cache hit copies nothing and allocates
-// nothing. With N <= 3 the task is 40 bytes and fits a host ring slot.
+// nothing: with N <= 4 the task (at most 48 bytes) fits a host stream's ring
+// slot, and with N <= 3 a captured one fits a model's task in place too.
 template <std::size_t N>
 struct bound_elementwise_task {
+  static_assert(N <= elementwise_plan::max_operands);
   shared_plan_ref plan;
   char* ptr[N];
   scalar_word scalar;
@@ -464,12 +477,19 @@ class executor_cache {
     return lru_.size();
   }
   std::size_t capacity() const noexcept { return capacity_; }
-  std::size_t hits() const noexcept { return hits_.load(std::memory_order_relaxed); }
+  /** @brief Lookups that found their key (sums the entries' counts: O(size())). */
+  std::size_t hits() const {
+    std::shared_lock<mutex_type> lock(mutex_);
+    std::size_t n = retired_hits_;
+    for (const entry& e : lru_) n += static_cast<std::size_t>(e.plan.get()->leased());
+    return n;
+  }
   std::size_t misses() const noexcept { return misses_.load(std::memory_order_relaxed); }
   /** @brief Drops every plan (executors and launches already made keep theirs). */
   void clear() {
     std::unique_lock<mutex_type> lock(mutex_);
     index_.clear();
+    for (const entry& e : lru_) retire(e);
     lru_.clear();
   }
   const kernel_table& kernels() const noexcept { return *kernels_; }
@@ -532,17 +552,20 @@ class executor_cache {
     }
     if (lru_.size() > capacity_) {
       index_.erase(lru_.back().key());
+      retire(lru_.back());
       lru_.pop_back();
     }
     return made;
   }
 
-  // Caller holds the lock (shared or exclusive): the entry cannot leave meanwhile.
-  detail::shared_plan_ref take_hit(bool& hit, const detail::shared_plan_owner& p) noexcept {
-    hits_.fetch_add(1, std::memory_order_relaxed);
+  // Caller holds the lock (shared or exclusive): the entry cannot leave
+  // meanwhile. The lease counts the hit (see hits()).
+  static detail::shared_plan_ref take_hit(bool& hit, const detail::shared_plan_owner& p) noexcept {
     hit = true;
     return detail::shared_plan_ref::lease(p.get());
   }
+  // Caller holds the exclusive lock: e leaves, its hits stay counted.
+  void retire(const entry& e) noexcept { retired_hits_ += static_cast<std::size_t>(e.plan.get()->leased()); }
 
   const kernel_table* kernels_;
   std::size_t capacity_;
@@ -551,7 +574,8 @@ class executor_cache {
   list_type lru_;
   std::unordered_map<detail::key_view, typename list_type::iterator, detail::key_view_hash, detail::key_view_equal>
       index_;
-  std::atomic<std::size_t> hits_{0}, misses_{0};
+  std::size_t retired_hits_ = 0;  // hits on entries that left
+  std::atomic<std::size_t> misses_{0};
 };
 
 /**
@@ -559,8 +583,7 @@ class executor_cache {
  * on `stream` that is released in stream order, and launch. One call does
  * what the vendor's operator macro does, with no hidden state. For add,
  * addcmul and cast (no workspace) a hit launches the cached plan with this
- * call's pointers and scalar carried by the task: no copy, no allocation
- * (add and cast; addcmul's four pointers box the task on a host stream).
+ * call's pointers and scalar carried by the task: no copy, no allocation.
  * @throws keel::error from phase one (nothing launched, out untouched) or the launch.
  *
  * @code

@@ -347,9 +347,9 @@ TEST_CASE("exec: launched and captured work keeps its plan alive past eviction, 
   auto a = iota(8, 1.0f, 1.0f), b = iota(8, 2.0f, 0.0f);
   std::vector<float> out(8, 0.0f), cap(8, 0.0f);
   keel::host::model model;
+  std::atomic<bool> go{false};  // outlives the queued host task that polls it
   {
     executor_cache<> cache(dynamic_kernels(), 1);
-    std::atomic<bool> go{false};
     stream.launch_host([&] {
       while (!go.load()) std::this_thread::yield();
     });

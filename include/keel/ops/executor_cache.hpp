@@ -68,12 +68,18 @@ class plan_key {
   // A scalar's dtype decides validation (a floating alpha for integers).
   void add(const scalar& s) noexcept { put(static_cast<std::uint8_t>(s.type())); }
   void put(std::uint64_t w) noexcept {
+    // The table compares whole keys, so the hash only has to spread them
+    // over buckets. Each word is mixed with its position on its own and the
+    // results are summed: the multiplies overlap, where a chained hash
+    // (h = (h ^ w) * k) waits for each one in turn.
+    hash_ += (w ^ (size_ * 0x9e3779b97f4a7c15ull)) * 0x517cc1b727220a95ull;
     words_[size_++] = w;
-    // FxHash's step: the table compares whole keys, so the hash only has
-    // to spread them over buckets, and it costs a multiply per word.
-    hash_ = ((hash_ << 5 | hash_ >> 59) ^ w) * 0x517cc1b727220a95ull;
   }
-  key_view view() const noexcept { return {words_, size_, static_cast<std::size_t>(hash_ ^ hash_ >> 32)}; }
+  key_view view() const noexcept {
+    std::uint64_t h = hash_ ^ hash_ >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    return {words_, size_, static_cast<std::size_t>(h ^ h >> 32)};
+  }
 
  private:
   std::uint64_t words_[capacity];

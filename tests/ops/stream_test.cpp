@@ -421,3 +421,39 @@ TEST_CASE("exec: concurrent clients hit, miss, evict and clear one cache", "[ops
   CHECK(cache.hits() + cache.misses() == 1200);
   CHECK(cache.size() <= 3);
 }
+
+TEST_CASE("exec: a hit allows exactly in place and refuses any other overlap, as phase one does", "[ops][cache]") {
+  executor_cache<> cache(dynamic_kernels(), 8);
+  keel::host::stream stream{two_worker_device()};
+  std::vector<float> buf(16, 1.0f), other(16, 2.0f);
+  const tensor whole(buf.data(), dtype::float32, {8});
+  for (int i = 0; i < 2; ++i) {  // a miss, then a hit: both in place
+    exec(cache, stream, add_op{}, whole, tensor(other.data(), dtype::float32, {8}), 1.0f, whole);
+    exec(cache, stream, addcmul_op{}, whole, tensor(other.data(), dtype::float32, {8}),
+         tensor(other.data(), dtype::float32, {8}), 0.5f, whole);
+  }
+  stream.synchronize();
+  CHECK(buf[0] == 1.0f + 2 * (2.0f + 2.0f));  // twice: +1*2, then +0.5*2*2
+  CHECK(buf[8] == 1.0f);  // outside the views
+  CHECK(cache.hits() == 2);
+  // Same keys, views shifted by one element: partial overlap on a hit.
+  const tensor shifted(buf.data() + 1, dtype::float32, {8});
+  CHECK_THROWS_AS(exec(cache, stream, add_op{}, shifted, tensor(other.data(), dtype::float32, {8}), 1.0f, whole),
+                  keel::error);
+  CHECK_THROWS_AS(exec(cache, stream, addcmul_op{}, whole, shifted, tensor(other.data(), dtype::float32, {8}), 0.5f,
+                       whole),
+                  keel::error);
+  // Adjacent, not overlapping: allowed.
+  const tensor next(buf.data() + 8, dtype::float32, {8});
+  exec(cache, stream, add_op{}, next, tensor(other.data(), dtype::float32, {8}), 1.0f, whole);
+  stream.synchronize();
+  CHECK(buf[0] == 3.0f);
+  CHECK(cache.hits() == 5);
+  // A cast between dtypes is never in place, even at the same address.
+  std::vector<float> f(4, 1.5f);
+  exec(cache, stream, cast_op{}, tensor(f.data(), dtype::float32, {4}), tensor(other.data(), dtype::int32, {4}));
+  CHECK_THROWS_AS(exec(cache, stream, cast_op{}, tensor(f.data(), dtype::float32, {4}),
+                       tensor(f.data(), dtype::int32, {4})),
+                  keel::error);
+  stream.synchronize();
+}

@@ -226,13 +226,32 @@ struct bound_elementwise_task {
   }
 };
 
+// Whether binding this call into element-wise plan p would fail the checks
+// a hit repeats (Op::check): a null pointer, or out overlapping an input
+// other than exactly (in place). Decided on what the plan kept from its
+// key, without walking the views' shapes.
+template <std::size_t N>
+bool bound_overlap(const shared_plan_ref& p, const tensor& out, const tensor* const (&ins)[N]) noexcept {
+  const auto& e = static_cast<const elementwise_plan&>(p->get());
+  bool bad = out.data() == nullptr;  // null views are in the key, but a hit never trusts that alone
+  for (std::size_t i = 0; i < N; ++i) bad = bad || ins[i]->data() == nullptr || e.overlaps_out(i + 1, out, *ins[i]);
+  return bad;
+}
+
 // Enqueues an element-wise plan bound to this call (pointers out first).
+// The task is built in one expression: filled member by member and then
+// moved, its copy read back stores still in flight (a forwarding stall).
+template <std::size_t N, class Stream, std::size_t... I>
+void launch_bound(const Stream& stream, shared_plan_ref p, const tensor* const (&operands)[N], const scalar* s,
+                  std::index_sequence<I...>) {
+  const auto& e = static_cast<const elementwise_plan&>(p->get());
+  const kernel_kind kind = kind_of(e.op);
+  const scalar_word w = e.scalar_for(s != nullptr ? *s : scalar());
+  stream.launch(kind, bound_elementwise_task<N>{std::move(p), {operands[I]->first()...}, w});
+}
 template <std::size_t N, class Stream>
 void launch_bound(const Stream& stream, shared_plan_ref p, const tensor* const (&operands)[N], const scalar* s) {
-  const auto& e = static_cast<const elementwise_plan&>(p->get());
-  bound_elementwise_task<N> task{std::move(p), {}, e.scalar_for(s != nullptr ? *s : scalar())};
-  for (std::size_t i = 0; i < N; ++i) task.ptr[i] = operands[i]->first();
-  stream.launch(kind_of(e.op), std::move(task));
+  launch_bound(stream, std::move(p), operands, s, std::make_index_sequence<N>{});
 }
 
 }  // namespace detail
@@ -277,7 +296,7 @@ struct add_op {
   template <class Stream>
   static void launch(const Stream& stream, detail::shared_plan_ref p, const tensor& self, const tensor& other,
                      const scalar& alpha, const tensor& out) {
-    check(self, other, out);
+    if (detail::bound_overlap(p, out, {&self, &other})) check(self, other, out);  // throws, naming the operand
     detail::launch_bound(stream, std::move(p), {&out, &self, &other}, &alpha);
   }
 };
@@ -316,7 +335,7 @@ struct addcmul_op {
   template <class Stream>
   static void launch(const Stream& stream, detail::shared_plan_ref p, const tensor& self, const tensor& t1,
                      const tensor& t2, const scalar& value, const tensor& out) {
-    check(self, t1, t2, out);
+    if (detail::bound_overlap(p, out, {&self, &t1, &t2})) check(self, t1, t2, out);  // throws, naming the operand
     detail::launch_bound(stream, std::move(p), {&out, &self, &t1, &t2}, &value);
   }
 };
@@ -347,7 +366,7 @@ struct cast_op {
   }
   template <class Stream>
   static void launch(const Stream& stream, detail::shared_plan_ref p, const tensor& self, const tensor& out) {
-    check(self, out);
+    if (detail::bound_overlap(p, out, {&self})) check(self, out);  // throws, naming the operand
     detail::launch_bound(stream, std::move(p), {&out, &self}, nullptr);
   }
 };

@@ -108,6 +108,24 @@ inline void check_overlap(const char* api, const tensor& out, const tensor& in, 
   }
 }
 
+// The bytes a view spans from its first element (what extent_of() adds to
+// it), and whether two views are laid out alike (same_view() without the
+// pointers): both fixed by dtype, shape and strides, so a plan can keep them.
+inline std::uintptr_t span_bytes(const tensor& t) noexcept {
+  if (t.numel() == 0) return 0;
+  std::int64_t last = 0;
+  for (std::size_t i = 0; i < t.dim(); ++i) last += (t.size(i) - 1) * t.stride(i);
+  const auto es = static_cast<std::uintptr_t>(element_size(t.type()));
+  return static_cast<std::uintptr_t>(last) * es + es;
+}
+inline bool same_layout(const tensor& a, const tensor& b) noexcept {
+  if (a.type() != b.type() || a.dim() != b.dim()) return false;
+  for (std::size_t i = 0; i < a.dim(); ++i) {
+    if (a.size(i) != b.size(i) || (a.size(i) != 1 && a.stride(i) != b.stride(i))) return false;
+  }
+  return true;
+}
+
 inline void check_out_writable(const char* api, const tensor& out) {
   if (has_internal_overlap(out)) {
     throw_error(errc::invalid_parameter, api,
@@ -223,6 +241,12 @@ class elementwise_plan final : public plan {
     fill(0, out);
     n_ops_ = 1;
     for (const tensor* t : ins) fill(n_ops_++, *t);
+    span_[0] = span_bytes(out);
+    for (std::size_t o = 1; o < n_ops_; ++o) {
+      const tensor& t = *ins.begin()[o - 1];
+      span_[o] = span_bytes(t);
+      like_out_[o] = same_layout(out, t);
+    }
     // Drop size-1 dimensions, then merge neighbours that are contiguous for
     // all operands, so a contiguous tensor of any shape is one long row.
     std::size_t w = 0;
@@ -351,6 +375,20 @@ class elementwise_plan final : public plan {
   }
   std::size_t operands() const noexcept { return n_ops_; }
 
+  /**
+   * check_overlap(api, out, in, name, true) for another call under this
+   * plan's key, decided on what the plan kept: false when it would pass.
+   * `o` is in's operand index. A hit runs this, and the full check only
+   * to report the error.
+   */
+  bool overlaps_out(std::size_t o, const tensor& out, const tensor& in) const noexcept {
+    const auto lo_out = reinterpret_cast<std::uintptr_t>(out.first());
+    const auto lo_in = reinterpret_cast<std::uintptr_t>(in.first());
+    if (like_out_[o] && lo_out == lo_in) return false;  // exactly out's view: in place
+    if (span_[0] == 0 || span_[o] == 0) return false;
+    return lo_out < lo_in + span_[o] && lo_in < lo_out + span_[0];
+  }
+
  private:
   bool direct(std::size_t o, const std::ptrdiff_t* str) const noexcept {
     return ops_[o].type == opmath_ && (o == 0 ? str[o] == 1 : (str[o] == 0 || str[o] == 1));
@@ -432,6 +470,8 @@ class elementwise_plan final : public plan {
   std::size_t chunk_ = 1;
   bool flat_direct_ = false;
   binding bound_;
+  std::uintptr_t span_[max_operands] = {};  // span_bytes() of each operand as planned
+  bool like_out_[max_operands] = {};        // same_layout() as out
 };
 
 inline dtype opmath_of(dtype t) noexcept { return is_floating(t) ? dtype::float32 : t; }

@@ -226,12 +226,12 @@ struct bound_elementwise_task {
   }
 };
 
-// Whether binding this call into element-wise plan p would fail the checks
-// a hit repeats (Op::check): a null pointer, or out overlapping an input
-// other than exactly (in place). Decided on what the plan kept from its
-// key, without walking the views' shapes.
+// Whether this call might fail the checks a hit repeats (Op::check): a null
+// pointer, or out overlapping an input other than exactly (in place).
+// Decided on what element-wise plan p kept from its key, without walking
+// the views' shapes; when true, Op::check decides and names the operand.
 template <std::size_t N>
-bool bound_overlap(const shared_plan_ref& p, const tensor& out, const tensor* const (&ins)[N]) noexcept {
+bool needs_full_check(const shared_plan_ref& p, const tensor& out, const tensor* const (&ins)[N]) noexcept {
   const auto& e = static_cast<const elementwise_plan&>(p->get());
   bool bad = out.data() == nullptr;  // null views are in the key, but a hit never trusts that alone
   for (std::size_t i = 0; i < N; ++i) bad = bad || ins[i]->data() == nullptr || e.overlaps_out(i + 1, out, *ins[i]);
@@ -239,8 +239,9 @@ bool bound_overlap(const shared_plan_ref& p, const tensor& out, const tensor* co
 }
 
 // Enqueues an element-wise plan bound to this call (pointers out first).
-// The task is built in one expression: filled member by member and then
-// moved, its copy read back stores still in flight (a forwarding stall).
+// The task is built in one expression: built member by member and then
+// moved, the move read back stores still in flight (a store-forwarding
+// stall that showed in the profile).
 template <std::size_t N, class Stream, std::size_t... I>
 void launch_bound(const Stream& stream, shared_plan_ref p, const tensor* const (&operands)[N], const scalar* s,
                   std::index_sequence<I...>) {
@@ -296,7 +297,7 @@ struct add_op {
   template <class Stream>
   static void launch(const Stream& stream, detail::shared_plan_ref p, const tensor& self, const tensor& other,
                      const scalar& alpha, const tensor& out) {
-    if (detail::bound_overlap(p, out, {&self, &other})) check(self, other, out);  // throws, naming the operand
+    if (detail::needs_full_check(p, out, {&self, &other})) check(self, other, out);  // throws if refused
     detail::launch_bound(stream, std::move(p), {&out, &self, &other}, &alpha);
   }
 };
@@ -335,7 +336,7 @@ struct addcmul_op {
   template <class Stream>
   static void launch(const Stream& stream, detail::shared_plan_ref p, const tensor& self, const tensor& t1,
                      const tensor& t2, const scalar& value, const tensor& out) {
-    if (detail::bound_overlap(p, out, {&self, &t1, &t2})) check(self, t1, t2, out);  // throws, naming the operand
+    if (detail::needs_full_check(p, out, {&self, &t1, &t2})) check(self, t1, t2, out);  // throws if refused
     detail::launch_bound(stream, std::move(p), {&out, &self, &t1, &t2}, &value);
   }
 };
@@ -366,7 +367,7 @@ struct cast_op {
   }
   template <class Stream>
   static void launch(const Stream& stream, detail::shared_plan_ref p, const tensor& self, const tensor& out) {
-    if (detail::bound_overlap(p, out, {&self})) check(self, out);  // throws, naming the operand
+    if (detail::needs_full_check(p, out, {&self})) check(self, out);  // throws if refused
     detail::launch_bound(stream, std::move(p), {&out, &self}, nullptr);
   }
 };

@@ -457,3 +457,36 @@ TEST_CASE("exec: a hit allows exactly in place and refuses any other overlap, as
                   keel::error);
   stream.synchronize();
 }
+
+TEST_CASE("exec: a captured hit in a task group is replaced by an update that exec()s the same operator",
+          "[ops][cache]") {
+  executor_cache<> cache(dynamic_kernels(), 4);
+  keel::host::stream s{two_worker_device()}, u{two_worker_device()};
+  auto a = iota(8, 1.0f, 1.0f), b = iota(8, 10.0f, 0.0f), c = iota(8, 100.0f, 0.0f);
+  std::vector<float> out(8, 0.0f);
+  exec(cache, s, add_op{}, view(a, {8}), view(b, {8}), 1.0f, view(out, {8}));  // the miss: captured below as hits
+  s.synchronize();
+  keel::host::model model;
+  keel::host::task_group group;
+  {
+    keel::host::capture_scope capture{s};
+    keel::host::task_group_scope mark{s};
+    exec(cache, s, add_op{}, view(a, {8}), view(b, {8}), 2.0f, view(out, {8}));
+    group = mark.end();
+    model = capture.end();
+  }
+  model.execute(s);
+  s.synchronize();
+  CHECK(out[7] == 8.0f + 2.0f * 10.0f);
+  {
+    keel::host::update_scope update{u, group};  // same kind (keel.ops.add), other pointers and alpha
+    exec(cache, u, add_op{}, view(a, {8}), view(c, {8}), 3.0f, view(out, {8}));
+    update.end();
+  }
+  u.synchronize();
+  model.execute(s);
+  s.synchronize();
+  CHECK(out[7] == 8.0f + 3.0f * 100.0f);
+  CHECK(cache.misses() == 1);
+  CHECK(cache.hits() == 2);
+}

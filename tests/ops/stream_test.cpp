@@ -266,3 +266,223 @@ TEMPLATE_TEST_CASE("executor_cache: every keel mutex policy", "[ops][cache]", ke
   cache.clear();
   CHECK(cache.size() == 0);
 }
+
+TEST_CASE("exec: a hit binds this call's pointers and scalar into the launch; queued and captured launches keep theirs",
+          "[ops][cache]") {
+  executor_cache<> cache(dynamic_kernels(), 4);
+  keel::host::stream stream{two_worker_device()};
+  constexpr int calls = 6;
+  std::vector<std::vector<float>> a(calls), b(calls), out(calls, std::vector<float>(8, 0.0f));
+  for (int i = 0; i < calls; ++i) {
+    a[i] = iota(8, static_cast<float>(i), 1.0f);
+    b[i] = iota(8, 100.0f * static_cast<float>(i), 0.0f);
+  }
+  std::atomic<bool> go{false};
+  stream.launch_host([&] {  // every call below waits in the queue until all were issued
+    while (!go.load()) std::this_thread::yield();
+  });
+  for (int i = 0; i < calls; ++i) {
+    exec(cache, stream, add_op{}, view(a[i], {4, 2}), view(b[i], {4, 2}), static_cast<float>(i + 1),
+         view(out[i], {4, 2}));
+  }
+  go = true;
+  stream.synchronize();
+  CHECK(cache.misses() == 1);
+  CHECK(cache.hits() == calls - 1);
+  for (int i = 0; i < calls; ++i) {
+    for (int e = 0; e < 8; ++e) {
+      CHECK(out[i][e] == a[i][e] + static_cast<float>(i + 1) * b[i][e]);
+    }
+  }
+
+  // A captured launch keeps the pointers and alpha of its own call, whatever
+  // later hits on the same key bind.
+  std::vector<float> cap_out(8, 0.0f), eager_out(8, 0.0f);
+  keel::host::model model;
+  {
+    keel::host::capture_scope capture{stream};
+    exec(cache, stream, add_op{}, view(a[0], {4, 2}), view(b[1], {4, 2}), 2.0f, view(cap_out, {4, 2}));
+    model = capture.end();
+  }
+  exec(cache, stream, add_op{}, view(a[2], {4, 2}), view(b[2], {4, 2}), 5.0f, view(eager_out, {4, 2}));
+  model.execute(stream);
+  stream.synchronize();
+  CHECK(cap_out[7] == a[0][7] + 2.0f * b[1][7]);
+  CHECK(eager_out[7] == a[2][7] + 5.0f * b[2][7]);
+}
+
+TEST_CASE("exec: addcmul, cast and integer add bind their operands and scalar on a hit", "[ops][cache]") {
+  executor_cache<> cache(dynamic_kernels(), 8);
+  keel::host::stream stream{two_worker_device()};
+  for (int round = 0; round < 3; ++round) {
+    const float r = static_cast<float>(round);
+    auto s = iota(6, r, 1.0f), t1 = iota(6, 1.0f + r, 0.5f), t2 = iota(6, 2.0f, r);
+    std::vector<float> m(6, 0.0f);
+    exec(cache, stream, addcmul_op{}, view(s, {2, 3}), view(t1, {2, 3}), view(t2, {2, 3}), 0.5f + r, view(m, {2, 3}));
+    std::vector<std::int32_t> ia(6), ib(6), io(6, 0);
+    for (int e = 0; e < 6; ++e) ia[e] = e + round, ib[e] = 10 * e;
+    const std::int64_t alpha = round - 1;
+    exec(cache, stream, add_op{}, tensor(ia.data(), dtype::int32, {6}), tensor(ib.data(), dtype::int32, {6}), alpha,
+         tensor(io.data(), dtype::int32, {6}));
+    std::vector<std::int64_t> wide(6, -1);
+    exec(cache, stream, cast_op{}, tensor(io.data(), dtype::int32, {6}), tensor(wide.data(), dtype::int64, {6}));
+    stream.synchronize();
+    for (int e = 0; e < 6; ++e) {
+      CHECK(m[e] == s[e] + (0.5f + r) * t1[e] * t2[e]);
+      CHECK(io[e] == ia[e] + static_cast<std::int32_t>(alpha) * ib[e]);
+      CHECK(wide[e] == io[e]);
+    }
+  }
+  CHECK(cache.misses() == 3);
+  CHECK(cache.hits() == 6);
+}
+
+TEST_CASE("exec: launched and captured work keeps its plan alive past eviction, clear() and the cache itself",
+          "[ops][cache]") {
+  keel::host::stream stream{two_worker_device()};
+  auto a = iota(8, 1.0f, 1.0f), b = iota(8, 2.0f, 0.0f);
+  std::vector<float> out(8, 0.0f), cap(8, 0.0f);
+  keel::host::model model;
+  std::atomic<bool> go{false};  // outlives the queued host task that polls it
+  {
+    executor_cache<> cache(dynamic_kernels(), 1);
+    stream.launch_host([&] {
+      while (!go.load()) std::this_thread::yield();
+    });
+    // More hits than one prepaid batch of references, all queued, then the
+    // entry is evicted by another key and the cache cleared.
+    for (int i = 0; i < 1500; ++i) exec(cache, stream, add_op{}, view(a, {8}), view(b, {8}), 1.0f, view(out, {8}));
+    {
+      keel::host::capture_scope capture{stream};
+      exec(cache, stream, add_op{}, view(a, {8}), view(b, {8}), 3.0f, view(cap, {8}));
+      model = capture.end();
+    }
+    exec(cache, stream, add_op{}, view(a, {4, 2}), view(b, {4, 2}), 1.0f, view(out, {4, 2}));  // evicts the {8} plan
+    CHECK(cache.size() == 1);
+    cache.clear();
+    go = true;
+  }  // the cache is gone; queued tasks and the model still hold the plans
+  stream.synchronize();
+  CHECK(out[7] == 8.0f + 2.0f);
+  model.execute(stream);
+  stream.synchronize();
+  CHECK(cap[7] == 8.0f + 3.0f * 2.0f);
+}
+
+TEST_CASE("exec: concurrent clients hit, miss, evict and clear one cache", "[ops][cache]") {
+  executor_cache<> cache(dynamic_kernels(), 3);  // fewer entries than keys: evictions race with hits
+  std::atomic<int> wrong{0};
+  std::atomic<bool> stop{false};
+  std::thread clearer([&] {
+    while (!stop.load()) {
+      cache.clear();
+      std::this_thread::yield();
+    }
+  });
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      keel::host::stream stream{two_worker_device()};
+      std::vector<std::vector<float>> a, b, out;
+      for (int k = 0; k < 5; ++k) {
+        a.push_back(iota(10, static_cast<float>(t), 1.0f));
+        b.push_back(iota(10, static_cast<float>(k), 0.0f));
+        out.emplace_back(10, 0.0f);
+      }
+      for (int i = 0; i < 300; ++i) {
+        const int k = (i * 7 + t) % 5;  // five keys: 1..5 elements
+        const std::int64_t n = k + 1;
+        exec(cache, stream, add_op{}, view(a[k], {n}), view(b[k], {n}), static_cast<float>(i % 4),
+             view(out[k], {n}));
+        if (i % 16 == 15 || i == 299) {
+          stream.synchronize();
+          // The last call on each key decides its output.
+          for (int kk = 0; kk < 5; ++kk) {
+            int last = -1;
+            for (int j = 0; j <= i; ++j) {
+              if ((j * 7 + t) % 5 == kk) last = j;
+            }
+            if (last < 0) continue;
+            const float want = a[kk][kk] + static_cast<float>(last % 4) * b[kk][kk];
+            if (out[kk][kk] != want) ++wrong;
+          }
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  stop = true;
+  clearer.join();
+  CHECK(wrong == 0);
+  CHECK(cache.hits() + cache.misses() == 1200);
+  CHECK(cache.size() <= 3);
+}
+
+TEST_CASE("exec: a hit allows exactly in place and refuses any other overlap, as phase one does", "[ops][cache]") {
+  executor_cache<> cache(dynamic_kernels(), 8);
+  keel::host::stream stream{two_worker_device()};
+  std::vector<float> buf(16, 1.0f), other(16, 2.0f);
+  const tensor whole(buf.data(), dtype::float32, {8});
+  for (int i = 0; i < 2; ++i) {  // a miss, then a hit: both in place
+    exec(cache, stream, add_op{}, whole, tensor(other.data(), dtype::float32, {8}), 1.0f, whole);
+    exec(cache, stream, addcmul_op{}, whole, tensor(other.data(), dtype::float32, {8}),
+         tensor(other.data(), dtype::float32, {8}), 0.5f, whole);
+  }
+  stream.synchronize();
+  CHECK(buf[0] == 1.0f + 2 * (2.0f + 2.0f));  // twice: +1*2, then +0.5*2*2
+  CHECK(buf[8] == 1.0f);  // outside the views
+  CHECK(cache.hits() == 2);
+  // Same keys, views shifted by one element: partial overlap on a hit.
+  const tensor shifted(buf.data() + 1, dtype::float32, {8});
+  CHECK_THROWS_AS(exec(cache, stream, add_op{}, shifted, tensor(other.data(), dtype::float32, {8}), 1.0f, whole),
+                  keel::error);
+  CHECK_THROWS_AS(exec(cache, stream, addcmul_op{}, whole, shifted, tensor(other.data(), dtype::float32, {8}), 0.5f,
+                       whole),
+                  keel::error);
+  // Adjacent, not overlapping: allowed.
+  const tensor next(buf.data() + 8, dtype::float32, {8});
+  exec(cache, stream, add_op{}, next, tensor(other.data(), dtype::float32, {8}), 1.0f, whole);
+  stream.synchronize();
+  CHECK(buf[0] == 3.0f);
+  CHECK(cache.hits() == 5);
+  // A cast between dtypes is never in place, even at the same address.
+  std::vector<float> f(4, 1.5f);
+  exec(cache, stream, cast_op{}, tensor(f.data(), dtype::float32, {4}), tensor(other.data(), dtype::int32, {4}));
+  CHECK_THROWS_AS(exec(cache, stream, cast_op{}, tensor(f.data(), dtype::float32, {4}),
+                       tensor(f.data(), dtype::int32, {4})),
+                  keel::error);
+  stream.synchronize();
+}
+
+TEST_CASE("exec: a captured hit in a task group is replaced by an update that exec()s the same operator",
+          "[ops][cache]") {
+  executor_cache<> cache(dynamic_kernels(), 4);
+  keel::host::stream s{two_worker_device()}, u{two_worker_device()};
+  auto a = iota(8, 1.0f, 1.0f), b = iota(8, 10.0f, 0.0f), c = iota(8, 100.0f, 0.0f);
+  std::vector<float> out(8, 0.0f);
+  exec(cache, s, add_op{}, view(a, {8}), view(b, {8}), 1.0f, view(out, {8}));  // the miss: captured below as hits
+  s.synchronize();
+  keel::host::model model;
+  keel::host::task_group group;
+  {
+    keel::host::capture_scope capture{s};
+    keel::host::task_group_scope mark{s};
+    exec(cache, s, add_op{}, view(a, {8}), view(b, {8}), 2.0f, view(out, {8}));
+    group = mark.end();
+    model = capture.end();
+  }
+  model.execute(s);
+  s.synchronize();
+  CHECK(out[7] == 8.0f + 2.0f * 10.0f);
+  {
+    keel::host::update_scope update{u, group};  // same kind (keel.ops.add), other pointers and alpha
+    exec(cache, u, add_op{}, view(a, {8}), view(c, {8}), 3.0f, view(out, {8}));
+    update.end();
+  }
+  u.synchronize();
+  model.execute(s);
+  s.synchronize();
+  CHECK(out[7] == 8.0f + 3.0f * 100.0f);
+  CHECK(cache.misses() == 1);
+  CHECK(cache.hits() == 2);
+}

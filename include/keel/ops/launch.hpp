@@ -33,9 +33,46 @@ inline kernel_kind kind_of(op_kind op) noexcept {
   return kernel_kind{"keel.ops"};
 }
 
-// The task body. Worker w of the executor's `workers` runs chunks w, w+W,
-// w+2W... with scratch slice w, so scratch slices are never shared even when
-// the device has more compute workers than the executor was sized for.
+// Runs a plan's stages with `run_chunk(stage, chunk, shared, scratch)`.
+// Worker w of the executor's `workers` runs chunks w, w+W, w+2W... with
+// scratch slice w, so scratch slices are never shared even when the device
+// has more compute workers than the executor was sized for. Plan is the
+// plan's static type where the caller knows it (the calls then bind directly).
+template <class Context, class Plan, class RunChunk>
+void run_stages(Context& ctx, const Plan& p, void* workspace, std::size_t workers, const RunChunk& run_chunk) {
+  // The executor's workspace layout: aligned base, shared part, then one
+  // scratch slice per worker.
+  char* base = static_cast<char*>(workspace);
+  if (base != nullptr) {
+    const auto v = reinterpret_cast<std::uintptr_t>(base);
+    base += round_up(v, workspace_alignment) - v;
+  }
+  const std::size_t slice = round_up(p.scratch_bytes, workspace_alignment);
+  char* scratch0 = base == nullptr ? nullptr : base + round_up(p.shared_bytes, workspace_alignment);
+  const std::size_t stages = p.stage_count();
+  if (stages == 1 && p.chunk_count(0) == 1) {  // tiny work: one direct call, no pool
+    run_chunk(std::size_t{0}, std::size_t{0}, base, scratch0);
+    return;
+  }
+  for (std::size_t s = 0; s < stages; ++s) {
+    const std::size_t count = p.chunk_count(s);
+    if (count == 0) continue;
+    const std::size_t lanes =
+        count == 1 ? 1 : std::min<std::size_t>({workers, count, static_cast<std::size_t>(ctx.workers())});
+    if (lanes <= 1) {
+      for (std::size_t c = 0; c < count; ++c) run_chunk(s, c, base, scratch0);
+      continue;
+    }
+    ctx.parallel_for(lanes, 1, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t w = begin; w < end; ++w) {
+        char* scratch = scratch0 == nullptr ? nullptr : scratch0 + w * slice;
+        for (std::size_t c = w; c < count; c += lanes) run_chunk(s, c, base, scratch);
+      }
+    });
+  }
+}
+
+// The task body of an executor's launch.
 struct run_task {
   template <class Context>
   void operator()(Context& ctx, const std::shared_ptr<const plan>& p, const memory_span& workspace,
@@ -45,35 +82,9 @@ struct run_task {
 
   template <class Context>
   static void run(Context& ctx, const std::shared_ptr<const plan>& p, void* workspace, std::size_t workers) {
-    // The executor's workspace layout: aligned base, shared part, then one
-    // scratch slice per worker.
-    char* base = static_cast<char*>(workspace);
-    if (base != nullptr) {
-      const auto v = reinterpret_cast<std::uintptr_t>(base);
-      base += round_up(v, workspace_alignment) - v;
-    }
-    const std::size_t slice = round_up(p->scratch_bytes, workspace_alignment);
-    char* scratch0 = base == nullptr ? nullptr : base + round_up(p->shared_bytes, workspace_alignment);
-    const std::size_t stages = p->stage_count();
-    if (stages == 1 && p->chunk_count(0) == 1) {  // tiny work: one direct call, no pool
-      p->run_chunk(0, 0, base, scratch0);
-      return;
-    }
-    for (std::size_t s = 0; s < stages; ++s) {
-      const std::size_t count = p->chunk_count(s);
-      if (count == 0) continue;
-      const std::size_t lanes = count == 1 ? 1 : std::min<std::size_t>({workers, count, static_cast<std::size_t>(ctx.workers())});
-      if (lanes <= 1) {
-        for (std::size_t c = 0; c < count; ++c) p->run_chunk(s, c, base, scratch0);
-        continue;
-      }
-      ctx.parallel_for(lanes, 1, [&](std::size_t begin, std::size_t end) {
-        for (std::size_t w = begin; w < end; ++w) {
-          char* scratch = scratch0 == nullptr ? nullptr : scratch0 + w * slice;
-          for (std::size_t c = w; c < count; c += lanes) p->run_chunk(s, c, base, scratch);
-        }
-      });
-    }
+    const plan& pl = *p;
+    run_stages(ctx, pl, workspace, workers,
+               [&pl](std::size_t s, std::size_t c, char* shared, char* scratch) { pl.run_chunk(s, c, shared, scratch); });
   }
 };
 

@@ -108,6 +108,24 @@ inline void check_overlap(const char* api, const tensor& out, const tensor& in, 
   }
 }
 
+// The bytes a view spans from its first element (what extent_of() adds to
+// it), and whether two views are laid out alike (same_view() without the
+// pointers): both fixed by dtype, shape and strides, so a plan can keep them.
+inline std::uintptr_t span_bytes(const tensor& t) noexcept {
+  if (t.numel() == 0) return 0;
+  std::int64_t last = 0;
+  for (std::size_t i = 0; i < t.dim(); ++i) last += (t.size(i) - 1) * t.stride(i);
+  const auto es = static_cast<std::uintptr_t>(element_size(t.type()));
+  return static_cast<std::uintptr_t>(last) * es + es;
+}
+inline bool same_layout(const tensor& a, const tensor& b) noexcept {
+  if (a.type() != b.type() || a.dim() != b.dim()) return false;
+  for (std::size_t i = 0; i < a.dim(); ++i) {
+    if (a.size(i) != b.size(i) || (a.size(i) != 1 && a.stride(i) != b.stride(i))) return false;
+  }
+  return true;
+}
+
 inline void check_out_writable(const char* api, const tensor& out) {
   if (has_internal_overlap(out)) {
     throw_error(errc::invalid_parameter, api,
@@ -172,6 +190,13 @@ inline std::size_t chunk_items(std::size_t total, std::size_t workers, std::size
 
 // --------------------------------------------------------- elementwise ---
 
+// A scalar in a plan's compute type (float for floating plans, int64 for
+// integral ones): 8 bytes, so a launch can carry it beside the pointers.
+union scalar_word {
+  float f;
+  std::int64_t i;
+};
+
 // The element-wise plan for add, addcmul and cast: operand 0 is out, the
 // others are inputs broadcast to out's shape; dimensions of size one are
 // dropped and dimensions that are contiguous for every operand are merged.
@@ -183,9 +208,17 @@ class elementwise_plan final : public plan {
   static constexpr std::size_t block = 256;
 
   struct operand {
-    char* ptr = nullptr;
     dtype type = dtype::float32;
     std::int64_t stride[tensor::max_dims] = {};
+  };
+
+  // What changes from call to call under one key: each operand's first
+  // element (0 = out, then the inputs in order) and the scalar (alpha or
+  // value) in the compute type. The plan keeps its own; an executor cache
+  // hit passes this call's to run_chunk_bound() instead of copying the plan.
+  struct binding {
+    char* ptr[max_operands] = {};
+    scalar_word scalar{};
   };
 
   elementwise_plan(op_kind kind, const kernel_table& k, const tensor& out, std::initializer_list<const tensor*> ins,
@@ -196,17 +229,24 @@ class elementwise_plan final : public plan {
     std::int64_t shape[tensor::max_dims];
     std::size_t nd = out.dim();
     for (std::size_t i = 0; i < nd; ++i) shape[i] = out.size(i);
-    auto fill = [&](operand& o, const tensor& t) {
-      o.ptr = t.first();
+    auto fill = [&](std::size_t index, const tensor& t) {
+      operand& o = ops_[index];
+      bound_.ptr[index] = t.first();
       o.type = t.type();
       const std::size_t off = nd - t.dim();
       for (std::size_t i = 0; i < nd; ++i) {
         o.stride[i] = (i < off || t.size(i - off) == 1) ? 0 : t.stride(i - off);
       }
     };
-    fill(ops_[0], out);
+    fill(0, out);
     n_ops_ = 1;
-    for (const tensor* t : ins) fill(ops_[n_ops_++], *t);
+    for (const tensor* t : ins) fill(n_ops_++, *t);
+    span_[0] = span_bytes(out);
+    for (std::size_t o = 1; o < n_ops_; ++o) {
+      const tensor& t = *ins.begin()[o - 1];
+      span_[o] = span_bytes(t);
+      like_out_[o] = same_layout(out, t);
+    }
     // Drop size-1 dimensions, then merge neighbours that are contiguous for
     // all operands, so a contiguous tensor of any shape is one long row.
     std::size_t w = 0;
@@ -268,32 +308,35 @@ class elementwise_plan final : public plan {
     return numel_ == 0 ? 0 : (static_cast<std::size_t>(numel_) + chunk_ - 1) / chunk_;
   }
 
-  void run_chunk(std::size_t, std::size_t chunk, char*, char*) const override {
+  void run_chunk(std::size_t, std::size_t chunk, char*, char*) const override { run_chunk_bound(chunk, bound_); }
+
+  /** Runs chunk `chunk` on the memory and scalar in `b` (laid out as this plan's operands). */
+  void run_chunk_bound(std::size_t chunk, const binding& b) const noexcept {
     const auto begin = static_cast<std::int64_t>(chunk * chunk_);
     const auto end = std::min<std::int64_t>(numel_, begin + static_cast<std::int64_t>(chunk_));
     if (flat_direct_) {
       void* in[max_operands - 1];
       std::ptrdiff_t str[max_operands - 1];
       for (std::size_t o = 1; o < n_ops_; ++o) {
-        in[o - 1] = ops_[o].ptr + begin * ops_[o].stride[0] * static_cast<std::int64_t>(element_size(ops_[o].type));
+        in[o - 1] = b.ptr[o] + begin * ops_[o].stride[0] * static_cast<std::int64_t>(element_size(ops_[o].type));
         str[o - 1] = static_cast<std::ptrdiff_t>(ops_[o].stride[0]);
       }
-      compute(ops_[0].ptr + begin * static_cast<std::int64_t>(element_size(ops_[0].type)), in, str,
-              static_cast<std::size_t>(end - begin));
+      compute(b.ptr[0] + begin * static_cast<std::int64_t>(element_size(ops_[0].type)), in, str,
+              static_cast<std::size_t>(end - begin), b.scalar);
       return;
     }
-    run_range(begin, end);
+    run_range(begin, end, b);
   }
 
-  void run_range(std::int64_t begin, std::int64_t end) const noexcept {
+  void run_range(std::int64_t begin, std::int64_t end, const binding& b) const noexcept {
     if (ndim_ == 1) {  // contiguous or one strided row: no index arithmetic (tiny calls live here)
       char* ptr[max_operands];
       std::ptrdiff_t str[max_operands];
       for (std::size_t o = 0; o < n_ops_; ++o) {
-        ptr[o] = ops_[o].ptr + begin * ops_[o].stride[0] * static_cast<std::int64_t>(element_size(ops_[o].type));
+        ptr[o] = b.ptr[o] + begin * ops_[o].stride[0] * static_cast<std::int64_t>(element_size(ops_[o].type));
         str[o] = static_cast<std::ptrdiff_t>(ops_[o].stride[0]);
       }
-      segment(ptr, str, static_cast<std::size_t>(end - begin));
+      segment(ptr, str, static_cast<std::size_t>(end - begin), b.scalar);
       return;
     }
     std::int64_t idx[tensor::max_dims] = {};
@@ -310,10 +353,10 @@ class elementwise_plan final : public plan {
       for (std::size_t o = 0; o < n_ops_; ++o) {
         std::int64_t off = 0;
         for (std::size_t i = 0; i < ndim_; ++i) off += idx[i] * ops_[o].stride[i];
-        ptr[o] = ops_[o].ptr + off * static_cast<std::int64_t>(element_size(ops_[o].type));
+        ptr[o] = b.ptr[o] + off * static_cast<std::int64_t>(element_size(ops_[o].type));
         str[o] = static_cast<std::ptrdiff_t>(ops_[o].stride[last]);
       }
-      segment(ptr, str, static_cast<std::size_t>(len));
+      segment(ptr, str, static_cast<std::size_t>(len), b.scalar);
       pos += len;
       idx[last] += len;
       for (std::size_t i = last; i > 0 && idx[i] >= shape_[i]; --i) {
@@ -325,40 +368,63 @@ class elementwise_plan final : public plan {
 
   std::shared_ptr<plan> clone() const override { return std::make_shared<elementwise_plan>(*this); }
   /** Points operand `o` (0 = out, then the inputs in order) at t's memory; t has the planned dtype, shape and strides. */
-  void bind(std::size_t o, const tensor& t) noexcept { ops_[o].ptr = t.first(); }
+  void bind(std::size_t o, const tensor& t) noexcept { bound_.ptr[o] = t.first(); }
+  /** Sets the scalar (add's alpha, addcmul's value). */
+  void bind(const scalar& s) noexcept { bound_.scalar = scalar_for(s); }
+  /** `s` in this plan's compute type: float for floating plans, int64 (wrapped later) for integral ones. */
+  scalar_word scalar_for(const scalar& s) const noexcept {
+    scalar_word w;
+    if (opmath_ == dtype::float32) {
+      w.f = s.to_float();
+    } else {
+      w.i = s.to_integer<std::int64_t>();
+    }
+    return w;
+  }
+  std::size_t operands() const noexcept { return n_ops_; }
 
-  // Scalars, set by the operator that built the plan.
-  float alpha_f = 1, value_f = 1;
-  std::int64_t alpha_i = 1;
+  /**
+   * check_overlap(api, out, in, name, true) for another call under this
+   * plan's key, decided on what the plan kept: false when it would pass.
+   * `o` is in's operand index. A hit runs this, and the full check only
+   * to report the error.
+   */
+  bool overlaps_out(std::size_t o, const tensor& out, const tensor& in) const noexcept {
+    const auto lo_out = reinterpret_cast<std::uintptr_t>(out.first());
+    const auto lo_in = reinterpret_cast<std::uintptr_t>(in.first());
+    if (like_out_[o] && lo_out == lo_in) return false;  // exactly out's view: in place
+    if (span_[0] == 0 || span_[o] == 0) return false;
+    return lo_out < lo_in + span_[o] && lo_in < lo_out + span_[0];
+  }
 
  private:
   bool direct(std::size_t o, const std::ptrdiff_t* str) const noexcept {
     return ops_[o].type == opmath_ && (o == 0 ? str[o] == 1 : (str[o] == 0 || str[o] == 1));
   }
 
-  void compute(void* out, void* const* in, const std::ptrdiff_t* s, std::size_t n) const noexcept {
+  void compute(void* out, void* const* in, const std::ptrdiff_t* s, std::size_t n, scalar_word sw) const noexcept {
     switch (op) {
       case op_kind::add:
         if (opmath_ == dtype::float32) {
           k_->add_f32(static_cast<float*>(out), static_cast<const float*>(in[0]), s[0], static_cast<const float*>(in[1]),
-                      s[1], alpha_f, n);
+                      s[1], sw.f, n);
         } else if (opmath_ == dtype::int32) {
           k_->add_i32(static_cast<std::int32_t*>(out), static_cast<const std::int32_t*>(in[0]), s[0],
-                      static_cast<const std::int32_t*>(in[1]), s[1], wrap_int<std::int32_t>(alpha_i), n);
+                      static_cast<const std::int32_t*>(in[1]), s[1], wrap_int<std::int32_t>(sw.i), n);
         } else {
           k_->add_i64(static_cast<std::int64_t*>(out), static_cast<const std::int64_t*>(in[0]), s[0],
-                      static_cast<const std::int64_t*>(in[1]), s[1], alpha_i, n);
+                      static_cast<const std::int64_t*>(in[1]), s[1], sw.i, n);
         }
         break;
       case op_kind::addcmul:
         k_->addcmul_f32(static_cast<float*>(out), static_cast<const float*>(in[0]), s[0],
-                        static_cast<const float*>(in[1]), s[1], static_cast<const float*>(in[2]), s[2], value_f, n);
+                        static_cast<const float*>(in[1]), s[1], static_cast<const float*>(in[2]), s[2], sw.f, n);
         break;
       default: break;
     }
   }
 
-  void segment(char* const* ptr, const std::ptrdiff_t* str, std::size_t len) const noexcept {
+  void segment(char* const* ptr, const std::ptrdiff_t* str, std::size_t len, scalar_word sw) const noexcept {
     if (op == op_kind::cast) {
       convert_block(*k_, ptr[0], ops_[0].type, str[0], ptr[1], ops_[1].type, str[1], len);
       return;
@@ -369,7 +435,7 @@ class elementwise_plan final : public plan {
     if (all_direct) {
       void* in[max_operands - 1];
       for (std::size_t i = 0; i < n_in; ++i) in[i] = ptr[i + 1];
-      compute(ptr[0], in, str + 1, len);
+      compute(ptr[0], in, str + 1, len, sw);
       return;
     }
     // Mixed dtypes or odd strides: stage blocks in opmath, compute once,
@@ -394,9 +460,9 @@ class elementwise_plan final : public plan {
       }
       char* dst = ptr[0] + static_cast<std::ptrdiff_t>(b) * str[0] * static_cast<std::ptrdiff_t>(element_size(ops_[0].type));
       if (direct(0, str)) {
-        compute(dst, in, s, n);
+        compute(dst, in, s, n, sw);
       } else {
-        compute(staged[0], in, s, n);
+        compute(staged[0], in, s, n, sw);
         convert_block(*k_, dst, ops_[0].type, str[0], staged[0], opmath_, 1, n);
       }
     }
@@ -411,6 +477,9 @@ class elementwise_plan final : public plan {
   std::int64_t numel_ = 0;
   std::size_t chunk_ = 1;
   bool flat_direct_ = false;
+  binding bound_;
+  std::uintptr_t span_[max_operands] = {};  // span_bytes() of each operand as planned
+  bool like_out_[max_operands] = {};        // same_layout() as out
 };
 
 inline dtype opmath_of(dtype t) noexcept { return is_floating(t) ? dtype::float32 : t; }
@@ -462,8 +531,7 @@ inline executor prepare_add(const kernel_table& k, const tensor& self, const ten
   detail::check_overlap(api, out, other, "other", true);
   auto p = std::make_shared<detail::elementwise_plan>(op_kind::add, k, out, std::initializer_list<const tensor*>{&self, &other},
                                                       detail::opmath_of(compute), options.workers);
-  p->alpha_f = alpha.to_float();
-  p->alpha_i = alpha.to_integer<std::int64_t>();
+  p->bind(alpha);
   return executor(std::move(p), options);
 }
 
@@ -502,7 +570,7 @@ inline executor prepare_addcmul(const kernel_table& k, const tensor& self, const
   auto p = std::make_shared<detail::elementwise_plan>(
       op_kind::addcmul, k, out, std::initializer_list<const tensor*>{&self, &tensor1, &tensor2}, dtype::float32,
       options.workers);
-  p->value_f = value.to_float();
+  p->bind(value);
   return executor(std::move(p), options);
 }
 

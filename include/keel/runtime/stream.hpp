@@ -79,11 +79,18 @@ class stream_ops {
     using fn_t = std::decay_t<Fn>;
     static_assert(std::is_invocable_v<const fn_t&, launch_context&, const std::decay_t<Args>&...>,
                   "launch: the kernel must be callable as fn(launch_context&, const Args&...)");
-    B::launch_kernel(checked("keel::stream::launch"), kind,
-                     [fn = fn_t(std::forward<Fn>(fn)),
-                      args = std::tuple<std::decay_t<Args>...>(std::forward<Args>(args)...)](launch_context& ctx) {
-                       std::apply([&](const auto&... a) { fn(ctx, a...); }, args);
-                     });
+    if constexpr (sizeof...(Args) == 0) {
+      // A kernel object that carries its own arguments: no empty tuple
+      // beside it, so it may use all of a backend's inline task storage.
+      B::launch_kernel(checked("keel::stream::launch"), kind,
+                       [fn = fn_t(std::forward<Fn>(fn))](launch_context& ctx) { fn(ctx); });
+    } else {
+      B::launch_kernel(checked("keel::stream::launch"), kind,
+                       [fn = fn_t(std::forward<Fn>(fn)),
+                        args = std::tuple<std::decay_t<Args>...>(std::forward<Args>(args)...)](launch_context& ctx) {
+                         std::apply([&](const auto&... a) { fn(ctx, a...); }, args);
+                       });
+    }
   }
 
   /** @brief Asynchronous copy of raw memory the caller keeps alive until it has run. */

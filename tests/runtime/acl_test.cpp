@@ -140,7 +140,7 @@ TEST_CASE("acl emulation: the C API reports misuse with the documented statuses"
     CHECK(api.aclmdlRIExecuteAsync(during, s) == 107000);  // its capture has not ended
     keel::acl::task_group_handle g = nullptr;
     REQUIRE(api.aclmdlRICaptureTaskGrpBegin(s) == 0);
-    CHECK(api.aclmdlRICaptureEnd(s, &m) == 507903);  // a group is open: the capture is discarded
+    CHECK(api.aclmdlRICaptureEnd(s, &m) == 107033);  // a group is open: the capture is discarded
     CHECK(api.aclmdlRICaptureGetInfo(s, &st, nullptr) == 0);
     CHECK(st == keel::acl::capture_status::none);
     REQUIRE(api.aclmdlRICaptureBegin(s, keel::acl::capture_mode::relaxed) == 0);
@@ -150,6 +150,31 @@ TEST_CASE("acl emulation: the C API reports misuse with the documented statuses"
     REQUIRE(api.aclmdlRIDestroy(m) == 0);
     CHECK(api.aclmdlRICaptureTaskUpdateBegin(s, g) == 107017);  // the group left with its model
     CHECK(api.aclmdlRIDestroy(m) == 107017);
+    CHECK(api.aclrtDestroyStream(s) == 0);
+  }
+  SECTION("capture end with a fork not joined back: CANN's status, and the capture is gone") {
+    stream_handle s = nullptr, side = nullptr;
+    keel::acl::event_handle fork = nullptr;
+    REQUIRE(api.aclrtCreateStream(&s) == 0);
+    REQUIRE(api.aclrtCreateStream(&side) == 0);
+    REQUIRE(api.aclrtCreateEventWithFlag(&fork, keel::acl::event_flags::sync) == 0);
+    static char byte = 0;
+    REQUIRE(api.aclmdlRICaptureBegin(s, keel::acl::capture_mode::global) == 0);
+    REQUIRE(api.aclrtRecordEvent(fork, s) == 0);
+    REQUIRE(api.aclrtStreamWaitEvent(side, fork) == 0);
+    REQUIRE(api.aclrtMemsetAsync(&byte, 1, 1, 1, side) == 0);
+    keel::acl::model_handle m = nullptr;
+    CHECK(api.aclmdlRICaptureEnd(side, &m) == 107036);  // ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED: goes on
+    keel::acl::capture_status st = keel::acl::capture_status::none;
+    CHECK(api.aclmdlRICaptureGetInfo(s, &st, nullptr) == 0);
+    CHECK(st == keel::acl::capture_status::active);
+    CHECK(api.aclmdlRICaptureEnd(s, &m) == 107025);  // ACL_ERROR_RT_STREAM_UNJOINED
+    CHECK(api.aclrtGetLastError(keel::acl::last_error_level::thread) == 107025);
+    CHECK(api.aclmdlRICaptureGetInfo(s, &st, nullptr) == 0);
+    CHECK(st == keel::acl::capture_status::none);  // CANN ends the capture (ClearCaptureModel)
+    CHECK(api.aclrtSynchronizeStream(side) == 0);
+    CHECK(api.aclrtDestroyEvent(fork) == 0);
+    CHECK(api.aclrtDestroyStream(side) == 0);
     CHECK(api.aclrtDestroyStream(s) == 0);
   }
   SECTION("host callbacks: a subscribed thread runs them in aclrtProcessReport") {

@@ -941,21 +941,53 @@ void drop_box(model_box* box) noexcept {
 }  // namespace
 
 // A capture that cannot end is discarded (its stream leaves capture mode), as
-// CANN ends an invalidated capture: the caller gets the error and no model.
+// CANN ends it: CaptureSession::StreamEndCapture (hicann/runtime) calls
+// ClearCaptureModel after every failed check on the origin stream, with
+// CANN's status for the check: an invalidated capture
+// ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED (507903), a task group still open
+// ACL_ERROR_STREAM_TASK_GROUP_STATUS (107033), a forked stream not joined
+// back ACL_ERROR_RT_STREAM_UNJOINED (107025; docs/02_dev_guide/04-02_跨流捕获.md).
+// The caller gets the error and no model. On a stream that joined the
+// capture but did not begin it, the end is ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED
+// (107036) and the capture goes on.
 aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI* modelRI) {
   static constexpr const char* api = "aclmdlRICaptureEnd";
-  return guarded(api, call::capture_end, [&] {
+  aclError refined = ACL_SUCCESS;  // CANN's status for why the capture could not end
+  const aclError status = guarded(api, call::capture_end, [&] {
     require(modelRI, api, "modelRI");
     hb::stream_handle s = stream_of(stream, api);
     const keel::capture_info info = hb::capture_status(s);
     if (info.state == keel::capture_state::none) throw_rule(errc::invalid_state, api, "the stream is not capturing");
+    bool origin = false, group_open = false;
+    {
+      std::lock_guard<std::mutex> lock(book().m);
+      origin = book().capturing.count(s) != 0;
+      for (void* other : book().streams) {
+        const keel::capture_info o = hb::capture_status(static_cast<hb::stream_handle>(other));
+        if (o.state != keel::capture_state::none && o.capture_id == info.capture_id && o.group_open) group_open = true;
+      }
+    }
     hb::model_handle m = nullptr;
     try {
       m = hb::capture_end(s);
+    } catch (const keel::error& e) {
+      if (e.code() == keel::make_error_code(errc::capture_violation))
+        refined = !origin                                         ? ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED
+                  : info.state == keel::capture_state::invalidated ? ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED
+                  : group_open                                     ? ACL_ERROR_STREAM_TASK_GROUP_STATUS
+                                                                   : ACL_ERROR_RT_STREAM_UNJOINED;
+      if (origin) {
+        hb::group_abort(s);
+        hb::capture_discard(s);
+        if (model_box* box = take_capture(s)) drop_box(box);
+      }
+      throw;
     } catch (...) {
-      hb::group_abort(s);
-      hb::capture_discard(s);
-      if (model_box* box = take_capture(s)) drop_box(box);
+      if (origin) {
+        hb::group_abort(s);
+        hb::capture_discard(s);
+        if (model_box* box = take_capture(s)) drop_box(box);
+      }
       throw;
     }
     model_box* box = take_capture(s);
@@ -966,6 +998,9 @@ aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI* modelRI) {
     box->model = m;
     *modelRI = box;
   });
+  if (status == ACL_SUCCESS || refined == ACL_SUCCESS) return status;
+  this_thread_state().last_runtime_error = refined;  // the text stays the host backend's explanation
+  return refined;
 }
 
 aclError aclmdlRICaptureTaskGrpBegin(aclrtStream stream) {

@@ -130,6 +130,14 @@ struct event_box {
   device* dev = nullptr;
   keel::event_flags flags = keel::event_flags::default_;
   bool adopted = false;  // made elsewhere: keel never destroys it; the record belongs to the device
+  // Where its last record was issued inside a capture keel began (the
+  // device's captures_m_ guards these): the capture (its origin's
+  // capture_alive), the stream and how many tasks that stream had issued in
+  // it. A wait on the event joins that stream's work up to there.
+  std::shared_ptr<std::atomic<bool>> recorded_in;
+  stream_box* recorded_on = nullptr;
+  std::uint64_t recorded_on_id = 0;
+  std::size_t recorded_at = 0;
 };
 
 struct host_call;
@@ -180,6 +188,14 @@ struct stream_box {
   bool group_open = false;
   bool updating = false;
   std::unique_ptr<host_callbacks> callbacks;  // made by the first launch_host
+  // keel's join books (the device's captures_m_ guards these), as the host
+  // backend keeps them: a stream that joined a capture by waiting on an
+  // event and then issued tasks is a lane of the capture's origin; capture
+  // end refuses a lane whose tasks no stream of the capture waited for.
+  stream_box* lane_of = nullptr;   // the origin of the capture this stream joined and issued tasks in
+  std::size_t lane_tasks = 0;      // keel's tasks it issued in that capture
+  std::size_t lane_joined = 0;     // how many of them another stream of the capture waited for
+  std::vector<stream_box*> lanes;  // on an origin: the lanes of its capture
 };
 
 // Memory released on a stream, freed once the stream passes `event`.
@@ -280,20 +296,7 @@ class device {
    * used are dropped here); a capture keel began on it is forgotten, not
    * ended. Throws: nothing.
    */
-  void forget_stream(acl::stream_handle native) noexcept {
-    std::unique_ptr<detail::stream_box> gone;
-    {
-      std::lock_guard<std::mutex> lock(adopted_m_);
-      auto it = adopted_streams_.find(native);
-      if (it == adopted_streams_.end()) return;
-      gone = std::move(it->second);
-      adopted_streams_.erase(it);
-    }
-    std::lock_guard<std::mutex> lock(captures_m_);
-    const auto before = captures_.size();
-    captures_.erase(std::remove(captures_.begin(), captures_.end(), gone.get()), captures_.end());
-    capture_count_.fetch_sub(before - captures_.size(), std::memory_order_release);
-  }
+  void forget_stream(acl::stream_handle native) noexcept;
   /**
    * @brief How many released buffers still wait for their stream to pass the
    * release point (after freeing those it has passed). Throws: nothing.
@@ -423,6 +426,12 @@ class launch_context {
  *   aclmdlRIGetStreams / aclmdlRIGetTasksByStream, hicann/runtime
  *   docs/zh/api_ref/15_model_running_instance_management.md; keel's subset
  *   does not use them yet.)
+ * - capture end checks keel's rules before aclmdlRICaptureEnd (a task group
+ *   still open; a stream that joined the capture by an event wait and issued
+ *   work no stream of the capture waited for), from keel's own books as the
+ *   host backend keeps them: CANN would end the capture and destroy its model
+ *   (ACL_ERROR_STREAM_TASK_GROUP_STATUS, ACL_ERROR_RT_STREAM_UNJOINED), while
+ *   capture_scope::end promises the capture stays, to be joined or discarded.
  * - group_abort and update_abort end the group / update (ACL cannot cancel);
  *   an aborted update that matched the group is therefore applied.
  * - a buffer's release does not wait: it records an event on its stream, and
@@ -457,6 +466,7 @@ struct backend {
     if (s->adopted) return;  // its maker destroys it; the record stays with the device
     const api& a = entered(*s->dev);
     capture_discard(s);
+    leave_lane(s);
     if (a.aclrtSynchronizeStream.get() != nullptr) a.aclrtSynchronizeStream.get()(s->native);
     stop_host_callbacks(s);
     const status st = a.aclrtDestroyStream.get() != nullptr ? a.aclrtDestroyStream.get()(s->native) : 0;
@@ -648,6 +658,7 @@ struct backend {
       count_task(s, false);  // an external signal is a task of the model; a plain record is an edge
     } else {
       s->dev->check(a.aclrtRecordEvent(e->native, s->native), "aclrtRecordEvent");
+      note_record(e, s);
     }
   }
   static void wait(stream_handle s, event_handle e) {
@@ -658,6 +669,7 @@ struct backend {
       count_task(s, false);
     } else {
       s->dev->check(a.aclrtStreamWaitEvent(s->native, e->native), "aclrtStreamWaitEvent");
+      note_wait(s, e);
     }
   }
   static void reset(stream_handle s, event_handle e) {
@@ -711,6 +723,7 @@ struct backend {
 
   static model_handle capture_end(stream_handle s) {
     device& dev = *s->dev;
+    check_capture_may_end(s);
     auto box = std::make_unique<detail::model_box>();
     model_handle_native native = nullptr;
     const status st = entered(dev).aclmdlRICaptureEnd(s->native, &native);
@@ -1050,8 +1063,128 @@ struct backend {
     }
     const stream_handle origin = capture_origin(s);
     if (origin == nullptr) return;
-    std::lock_guard<std::mutex> lock(origin->m);
-    ++origin->capture_tasks;
+    {
+      std::lock_guard<std::mutex> lock(origin->m);
+      ++origin->capture_tasks;
+    }
+    if (origin == s) return;
+    std::lock_guard<std::mutex> lock(s->dev->captures_m_);  // s is a lane of origin's capture
+    if (s->lane_of != origin) {
+      try {
+        origin->lanes.push_back(s);
+      } catch (...) {
+        return;  // out of memory: the join check cannot see this lane
+      }
+      s->lane_of = origin;
+      s->lane_tasks = 0;
+      s->lane_joined = 0;
+    }
+    ++s->lane_tasks;
+  }
+
+  // The join rule, checked by keel before ACL's capture end: CANN's
+  // aclmdlRICaptureEnd refuses a capture with a task group still open
+  // (ACL_ERROR_STREAM_TASK_GROUP_STATUS) or a forked stream not joined back
+  // to the origin stream (ACL_ERROR_RT_STREAM_UNJOINED, 107025; hicann/runtime
+  // docs/02_dev_guide/04-02_跨流捕获.md: "否则会在结束捕获时触发报错"), and
+  // then ends the capture and destroys its model (hicann/runtime
+  // CaptureSession::StreamEndCapture, ClearCaptureModel). keel's rule (the
+  // runtime's capture_scope::end and the host backend) leaves the capture
+  // running, to be joined or discarded: so keel refuses first, from its
+  // own books (the host backend's rule: every task a joined stream issued
+  // must be waited for by a stream of the capture).
+  static void check_capture_may_end(stream_handle s) {
+    static constexpr const char* api = "keel::capture_scope::end";
+    device& dev = *s->dev;
+    if (dev.capture_count_.load(std::memory_order_acquire) == 0) return;
+    std::lock_guard<std::mutex> lock(dev.captures_m_);
+    if (std::find(dev.captures_.begin(), dev.captures_.end(), s) == dev.captures_.end()) return;  // ACL says why
+    {
+      std::lock_guard<std::mutex> stream_lock(s->m);
+      if (s->group_open)
+        throw_error(keel::errc::capture_violation, api,
+                    "a task group is still open on stream #" + std::to_string(s->id) + ", which began the capture");
+    }
+    for (const stream_handle lane : s->lanes) {
+      {
+        std::lock_guard<std::mutex> lane_lock(lane->m);
+        if (lane->group_open)
+          throw_error(keel::errc::capture_violation, api,
+                      "a task group is still open on stream #" + std::to_string(lane->id) +
+                          ", which joined the capture of stream #" + std::to_string(s->id));
+      }
+      if (lane->lane_joined < lane->lane_tasks)
+        throw_error(keel::errc::capture_violation, api,
+                    "stream #" + std::to_string(lane->id) + " forked from the capture of stream #" +
+                        std::to_string(s->id) + " and has work the capturing stream never waited for: " +
+                        "record an event on it and wait on that event here (" +
+                        std::to_string(lane->lane_tasks - lane->lane_joined) + " of its " +
+                        std::to_string(lane->lane_tasks) + " tasks)");
+    }
+  }
+
+  // A plain event recorded on s: if s takes part in a capture keel began,
+  // remember where, so a wait on it can join s's work (note_wait).
+  static void note_record(event_handle e, stream_handle s) noexcept {
+    device& dev = *s->dev;
+    if (dev.capture_count_.load(std::memory_order_acquire) == 0) return;
+    const stream_handle origin = capture_origin(s);
+    std::lock_guard<std::mutex> lock(dev.captures_m_);
+    if (origin == nullptr ||
+        std::find(dev.captures_.begin(), dev.captures_.end(), origin) == dev.captures_.end()) {
+      e->recorded_in.reset();
+      e->recorded_on = nullptr;
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> origin_lock(origin->m);
+      e->recorded_in = origin->capture_alive;
+    }
+    e->recorded_on = s;
+    e->recorded_on_id = s->id;
+    e->recorded_at = s->lane_of == origin ? s->lane_tasks : 0;
+  }
+
+  // s waited on e: if e was recorded in the capture s takes part in, on a
+  // lane of it, the lane's work up to the record is joined.
+  static void note_wait(stream_handle s, event_handle e) noexcept {
+    device& dev = *s->dev;
+    if (dev.capture_count_.load(std::memory_order_acquire) == 0) return;
+    const stream_handle origin = capture_origin(s);
+    if (origin == nullptr) return;
+    std::lock_guard<std::mutex> lock(dev.captures_m_);
+    if (!e->recorded_in || e->recorded_on == s) return;
+    if (std::find(dev.captures_.begin(), dev.captures_.end(), origin) == dev.captures_.end()) return;
+    {
+      std::lock_guard<std::mutex> origin_lock(origin->m);
+      if (e->recorded_in != origin->capture_alive) return;  // recorded in another capture
+    }
+    // The recording stream is looked up among the live lanes before use (it
+    // may have been destroyed since; its id tells a new stream at its address).
+    const auto lane = std::find(origin->lanes.begin(), origin->lanes.end(), e->recorded_on);
+    if (lane == origin->lanes.end() || (*lane)->id != e->recorded_on_id) return;
+    (*lane)->lane_joined = std::max((*lane)->lane_joined, e->recorded_at);
+  }
+
+  // The capture of origin s is over: its lanes leave it. Caller holds captures_m_.
+  static void drop_lanes_locked(stream_handle s) noexcept {
+    for (const stream_handle lane : s->lanes) {
+      lane->lane_of = nullptr;
+      lane->lane_tasks = 0;
+      lane->lane_joined = 0;
+    }
+    s->lanes.clear();
+  }
+
+  // s goes away (destroyed, or its adopted record forgotten): it leaves the
+  // capture it is a lane of.
+  static void leave_lane(stream_handle s) noexcept {
+    std::lock_guard<std::mutex> lock(s->dev->captures_m_);
+    if (s->lane_of != nullptr) {
+      auto& lanes = s->lane_of->lanes;
+      lanes.erase(std::remove(lanes.begin(), lanes.end(), s), lanes.end());
+      s->lane_of = nullptr;
+    }
   }
 
   // The stream that began the capture keel knows s to take part in: s itself,
@@ -1159,6 +1292,7 @@ struct backend {
     device& dev = *s->dev;
     {
       std::lock_guard<std::mutex> lock(dev.captures_m_);
+      drop_lanes_locked(s);
       const auto before = dev.captures_.size();
       dev.captures_.erase(std::remove(dev.captures_.begin(), dev.captures_.end(), s), dev.captures_.end());
       dev.capture_count_.fetch_sub(before - dev.captures_.size(), std::memory_order_release);
@@ -1193,6 +1327,25 @@ inline device::~device() {
   }
   if (destroy != nullptr)
     for (acl::event_handle e : spare_events_) destroy(e);
+}
+
+inline void device::forget_stream(acl::stream_handle native) noexcept {
+  std::unique_ptr<detail::stream_box> gone;
+  {
+    std::lock_guard<std::mutex> lock(adopted_m_);
+    auto it = adopted_streams_.find(native);
+    if (it == adopted_streams_.end()) return;
+    gone = std::move(it->second);
+    adopted_streams_.erase(it);
+  }
+  backend::leave_lane(gone.get());
+  {
+    std::lock_guard<std::mutex> lock(captures_m_);
+    backend::drop_lanes_locked(gone.get());
+    const auto before = captures_.size();
+    captures_.erase(std::remove(captures_.begin(), captures_.end(), gone.get()), captures_.end());
+    capture_count_.fetch_sub(before - captures_.size(), std::memory_order_release);
+  }
 }
 
 inline std::size_t device::pending_releases() noexcept {

@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include <atomic>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -71,6 +72,93 @@ TEST_CASE("acl backend: host callables run on the stream's own reporting thread"
   a.launch_host([&] { ++after; });
   a.synchronize();
   CHECK(after == 1);
+}
+
+TEST_CASE("acl backend: a captured host callable belongs to the model and runs on the executing stream", "[runtime][acl]") {
+  auto& dev = acl::device();
+  auto token = std::make_shared<int>(0);  // its use count tells whether the callable is alive
+  std::atomic<int> runs{0};
+  std::atomic<bool> fail{false};
+  std::thread::id ran_on;
+  keel::acl::model m;
+  {
+    keel::acl::stream a{dev};
+    keel::acl::capture_scope capture{a};
+    a.launch_host([&runs, &fail, &ran_on, token] {
+      ran_on = std::this_thread::get_id();
+      if (fail.load()) throw std::runtime_error("the captured callable failed");
+      ++runs;
+    });
+    m = capture.end();
+  }  // the capturing stream is gone; the model keeps the callable
+  CHECK(token.use_count() == 2);
+  keel::acl::stream b{dev};  // no host callable of its own: execute gives it a reporting thread
+  m.execute(b);
+  m.execute(b);
+  b.synchronize();
+  CHECK(runs == 2);
+  std::thread::id b_reporter;
+  b.launch_host([&] { b_reporter = std::this_thread::get_id(); });
+  b.synchronize();
+  CHECK(ran_on == b_reporter);  // the executing stream's reporting thread
+  CHECK(ran_on != std::this_thread::get_id());
+  // A throwing captured callable puts the executing stream in its error state.
+  fail = true;
+  m.execute(b);
+  try {
+    b.synchronize();
+    FAIL("the captured callable's failure was not reported on the executing stream");
+  } catch (const keel::error& e) {
+    CHECK(e.code() == keel::errc::task_failed);
+    CHECK(std::string(e.what()).find("the captured callable failed") != std::string::npos);
+  }
+  fail = false;
+  keel::acl::stream c{dev};
+  m.execute(c);  // another stream, after b's failure: c is not in an error state
+  c.synchronize();
+  CHECK(runs == 3);
+  m.reset();
+  b.synchronize();  // executions release what they kept of the model
+  c.synchronize();
+  CHECK(token.use_count() == 1);  // freed with the model
+}
+
+TEST_CASE("acl backend: an adopted stream's reporting thread ends when its record is forgotten or the device dies",
+          "[runtime][acl]") {
+  auto& dev = acl::device();
+  const keel::acl::api& api = dev.functions();
+  keel::acl::stream_handle raw = nullptr;
+  REQUIRE(api.aclrtCreateStream(&raw) == 0);
+  int ran = 0;
+  {
+    keel::acl::stream_ref s = keel::acl::adopt_stream(dev, raw);
+    s.launch_host([&] { ++ran; });
+    s.synchronize();
+  }
+  dev.forget_stream(raw);  // unsubscribes and joins the reporting thread
+  {
+    keel::acl::stream_ref s = keel::acl::adopt_stream(dev, raw);  // a new record subscribes again
+    s.launch_host([&] { ++ran; });
+    s.synchronize();
+  }
+  CHECK(ran == 2);
+  dev.forget_stream(raw);
+  {
+    keel::acl::device other{keel::acl::device_options{0, KEEL_ACL_EMULATION_DIR}};
+    keel::acl::stream_ref s = keel::acl::adopt_stream(other, raw);
+    s.launch_host([&] { ++ran; });
+    s.synchronize();
+  }  // the device's destructor ends the adopted stream's reporting thread
+  CHECK(ran == 3);
+  keel::acl::stream_handle probe = raw;
+  {
+    keel::acl::stream_ref s = keel::acl::adopt_stream(dev, probe);  // not subscribed any more: subscribes
+    s.launch_host([&] { ++ran; });
+    s.synchronize();
+  }
+  CHECK(ran == 4);
+  dev.forget_stream(raw);
+  CHECK(api.aclrtDestroyStream(raw) == 0);
 }
 
 TEST_CASE("acl backend: the recent error message is per thread", "[runtime][acl]") {

@@ -370,12 +370,17 @@ void release(std::unordered_map<void*, std::size_t>& where, void* p, const char*
 // the thread subscribed to the stream (aclrtSubscribeReport), which runs it
 // inside its next aclrtProcessReport; with ACL_CALLBACK_BLOCK the stream waits
 // until the callback has returned, with ACL_CALLBACK_NO_BLOCK it goes on.
-// The subscription is looked up when the task runs, so a callback captured
-// into a model runs, on every replay, on the thread subscribed to the stream
-// it was captured on; if that stream is no longer subscribed then (or is
-// unsubscribed before its thread took the callback), the callback is dropped
-// and the stream that reached it enters its error state (a failed kernel,
-// ACL_ERROR_RT_AICORE_EXCEPTION at the next synchronize).
+// The subscription is looked up when the task runs, for the stream that runs
+// it: a callback captured into a model runs, on every replay, on the thread
+// subscribed to the stream executing the model (aclmdlRIExecuteAsync's
+// stream; CANN binds a stream's callbacks to its subscribed thread,
+// aclrtSubscribeReport, and a model's tasks run on the executing stream); the
+// stream that captured it may be gone. If the executing stream has no
+// subscribed thread then (or is unsubscribed before its thread took the
+// callback), the callback is dropped and that stream enters its error state
+// (a failed kernel, ACL_ERROR_RT_AICORE_EXCEPTION at the next synchronize).
+// aclmdlRIExecute runs on a stream of its own, which no thread can subscribe
+// to: there a callback goes to the stream that captured it.
 
 struct report_call {
   aclrtCallback fn = nullptr;
@@ -397,6 +402,13 @@ report_books& reports() {
 }
 
 std::uint64_t this_thread_id() noexcept { return static_cast<std::uint64_t>(::pthread_self()); }
+
+// On a stream's worker thread: the aclrtStream it runs (set by the stream's
+// first task, aclrtCreateStream); null on any other thread.
+aclrtStream& worker_stream() noexcept {
+  thread_local aclrtStream stream = nullptr;
+  return stream;
+}
 
 // On the stream's worker, when the stream reaches the callback task.
 void post_callback(aclrtStream stream, aclrtCallback fn, void* user, bool block) {
@@ -520,8 +532,11 @@ aclError aclrtCreateStream(aclrtStream* stream) {
   return guarded("aclrtCreateStream", call::other, [&] {
     require(stream, "aclrtCreateStream", "stream");
     hb::stream_handle s = hb::create_stream(dev());
-    std::lock_guard<std::mutex> lock(book().m);
     try {
+      // The stream's worker (one thread for the stream's life) learns which
+      // stream it runs: a replayed callback goes to the executing stream.
+      hb::launch_host(s, [s] { worker_stream() = s; });
+      std::lock_guard<std::mutex> lock(book().m);
       book().streams.insert(s);
     } catch (...) {
       hb::destroy_stream(s);
@@ -640,7 +655,10 @@ aclError aclrtLaunchCallback(aclrtCallback fn, void* userData, aclrtCallbackBloc
   // Capture records the task like any host task; an update or an open task
   // group refuses it (only operator launches), as the host backend does.
   return guarded(api, call::other, [&] {
-    hb::launch_host(s, [stream, fn, userData, block] { post_callback(stream, fn, userData, block == ACL_CALLBACK_BLOCK); });
+    hb::launch_host(s, [stream, fn, userData, block] {
+      aclrtStream running = worker_stream();  // the executing stream on a replay
+      post_callback(running != nullptr ? running : stream, fn, userData, block == ACL_CALLBACK_BLOCK);
+    });
   });
 }
 

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -116,7 +117,8 @@ struct model_box {
   std::size_t groups = 0;
   std::size_t tasks = 0;  // keel's tasks captured into it (keel's books; ACL's subset cannot count)
   std::shared_ptr<std::atomic<bool>> alive;
-  std::vector<std::shared_ptr<void>> keep;  // what the captured copies use
+  std::vector<std::shared_ptr<void>> keep;  // what the captured copies use (host callables included)
+  bool host_calls = false;  // it replays host callables: its executing stream needs a reporting thread
 };
 
 struct group_box {
@@ -142,9 +144,10 @@ struct event_box {
 
 struct host_call;
 
-// The host callables of one stream (launch_host over aclrtLaunchCallback):
-// the reporting thread subscribed to the stream, and the error state a
-// throwing callable leaves until the stream's next synchronize.
+// The host callables run for one stream (launch_host over
+// aclrtLaunchCallback, and captured ones its model executions replay): the
+// reporting thread subscribed to the stream, and the error state a throwing
+// callable leaves until the stream's next synchronize.
 struct host_callbacks {
   std::thread reporter;            // loops on aclrtProcessReport until `stop`
   std::uint64_t reporter_id = 0;   // what aclrtSubscribeReport was given
@@ -153,13 +156,22 @@ struct host_callbacks {
   std::mutex m;                    // guards the error state below
   bool failed = false;
   std::string failure;
-  std::vector<std::unique_ptr<host_call>> captured;  // run on every replay: freed with the stream
+  host_callbacks() = default;
+  host_callbacks(const host_callbacks&) = delete;
+  host_callbacks& operator=(const host_callbacks&) = delete;
+  // A last resort (backend::stop_host_callbacks unsubscribes and joins
+  // first): a joinable std::thread destroyed would std::terminate.
+  ~host_callbacks() {
+    stop.store(true, std::memory_order_release);
+    if (reporter.joinable()) reporter.join();
+  }
 };
 
-// One launch_host call: the userData of its aclrtLaunchCallback.
+// One launch_host call: the userData of its aclrtLaunchCallback. It reports
+// to the stream whose reporting thread runs it (backend::reporting_for), so
+// it holds no pointer to any stream.
 struct host_call {
-  host_callbacks* owner = nullptr;
-  bool once = true;  // eager: deleted after it ran; captured: owned by the capturing stream
+  bool once = true;  // eager: deleted after it ran; captured: owned by the model (its keep list)
   virtual ~host_call() = default;
   virtual void run() = 0;
 };
@@ -187,7 +199,8 @@ struct stream_box {
   std::thread::id capture_thread;
   bool group_open = false;
   bool updating = false;
-  std::unique_ptr<host_callbacks> callbacks;  // made by the first launch_host
+  std::unique_ptr<host_callbacks> callbacks;  // made by the first launch_host (or execution of a model with one)
+  bool capture_host_calls = false;  // the capture this stream began holds host callables (guarded by m)
   // keel's join books (the device's captures_m_ guards these), as the host
   // backend keeps them: a stream that joined a capture by waiting on an
   // event and then issued tasks is a lane of the capture's origin; capture
@@ -350,6 +363,10 @@ class device {
   std::mutex releases_m_;
   std::vector<detail::deferred_release> releases_;
   std::vector<acl::event_handle> spare_events_;
+  // Host callables captured into a capture keel did not begin (an adopted
+  // stream's, begun through ACL directly): no model record owns them.
+  std::mutex unowned_m_;
+  std::vector<std::shared_ptr<void>> unowned_calls_;
   std::mutex captures_m_;
   std::vector<detail::stream_box*> captures_;  // streams that began a capture still in progress
   std::atomic<std::size_t> capture_count_{0};  // captures_.size(), read without the lock
@@ -406,16 +423,21 @@ class launch_context {
  * - launch_kernel runs the body when issued (it enqueues ACL work).
  * - launch_host is aclrtLaunchCallback (ACL_CALLBACK_BLOCK): the first one on
  *   a stream starts a reporting thread for it (aclrtSubscribeReport, then
- *   aclrtProcessReport in a loop), which runs the stream's callables in order;
- *   the stream's destruction unsubscribes and joins it. A callable that throws
- *   puts the stream in an error state, as on the host backend: later host
- *   callables of the stream are skipped, query() and synchronize() throw
- *   task_failed with the exception's text, and synchronize() clears it. ACL
- *   work (kernels, copies, events) issued after the failure still runs: ACL
- *   cannot skip it. A callable captured into a model runs, on every replay, on
- *   the reporting thread of the stream that captured it, reports its
- *   failure to that stream, and is freed with that stream, which must
- *   outlive the model's executions.
+ *   aclrtProcessReport in a loop; the thread makes the device current on
+ *   itself first), which runs the stream's callables in order. The stream's
+ *   destruction unsubscribes and joins it; so does device::forget_stream for
+ *   an adopted stream, and the device's destruction for adopted streams still
+ *   recorded. A callable that throws puts the stream in an error state, as on
+ *   the host backend: later host callables of the stream are skipped, query()
+ *   and synchronize() throw task_failed with the exception's text, and
+ *   synchronize() clears it. ACL work (kernels, copies, events) issued after
+ *   the failure still runs: ACL cannot skip it. A callable captured into a
+ *   model belongs to the model (freed when the model is destroyed and its
+ *   executions have been synchronized; the capturing stream may go first)
+ *   and runs, on every execution, on the reporting thread of the executing
+ *   stream (execute() starts one if the model holds host callables), whose
+ *   error state its failure sets. (Captured into a capture keel did not
+ *   begin, it lives as long as the device.)
  * - task_count, group_count and task_group::size come from keel's books: keel
  *   issues every task itself during a capture it began, and counts them as
  *   the host backend does (a launch, copy, external-event operation, model
@@ -540,30 +562,47 @@ struct backend {
    * the stream's later work waits for it: aclrtLaunchCallback with
    * ACL_CALLBACK_BLOCK (CANN runtime API reference, aclrtLaunchCallback:
    * https://www.hiascend.com/document/detail/zh/canncommercial/latest/API/runtimeapi/aclcppdevg_03_0126.html;
-   * aclrtSubscribeReport 03_0125, aclrtProcessReport, aclrtUnSubscribeReport).
+   * aclrtSubscribeReport 03_0125: "the callbacks the stream delivers run in
+   * the bound thread", aclrtProcessReport, aclrtUnSubscribeReport 03_0128).
+   * Captured, the callable belongs to the model (its keep list) and runs on
+   * every execution, on the reporting thread of the executing stream.
    */
   template <class F>
   static void launch_host(stream_handle s, F&& f) {
-    detail::host_callbacks& callbacks = host_callbacks_of(s);
-    // A captured callable runs on every replay, on this stream's reporting
-    // thread: the stream owns it until its destruction (nothing tells keel
-    // when the last model that holds it is gone), instead of the callable
-    // deleting itself.
+    device& dev = *s->dev;
+    const api& a = entered(dev);
+    (void)host_callbacks_of(s);
+    // Captured, the callable runs on every replay until the model is
+    // destroyed: the model owns it (the capture's keep list, moved into the
+    // model at capture end), not the stream that captured it, which may go
+    // first. A capture keel did not begin has no model record: the device
+    // keeps the callable until it is destroyed.
     const bool captured = capture_status(s).state != capture_state::none;
+    const stream_handle origin = captured ? capture_origin(s) : nullptr;
     auto call = std::make_unique<detail::host_call_of<std::decay_t<F>>>(std::forward<F>(f));
-    call->owner = &callbacks;
     call->once = !captured;
+    std::shared_ptr<void> owner;
     if (captured) {
-      std::lock_guard<std::mutex> lock(callbacks.m);
-      callbacks.captured.reserve(callbacks.captured.size() + 1);
+      owner = std::shared_ptr<detail::host_call>(std::move(call));
+      if (origin != nullptr) {
+        std::lock_guard<std::mutex> lock(origin->m);
+        origin->keep.reserve(origin->keep.size() + 1);
+      } else {
+        std::lock_guard<std::mutex> lock(dev.unowned_m_);
+        dev.unowned_calls_.reserve(dev.unowned_calls_.size() + 1);
+      }
     }
-    s->dev->check(entered(*s->dev).aclrtLaunchCallback(&run_host_call, call.get(), callback_block::block, s->native),
-                  "aclrtLaunchCallback");
-    if (captured) {
-      std::lock_guard<std::mutex> lock(callbacks.m);
-      callbacks.captured.push_back(std::move(call));
-    } else {
+    void* user = captured ? owner.get() : static_cast<void*>(call.get());
+    dev.check(a.aclrtLaunchCallback(&run_host_call, user, callback_block::block, s->native), "aclrtLaunchCallback");
+    if (!captured) {
       (void)call.release();  // enqueued: run_host_call deletes it (it may have already)
+    } else if (origin != nullptr) {
+      std::lock_guard<std::mutex> lock(origin->m);
+      origin->keep.push_back(std::move(owner));  // reserved above: cannot throw
+      origin->capture_host_calls = true;
+    } else {
+      std::lock_guard<std::mutex> lock(dev.unowned_m_);
+      dev.unowned_calls_.push_back(std::move(owner));
     }
     count_task(s, false);  // a host callable is a task of the model, as on the host backend
   }
@@ -764,11 +803,32 @@ struct backend {
     delete m;
   }
 
+  /**
+   * Runs the model on s. Its host callables run on s's reporting thread
+   * (started here if s has none) and put s in its error state if they throw:
+   * the executing stream is where the model's tasks run (aclmdlRIExecuteAsync),
+   * and the thread subscribed to a stream runs the callbacks it delivers
+   * (aclrtSubscribeReport). CANN does not say more for a replayed callback;
+   * keel's emulation does this.
+   */
   static void execute(model_handle m, stream_handle s) {
-    s->dev->check(entered(*s->dev).aclmdlRIExecuteAsync(m->native, s->native), "aclmdlRIExecuteAsync");
+    device& dev = *s->dev;
+    const api& a = entered(dev);
+    if (m->host_calls) (void)host_callbacks_of(s);
+    {
+      std::lock_guard<std::mutex> lock(s->m);
+      s->keep.reserve(s->keep.size() + m->keep.size());
+    }
+    dev.check(a.aclmdlRIExecuteAsync(m->native, s->native), "aclmdlRIExecuteAsync");
     {
       std::lock_guard<std::mutex> lock(s->m);  // the replay uses the model's memory until the stream passes it
-      s->keep.insert(s->keep.end(), m->keep.begin(), m->keep.end());
+      s->keep.insert(s->keep.end(), m->keep.begin(), m->keep.end());  // reserved above: cannot throw
+    }
+    if (m->host_calls && dev.capture_count_.load(std::memory_order_acquire) != 0) {
+      if (const stream_handle origin = capture_origin(s)) {  // captured: the outer model replays them too
+        std::lock_guard<std::mutex> lock(origin->m);
+        origin->capture_host_calls = true;
+      }
     }
     count_task(s, false);
   }
@@ -922,15 +982,25 @@ struct backend {
   // destruction may wait for its reporting thread to notice.
   static constexpr std::int32_t report_timeout_ms = 100;
 
+  // The host callbacks of the stream whose reporting thread this is (null on
+  // any other thread): set once by the reporting thread itself.
+  static detail::host_callbacks*& reporting_for() noexcept {
+    thread_local detail::host_callbacks* callbacks = nullptr;
+    return callbacks;
+  }
+
   // The aclrtCallback of every launch_host: runs the callable unless the
-  // stream is in its error state, and records what it throws.
+  // stream whose reporting thread runs it (the launching stream, or the
+  // stream executing the model that captured it) is in its error state, and
+  // records what it throws there. On a thread keel did not start (someone
+  // else subscribed to the stream), a failure goes to keel's error handler.
   static void run_host_call(void* user) noexcept {
     auto* call = static_cast<detail::host_call*>(user);
-    detail::host_callbacks& callbacks = *call->owner;
+    detail::host_callbacks* callbacks = reporting_for();
     bool skip = false;
-    {
-      std::lock_guard<std::mutex> lock(callbacks.m);
-      skip = callbacks.failed;
+    if (callbacks != nullptr) {
+      std::lock_guard<std::mutex> lock(callbacks->m);
+      skip = callbacks->failed;
     }
     if (!skip) {
       std::string failure;
@@ -942,32 +1012,51 @@ struct backend {
         failure = "a host callable threw a non-standard exception";
       }
       if (!failure.empty()) {
-        std::lock_guard<std::mutex> lock(callbacks.m);
-        if (!callbacks.failed) callbacks.failure = std::move(failure);
-        callbacks.failed = true;
+        if (callbacks != nullptr) {
+          std::lock_guard<std::mutex> lock(callbacks->m);
+          if (!callbacks->failed) callbacks->failure = std::move(failure);
+          callbacks->failed = true;
+        } else {
+          report_error(make_error_code(keel::errc::task_failed), "keel::acl host callable",
+                       ("a host callable threw on a thread keel does not report for: " + failure).c_str());
+        }
       }
     }
     if (call->once) delete call;
   }
 
-  // The stream's callbacks, starting its reporting thread on first use.
+  // The stream's callbacks, starting its reporting thread on first use. Its
+  // ACL calls need the device on the calling thread (entered), and the
+  // reporting thread makes the device current on itself (device::enter) before
+  // aclrtProcessReport, as every thread that calls the runtime must.
   static detail::host_callbacks& host_callbacks_of(stream_handle s) {
+    device* dev = s->dev;
+    const api& a = entered(*dev);
     std::lock_guard<std::mutex> lock(s->m);
     if (s->callbacks) return *s->callbacks;
+    if (!a.aclrtProcessReport || !a.aclrtUnSubscribeReport)  // the reporting thread's loop, its end
+      throw_error(keel::errc::not_supported, "aclrtProcessReport",
+                  "host callbacks are not supported by this runtime (CANN too old?)");
     auto callbacks = std::make_unique<detail::host_callbacks>();
     detail::host_callbacks* cb = callbacks.get();
-    device* dev = s->dev;
     cb->reporter = std::thread([cb, dev] {
-      (void)dev->api_.aclrtSetDevice(dev->id());  // a runtime thread of keel's own
+      reporting_for() = cb;
+      dev->enter();  // a runtime thread of keel's own
       while (!cb->subscribed.load(std::memory_order_acquire)) {
         if (cb->stop.load(std::memory_order_acquire)) return;
         std::this_thread::yield();
       }
-      while (!cb->stop.load(std::memory_order_acquire)) (void)dev->api_.aclrtProcessReport(report_timeout_ms);
+      const auto process = dev->api_.aclrtProcessReport.get();
+      while (!cb->stop.load(std::memory_order_acquire)) {
+        const status st = process(report_timeout_ms);
+        // 0: ran one; 100036 (ACL_ERROR_WAIT_CALLBACK_TIMEOUT): nothing came.
+        // Anything else (no context, not subscribed) returns at once: back off.
+        if (st != 0 && st != 100036) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
     });
     cb->reporter_id = static_cast<std::uint64_t>(cb->reporter.native_handle());
     try {  // not_supported when the runtime lacks it
-      dev->check(dev->api_.aclrtSubscribeReport(cb->reporter_id, s->native), "aclrtSubscribeReport");
+      dev->check(a.aclrtSubscribeReport(cb->reporter_id, s->native), "aclrtSubscribeReport");
     } catch (...) {
       cb->stop.store(true, std::memory_order_release);
       cb->reporter.join();
@@ -1019,7 +1108,7 @@ struct backend {
       report_current_exception("keel::acl::backend::destroy_stream");
     }
     cb->stop.store(true, std::memory_order_release);
-    const auto unsubscribe = s->dev->api_.aclrtUnSubscribeReport.get();
+    const auto unsubscribe = entered(*s->dev).aclrtUnSubscribeReport.get();
     const status st = unsubscribe != nullptr ? unsubscribe(cb->reporter_id, s->native) : 0;
     if (st != 0) report_error(make_status_code(st), "aclrtUnSubscribeReport", "the reporting thread stays subscribed");
     cb->reporter.join();
@@ -1302,7 +1391,8 @@ struct backend {
       m->groups = s->capture_groups;
       m->tasks = s->capture_tasks;
       m->alive = std::move(s->capture_alive);
-      m->keep.swap(s->keep);  // the captured copies' owners live as long as the model
+      m->keep.swap(s->keep);  // the captured copies' owners (host callables too) live as long as the model
+      m->host_calls = s->capture_host_calls;
     } else if (s->capture_alive) {
       s->capture_alive->store(false, std::memory_order_release);
     }
@@ -1310,6 +1400,7 @@ struct backend {
     s->capture_model = nullptr;
     s->capture_groups = 0;
     s->capture_tasks = 0;
+    s->capture_host_calls = false;
     s->group_open = false;
     s->capture_thread = std::thread::id();
   }
@@ -1317,6 +1408,9 @@ struct backend {
 
 inline device::~device() {
   enter();
+  // Adopted streams' reporting threads: unsubscribed and joined (a joinable
+  // std::thread destroyed with its record would std::terminate).
+  for (auto& adopted : adopted_streams_) backend::stop_host_callbacks(adopted.second.get());
   // Whatever is still released in stream order: wait for its stream, then free.
   const auto sync = api_.aclrtSynchronizeEvent.get();
   const auto destroy = api_.aclrtDestroyEvent.get();
@@ -1338,6 +1432,7 @@ inline void device::forget_stream(acl::stream_handle native) noexcept {
     gone = std::move(it->second);
     adopted_streams_.erase(it);
   }
+  backend::stop_host_callbacks(gone.get());  // its reporting thread is unsubscribed and joined
   backend::leave_lane(gone.get());
   {
     std::lock_guard<std::mutex> lock(captures_m_);

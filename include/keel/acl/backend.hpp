@@ -617,17 +617,18 @@ struct backend {
 
   static void copy_async(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind kind,
                          std::shared_ptr<void> keep_dst, std::shared_ptr<void> keep_src) {
+    const stream_handle keeper = keeper_of(s);
     {
-      std::lock_guard<std::mutex> lock(s->m);
-      s->keep.reserve(s->keep.size() + 2);
+      std::lock_guard<std::mutex> lock(keeper->m);
+      keeper->keep.reserve(keeper->keep.size() + 2);
     }
     if (bytes != 0)
       s->dev->check(entered(*s->dev).aclrtMemcpyAsync(dst, bytes, src, bytes, memcpy_kind_of(kind), s->native),
                     "aclrtMemcpyAsync");
     {
-      std::lock_guard<std::mutex> lock(s->m);
-      if (keep_dst) s->keep.push_back(std::move(keep_dst));
-      if (keep_src) s->keep.push_back(std::move(keep_src));
+      std::lock_guard<std::mutex> lock(keeper->m);
+      if (keep_dst) keeper->keep.push_back(std::move(keep_dst));
+      if (keep_src) keeper->keep.push_back(std::move(keep_src));
     }
     count_task(s, false);
   }
@@ -815,14 +816,17 @@ struct backend {
     device& dev = *s->dev;
     const api& a = entered(dev);
     if (m->host_calls) (void)host_callbacks_of(s);
+    const stream_handle keeper = keeper_of(s);
     {
-      std::lock_guard<std::mutex> lock(s->m);
-      s->keep.reserve(s->keep.size() + m->keep.size());
+      std::lock_guard<std::mutex> lock(keeper->m);
+      keeper->keep.reserve(keeper->keep.size() + m->keep.size());
     }
     dev.check(a.aclmdlRIExecuteAsync(m->native, s->native), "aclmdlRIExecuteAsync");
     {
-      std::lock_guard<std::mutex> lock(s->m);  // the replay uses the model's memory until the stream passes it
-      s->keep.insert(s->keep.end(), m->keep.begin(), m->keep.end());  // reserved above: cannot throw
+      // The replay uses the model's memory until the stream passes it (or,
+      // captured, as long as the outer model lives).
+      std::lock_guard<std::mutex> lock(keeper->m);
+      keeper->keep.insert(keeper->keep.end(), m->keep.begin(), m->keep.end());  // reserved above: cannot throw
     }
     if (m->host_calls && dev.capture_count_.load(std::memory_order_acquire) != 0) {
       if (const stream_handle origin = capture_origin(s)) {  // captured: the outer model replays them too
@@ -946,8 +950,9 @@ struct backend {
     try {
       if (b->alloc) {
         if (capture_status(s).state != capture_state::none) {
-          std::lock_guard<std::mutex> lock(s->m);
-          s->keep.push_back(std::move(b->alloc));
+          const stream_handle keeper = keeper_of(s);
+          std::lock_guard<std::mutex> lock(keeper->m);
+          keeper->keep.push_back(std::move(b->alloc));
         } else if (!defer_release(s, b->alloc)) {
           if (entered(dev).aclrtSynchronizeStream(s->native) != 0) {  // cannot tell when the stream passes: keep it
             std::lock_guard<std::mutex> lock(s->m);
@@ -1169,6 +1174,15 @@ struct backend {
       s->lane_joined = 0;
     }
     ++s->lane_tasks;
+  }
+
+  // Whose keep list holds the owners of what work issued on s uses: during a
+  // capture keel began, the capture's origin (its list moves into the model
+  // at capture end), also for a stream that joined it by an event wait, whose
+  // own list goes at its next synchronize; otherwise s.
+  static stream_handle keeper_of(stream_handle s) noexcept {
+    const stream_handle origin = capture_origin(s);
+    return origin != nullptr ? origin : s;
   }
 
   // The join rule, checked by keel before ACL's capture end: CANN's

@@ -810,7 +810,9 @@ struct backend {
    * the executing stream is where the model's tasks run (aclmdlRIExecuteAsync),
    * and the thread subscribed to a stream runs the callbacks it delivers
    * (aclrtSubscribeReport). CANN does not say more for a replayed callback;
-   * keel's emulation does this.
+   * keel's emulation does this. An adopted s another thread already
+   * subscribed to cannot get keel's reporting thread: ACL's status
+   * (ACL_ERROR_REPEAT_SUBSCRIBE) is thrown, as launch_host does.
    */
   static void execute(model_handle m, stream_handle s) {
     device& dev = *s->dev;

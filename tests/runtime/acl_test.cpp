@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include <atomic>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -71,6 +72,93 @@ TEST_CASE("acl backend: host callables run on the stream's own reporting thread"
   a.launch_host([&] { ++after; });
   a.synchronize();
   CHECK(after == 1);
+}
+
+TEST_CASE("acl backend: a captured host callable belongs to the model and runs on the executing stream", "[runtime][acl]") {
+  auto& dev = acl::device();
+  auto token = std::make_shared<int>(0);  // its use count tells whether the callable is alive
+  std::atomic<int> runs{0};
+  std::atomic<bool> fail{false};
+  std::thread::id ran_on;
+  keel::acl::model m;
+  {
+    keel::acl::stream a{dev};
+    keel::acl::capture_scope capture{a};
+    a.launch_host([&runs, &fail, &ran_on, token] {
+      ran_on = std::this_thread::get_id();
+      if (fail.load()) throw std::runtime_error("the captured callable failed");
+      ++runs;
+    });
+    m = capture.end();
+  }  // the capturing stream is gone; the model keeps the callable
+  CHECK(token.use_count() == 2);
+  keel::acl::stream b{dev};  // no host callable of its own: execute gives it a reporting thread
+  m.execute(b);
+  m.execute(b);
+  b.synchronize();
+  CHECK(runs == 2);
+  std::thread::id b_reporter;
+  b.launch_host([&] { b_reporter = std::this_thread::get_id(); });
+  b.synchronize();
+  CHECK(ran_on == b_reporter);  // the executing stream's reporting thread
+  CHECK(ran_on != std::this_thread::get_id());
+  // A throwing captured callable puts the executing stream in its error state.
+  fail = true;
+  m.execute(b);
+  try {
+    b.synchronize();
+    FAIL("the captured callable's failure was not reported on the executing stream");
+  } catch (const keel::error& e) {
+    CHECK(e.code() == keel::errc::task_failed);
+    CHECK(std::string(e.what()).find("the captured callable failed") != std::string::npos);
+  }
+  fail = false;
+  keel::acl::stream c{dev};
+  m.execute(c);  // another stream, after b's failure: c is not in an error state
+  c.synchronize();
+  CHECK(runs == 3);
+  m.reset();
+  b.synchronize();  // executions release what they kept of the model
+  c.synchronize();
+  CHECK(token.use_count() == 1);  // freed with the model
+}
+
+TEST_CASE("acl backend: an adopted stream's reporting thread ends when its record is forgotten or the device dies",
+          "[runtime][acl]") {
+  auto& dev = acl::device();
+  const keel::acl::api& api = dev.functions();
+  keel::acl::stream_handle raw = nullptr;
+  REQUIRE(api.aclrtCreateStream(&raw) == 0);
+  int ran = 0;
+  {
+    keel::acl::stream_ref s = keel::acl::adopt_stream(dev, raw);
+    s.launch_host([&] { ++ran; });
+    s.synchronize();
+  }
+  dev.forget_stream(raw);  // unsubscribes and joins the reporting thread
+  {
+    keel::acl::stream_ref s = keel::acl::adopt_stream(dev, raw);  // a new record subscribes again
+    s.launch_host([&] { ++ran; });
+    s.synchronize();
+  }
+  CHECK(ran == 2);
+  dev.forget_stream(raw);
+  {
+    keel::acl::device other{keel::acl::device_options{0, KEEL_ACL_EMULATION_DIR}};
+    keel::acl::stream_ref s = keel::acl::adopt_stream(other, raw);
+    s.launch_host([&] { ++ran; });
+    s.synchronize();
+  }  // the device's destructor ends the adopted stream's reporting thread
+  CHECK(ran == 3);
+  keel::acl::stream_handle probe = raw;
+  {
+    keel::acl::stream_ref s = keel::acl::adopt_stream(dev, probe);  // not subscribed any more: subscribes
+    s.launch_host([&] { ++ran; });
+    s.synchronize();
+  }
+  CHECK(ran == 4);
+  dev.forget_stream(raw);
+  CHECK(api.aclrtDestroyStream(raw) == 0);
 }
 
 TEST_CASE("acl backend: the recent error message is per thread", "[runtime][acl]") {
@@ -140,7 +228,7 @@ TEST_CASE("acl emulation: the C API reports misuse with the documented statuses"
     CHECK(api.aclmdlRIExecuteAsync(during, s) == 107000);  // its capture has not ended
     keel::acl::task_group_handle g = nullptr;
     REQUIRE(api.aclmdlRICaptureTaskGrpBegin(s) == 0);
-    CHECK(api.aclmdlRICaptureEnd(s, &m) == 507903);  // a group is open: the capture is discarded
+    CHECK(api.aclmdlRICaptureEnd(s, &m) == 107033);  // a group is open: the capture is discarded
     CHECK(api.aclmdlRICaptureGetInfo(s, &st, nullptr) == 0);
     CHECK(st == keel::acl::capture_status::none);
     REQUIRE(api.aclmdlRICaptureBegin(s, keel::acl::capture_mode::relaxed) == 0);
@@ -150,6 +238,31 @@ TEST_CASE("acl emulation: the C API reports misuse with the documented statuses"
     REQUIRE(api.aclmdlRIDestroy(m) == 0);
     CHECK(api.aclmdlRICaptureTaskUpdateBegin(s, g) == 107017);  // the group left with its model
     CHECK(api.aclmdlRIDestroy(m) == 107017);
+    CHECK(api.aclrtDestroyStream(s) == 0);
+  }
+  SECTION("capture end with a fork not joined back: CANN's status, and the capture is gone") {
+    stream_handle s = nullptr, side = nullptr;
+    keel::acl::event_handle fork = nullptr;
+    REQUIRE(api.aclrtCreateStream(&s) == 0);
+    REQUIRE(api.aclrtCreateStream(&side) == 0);
+    REQUIRE(api.aclrtCreateEventWithFlag(&fork, keel::acl::event_flags::sync) == 0);
+    static char byte = 0;
+    REQUIRE(api.aclmdlRICaptureBegin(s, keel::acl::capture_mode::global) == 0);
+    REQUIRE(api.aclrtRecordEvent(fork, s) == 0);
+    REQUIRE(api.aclrtStreamWaitEvent(side, fork) == 0);
+    REQUIRE(api.aclrtMemsetAsync(&byte, 1, 1, 1, side) == 0);
+    keel::acl::model_handle m = nullptr;
+    CHECK(api.aclmdlRICaptureEnd(side, &m) == 107036);  // ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED: goes on
+    keel::acl::capture_status st = keel::acl::capture_status::none;
+    CHECK(api.aclmdlRICaptureGetInfo(s, &st, nullptr) == 0);
+    CHECK(st == keel::acl::capture_status::active);
+    CHECK(api.aclmdlRICaptureEnd(s, &m) == 107025);  // ACL_ERROR_RT_STREAM_UNJOINED
+    CHECK(api.aclrtGetLastError(keel::acl::last_error_level::thread) == 107025);
+    CHECK(api.aclmdlRICaptureGetInfo(s, &st, nullptr) == 0);
+    CHECK(st == keel::acl::capture_status::none);  // CANN ends the capture (ClearCaptureModel)
+    CHECK(api.aclrtSynchronizeStream(side) == 0);
+    CHECK(api.aclrtDestroyEvent(fork) == 0);
+    CHECK(api.aclrtDestroyStream(side) == 0);
     CHECK(api.aclrtDestroyStream(s) == 0);
   }
   SECTION("host callbacks: a subscribed thread runs them in aclrtProcessReport") {

@@ -316,6 +316,36 @@ KEEL_BACKEND_TEST("model: what captured work uses stays alive until the model is
   CHECK(out == 99);
 }
 
+KEEL_BACKEND_TEST("model: what a forked stream's captured work uses stays alive until the model is destroyed",
+                  "[runtime][model]") {
+  KEEL_USING_BACKEND(TestType);
+  stream s{dev};
+  int out = 0;
+  std::atomic<int> calls{0};
+  model captured;
+  {
+    stream side{dev};
+    event fork{dev}, join{dev};
+    device_buffer buf{s, sizeof(int)};
+    *buf.template data_as<int>() = 42;
+    s.synchronize();
+    capture_scope capture{s};
+    fork.record(s);
+    side.wait(fork);  // side joins the capture
+    side.copy_async(keel::host_span(&out, sizeof out), buf.span());
+    side.launch_host([&calls] { ++calls; });
+    join.record(side);
+    s.wait(join);
+    captured = capture.end();
+    side.synchronize();  // the forked stream lets go of what it queued itself
+  }  // buffer, events and the forked stream are gone; the model holds what it uses
+  captured.execute(s);
+  captured.execute(s);
+  s.synchronize();
+  CHECK(out == 42);
+  CHECK(calls == 2);
+}
+
 KEEL_BACKEND_TEST("model: a task that throws during replay puts the executing stream in its error state",
                   "[runtime][model]") {
   KEEL_USING_BACKEND(TestType);

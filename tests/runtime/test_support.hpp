@@ -83,6 +83,9 @@ struct host {
   // store kernel writes an atomic.
   static constexpr bool replays_may_overlap = true;
   static constexpr int stress_ms = 1000;
+  // Updating a task group whose model was destroyed: the host backend keeps
+  // the group's record and says the group's state forbids it.
+  static constexpr keel::errc dead_group_update = keel::errc::invalid_state;
 
   static keel::host::device& device() { return keel_test::test_device(); }
   static void synchronize_device() { keel::host::synchronize(device()); }
@@ -113,6 +116,14 @@ struct acl {
   // of one model would race on its output (ThreadSanitizer says so).
   static constexpr bool replays_may_overlap = false;
   static constexpr int stress_ms = 300;
+  // Updating a task group whose model was destroyed: an aclrtTaskGrp belongs
+  // to its model (aclmdlRICaptureTaskGrpEnd) and goes with it
+  // (aclmdlRIDestroy), so the handle is no longer a valid resource handle:
+  // ACL_ERROR_RT_INVALID_HANDLE, 107017 "invalid resource handle" (CANN
+  // aclError list, hicann/runtime docs/03_api_ref/25-01_aclError.md;
+  // https://www.hiascend.com/document/detail/zh/canncommercial/latest/API/runtimeapi/aclcppdevg_03_1821.html
+  // for aclmdlRIDestroy).
+  static constexpr keel::errc dead_group_update = keel::errc::invalid_handle;
 
   static keel::acl::device& device() {
     static keel::acl::device dev{keel::acl::device_options{0, KEEL_ACL_EMULATION_DIR}};

@@ -370,12 +370,17 @@ void release(std::unordered_map<void*, std::size_t>& where, void* p, const char*
 // the thread subscribed to the stream (aclrtSubscribeReport), which runs it
 // inside its next aclrtProcessReport; with ACL_CALLBACK_BLOCK the stream waits
 // until the callback has returned, with ACL_CALLBACK_NO_BLOCK it goes on.
-// The subscription is looked up when the task runs, so a callback captured
-// into a model runs, on every replay, on the thread subscribed to the stream
-// it was captured on; if that stream is no longer subscribed then (or is
-// unsubscribed before its thread took the callback), the callback is dropped
-// and the stream that reached it enters its error state (a failed kernel,
-// ACL_ERROR_RT_AICORE_EXCEPTION at the next synchronize).
+// The subscription is looked up when the task runs, for the stream that runs
+// it: a callback captured into a model runs, on every replay, on the thread
+// subscribed to the stream executing the model (aclmdlRIExecuteAsync's
+// stream; CANN binds a stream's callbacks to its subscribed thread,
+// aclrtSubscribeReport, and a model's tasks run on the executing stream); the
+// stream that captured it may be gone. If the executing stream has no
+// subscribed thread then (or is unsubscribed before its thread took the
+// callback), the callback is dropped and that stream enters its error state
+// (a failed kernel, ACL_ERROR_RT_AICORE_EXCEPTION at the next synchronize).
+// aclmdlRIExecute runs on a stream of its own, which no thread can subscribe
+// to: there a callback goes to the stream that captured it.
 
 struct report_call {
   aclrtCallback fn = nullptr;
@@ -397,6 +402,13 @@ report_books& reports() {
 }
 
 std::uint64_t this_thread_id() noexcept { return static_cast<std::uint64_t>(::pthread_self()); }
+
+// On a stream's worker thread: the aclrtStream it runs (set by the stream's
+// first task, aclrtCreateStream); null on any other thread.
+aclrtStream& worker_stream() noexcept {
+  thread_local aclrtStream stream = nullptr;
+  return stream;
+}
 
 // On the stream's worker, when the stream reaches the callback task.
 void post_callback(aclrtStream stream, aclrtCallback fn, void* user, bool block) {
@@ -520,8 +532,11 @@ aclError aclrtCreateStream(aclrtStream* stream) {
   return guarded("aclrtCreateStream", call::other, [&] {
     require(stream, "aclrtCreateStream", "stream");
     hb::stream_handle s = hb::create_stream(dev());
-    std::lock_guard<std::mutex> lock(book().m);
     try {
+      // The stream's worker (one thread for the stream's life) learns which
+      // stream it runs: a replayed callback goes to the executing stream.
+      hb::launch_host(s, [s] { worker_stream() = s; });
+      std::lock_guard<std::mutex> lock(book().m);
       book().streams.insert(s);
     } catch (...) {
       hb::destroy_stream(s);
@@ -640,7 +655,10 @@ aclError aclrtLaunchCallback(aclrtCallback fn, void* userData, aclrtCallbackBloc
   // Capture records the task like any host task; an update or an open task
   // group refuses it (only operator launches), as the host backend does.
   return guarded(api, call::other, [&] {
-    hb::launch_host(s, [stream, fn, userData, block] { post_callback(stream, fn, userData, block == ACL_CALLBACK_BLOCK); });
+    hb::launch_host(s, [stream, fn, userData, block] {
+      aclrtStream running = worker_stream();  // the executing stream on a replay
+      post_callback(running != nullptr ? running : stream, fn, userData, block == ACL_CALLBACK_BLOCK);
+    });
   });
 }
 
@@ -941,21 +959,53 @@ void drop_box(model_box* box) noexcept {
 }  // namespace
 
 // A capture that cannot end is discarded (its stream leaves capture mode), as
-// CANN ends an invalidated capture: the caller gets the error and no model.
+// CANN ends it: CaptureSession::StreamEndCapture (hicann/runtime) calls
+// ClearCaptureModel after every failed check on the origin stream, with
+// CANN's status for the check: an invalidated capture
+// ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED (507903), a task group still open
+// ACL_ERROR_STREAM_TASK_GROUP_STATUS (107033), a forked stream not joined
+// back ACL_ERROR_RT_STREAM_UNJOINED (107025; docs/02_dev_guide/04-02_跨流捕获.md).
+// The caller gets the error and no model. On a stream that joined the
+// capture but did not begin it, the end is ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED
+// (107036) and the capture goes on.
 aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI* modelRI) {
   static constexpr const char* api = "aclmdlRICaptureEnd";
-  return guarded(api, call::capture_end, [&] {
+  aclError refined = ACL_SUCCESS;  // CANN's status for why the capture could not end
+  const aclError status = guarded(api, call::capture_end, [&] {
     require(modelRI, api, "modelRI");
     hb::stream_handle s = stream_of(stream, api);
     const keel::capture_info info = hb::capture_status(s);
     if (info.state == keel::capture_state::none) throw_rule(errc::invalid_state, api, "the stream is not capturing");
+    bool origin = false, group_open = false;
+    {
+      std::lock_guard<std::mutex> lock(book().m);
+      origin = book().capturing.count(s) != 0;
+      for (void* other : book().streams) {
+        const keel::capture_info o = hb::capture_status(static_cast<hb::stream_handle>(other));
+        if (o.state != keel::capture_state::none && o.capture_id == info.capture_id && o.group_open) group_open = true;
+      }
+    }
     hb::model_handle m = nullptr;
     try {
       m = hb::capture_end(s);
+    } catch (const keel::error& e) {
+      if (e.code() == keel::make_error_code(errc::capture_violation))
+        refined = !origin                                         ? ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED
+                  : info.state == keel::capture_state::invalidated ? ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED
+                  : group_open                                     ? ACL_ERROR_STREAM_TASK_GROUP_STATUS
+                                                                   : ACL_ERROR_RT_STREAM_UNJOINED;
+      if (origin) {
+        hb::group_abort(s);
+        hb::capture_discard(s);
+        if (model_box* box = take_capture(s)) drop_box(box);
+      }
+      throw;
     } catch (...) {
-      hb::group_abort(s);
-      hb::capture_discard(s);
-      if (model_box* box = take_capture(s)) drop_box(box);
+      if (origin) {
+        hb::group_abort(s);
+        hb::capture_discard(s);
+        if (model_box* box = take_capture(s)) drop_box(box);
+      }
       throw;
     }
     model_box* box = take_capture(s);
@@ -966,6 +1016,9 @@ aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI* modelRI) {
     box->model = m;
     *modelRI = box;
   });
+  if (status == ACL_SUCCESS || refined == ACL_SUCCESS) return status;
+  this_thread_state().last_runtime_error = refined;  // the text stays the host backend's explanation
+  return refined;
 }
 
 aclError aclmdlRICaptureTaskGrpBegin(aclrtStream stream) {

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -116,7 +117,8 @@ struct model_box {
   std::size_t groups = 0;
   std::size_t tasks = 0;  // keel's tasks captured into it (keel's books; ACL's subset cannot count)
   std::shared_ptr<std::atomic<bool>> alive;
-  std::vector<std::shared_ptr<void>> keep;  // what the captured copies use
+  std::vector<std::shared_ptr<void>> keep;  // what the captured copies use (host callables included)
+  bool host_calls = false;  // it replays host callables: its executing stream needs a reporting thread
 };
 
 struct group_box {
@@ -130,13 +132,22 @@ struct event_box {
   device* dev = nullptr;
   keel::event_flags flags = keel::event_flags::default_;
   bool adopted = false;  // made elsewhere: keel never destroys it; the record belongs to the device
+  // Where its last record was issued inside a capture keel began (the
+  // device's captures_m_ guards these): the capture (its origin's
+  // capture_alive), the stream and how many tasks that stream had issued in
+  // it. A wait on the event joins that stream's work up to there.
+  std::shared_ptr<std::atomic<bool>> recorded_in;
+  stream_box* recorded_on = nullptr;
+  std::uint64_t recorded_on_id = 0;
+  std::size_t recorded_at = 0;
 };
 
 struct host_call;
 
-// The host callables of one stream (launch_host over aclrtLaunchCallback):
-// the reporting thread subscribed to the stream, and the error state a
-// throwing callable leaves until the stream's next synchronize.
+// The host callables run for one stream (launch_host over
+// aclrtLaunchCallback, and captured ones its model executions replay): the
+// reporting thread subscribed to the stream, and the error state a throwing
+// callable leaves until the stream's next synchronize.
 struct host_callbacks {
   std::thread reporter;            // loops on aclrtProcessReport until `stop`
   std::uint64_t reporter_id = 0;   // what aclrtSubscribeReport was given
@@ -145,13 +156,22 @@ struct host_callbacks {
   std::mutex m;                    // guards the error state below
   bool failed = false;
   std::string failure;
-  std::vector<std::unique_ptr<host_call>> captured;  // run on every replay: freed with the stream
+  host_callbacks() = default;
+  host_callbacks(const host_callbacks&) = delete;
+  host_callbacks& operator=(const host_callbacks&) = delete;
+  // A last resort (backend::stop_host_callbacks unsubscribes and joins
+  // first): a joinable std::thread destroyed would std::terminate.
+  ~host_callbacks() {
+    stop.store(true, std::memory_order_release);
+    if (reporter.joinable()) reporter.join();
+  }
 };
 
-// One launch_host call: the userData of its aclrtLaunchCallback.
+// One launch_host call: the userData of its aclrtLaunchCallback. It reports
+// to the stream whose reporting thread runs it (backend::reporting_for), so
+// it holds no pointer to any stream.
 struct host_call {
-  host_callbacks* owner = nullptr;
-  bool once = true;  // eager: deleted after it ran; captured: owned by the capturing stream
+  bool once = true;  // eager: deleted after it ran; captured: owned by the model (its keep list)
   virtual ~host_call() = default;
   virtual void run() = 0;
 };
@@ -179,7 +199,16 @@ struct stream_box {
   std::thread::id capture_thread;
   bool group_open = false;
   bool updating = false;
-  std::unique_ptr<host_callbacks> callbacks;  // made by the first launch_host
+  std::unique_ptr<host_callbacks> callbacks;  // made by the first launch_host (or execution of a model with one)
+  bool capture_host_calls = false;  // the capture this stream began holds host callables (guarded by m)
+  // keel's join books (the device's captures_m_ guards these), as the host
+  // backend keeps them: a stream that joined a capture by waiting on an
+  // event and then issued tasks is a lane of the capture's origin; capture
+  // end refuses a lane whose tasks no stream of the capture waited for.
+  stream_box* lane_of = nullptr;   // the origin of the capture this stream joined and issued tasks in
+  std::size_t lane_tasks = 0;      // keel's tasks it issued in that capture
+  std::size_t lane_joined = 0;     // how many of them another stream of the capture waited for
+  std::vector<stream_box*> lanes;  // on an origin: the lanes of its capture
 };
 
 // Memory released on a stream, freed once the stream passes `event`.
@@ -280,20 +309,7 @@ class device {
    * used are dropped here); a capture keel began on it is forgotten, not
    * ended. Throws: nothing.
    */
-  void forget_stream(acl::stream_handle native) noexcept {
-    std::unique_ptr<detail::stream_box> gone;
-    {
-      std::lock_guard<std::mutex> lock(adopted_m_);
-      auto it = adopted_streams_.find(native);
-      if (it == adopted_streams_.end()) return;
-      gone = std::move(it->second);
-      adopted_streams_.erase(it);
-    }
-    std::lock_guard<std::mutex> lock(captures_m_);
-    const auto before = captures_.size();
-    captures_.erase(std::remove(captures_.begin(), captures_.end(), gone.get()), captures_.end());
-    capture_count_.fetch_sub(before - captures_.size(), std::memory_order_release);
-  }
+  void forget_stream(acl::stream_handle native) noexcept;
   /**
    * @brief How many released buffers still wait for their stream to pass the
    * release point (after freeing those it has passed). Throws: nothing.
@@ -347,6 +363,10 @@ class device {
   std::mutex releases_m_;
   std::vector<detail::deferred_release> releases_;
   std::vector<acl::event_handle> spare_events_;
+  // Host callables captured into a capture keel did not begin (an adopted
+  // stream's, begun through ACL directly): no model record owns them.
+  std::mutex unowned_m_;
+  std::vector<std::shared_ptr<void>> unowned_calls_;
   std::mutex captures_m_;
   std::vector<detail::stream_box*> captures_;  // streams that began a capture still in progress
   std::atomic<std::size_t> capture_count_{0};  // captures_.size(), read without the lock
@@ -403,16 +423,21 @@ class launch_context {
  * - launch_kernel runs the body when issued (it enqueues ACL work).
  * - launch_host is aclrtLaunchCallback (ACL_CALLBACK_BLOCK): the first one on
  *   a stream starts a reporting thread for it (aclrtSubscribeReport, then
- *   aclrtProcessReport in a loop), which runs the stream's callables in order;
- *   the stream's destruction unsubscribes and joins it. A callable that throws
- *   puts the stream in an error state, as on the host backend: later host
- *   callables of the stream are skipped, query() and synchronize() throw
- *   task_failed with the exception's text, and synchronize() clears it. ACL
- *   work (kernels, copies, events) issued after the failure still runs: ACL
- *   cannot skip it. A callable captured into a model runs, on every replay, on
- *   the reporting thread of the stream that captured it, reports its
- *   failure to that stream, and is freed with that stream, which must
- *   outlive the model's executions.
+ *   aclrtProcessReport in a loop; the thread makes the device current on
+ *   itself first), which runs the stream's callables in order. The stream's
+ *   destruction unsubscribes and joins it; so does device::forget_stream for
+ *   an adopted stream, and the device's destruction for adopted streams still
+ *   recorded. A callable that throws puts the stream in an error state, as on
+ *   the host backend: later host callables of the stream are skipped, query()
+ *   and synchronize() throw task_failed with the exception's text, and
+ *   synchronize() clears it. ACL work (kernels, copies, events) issued after
+ *   the failure still runs: ACL cannot skip it. A callable captured into a
+ *   model belongs to the model (freed when the model is destroyed and its
+ *   executions have been synchronized; the capturing stream may go first)
+ *   and runs, on every execution, on the reporting thread of the executing
+ *   stream (execute() starts one if the model holds host callables), whose
+ *   error state its failure sets. (Captured into a capture keel did not
+ *   begin, it lives as long as the device.)
  * - task_count, group_count and task_group::size come from keel's books: keel
  *   issues every task itself during a capture it began, and counts them as
  *   the host backend does (a launch, copy, external-event operation, model
@@ -423,6 +448,12 @@ class launch_context {
  *   aclmdlRIGetStreams / aclmdlRIGetTasksByStream, hicann/runtime
  *   docs/zh/api_ref/15_model_running_instance_management.md; keel's subset
  *   does not use them yet.)
+ * - capture end checks keel's rules before aclmdlRICaptureEnd (a task group
+ *   still open; a stream that joined the capture by an event wait and issued
+ *   work no stream of the capture waited for), from keel's own books as the
+ *   host backend keeps them: CANN would end the capture and destroy its model
+ *   (ACL_ERROR_STREAM_TASK_GROUP_STATUS, ACL_ERROR_RT_STREAM_UNJOINED), while
+ *   capture_scope::end promises the capture stays, to be joined or discarded.
  * - group_abort and update_abort end the group / update (ACL cannot cancel);
  *   an aborted update that matched the group is therefore applied.
  * - a buffer's release does not wait: it records an event on its stream, and
@@ -457,6 +488,7 @@ struct backend {
     if (s->adopted) return;  // its maker destroys it; the record stays with the device
     const api& a = entered(*s->dev);
     capture_discard(s);
+    leave_lane(s);
     if (a.aclrtSynchronizeStream.get() != nullptr) a.aclrtSynchronizeStream.get()(s->native);
     stop_host_callbacks(s);
     const status st = a.aclrtDestroyStream.get() != nullptr ? a.aclrtDestroyStream.get()(s->native) : 0;
@@ -530,30 +562,47 @@ struct backend {
    * the stream's later work waits for it: aclrtLaunchCallback with
    * ACL_CALLBACK_BLOCK (CANN runtime API reference, aclrtLaunchCallback:
    * https://www.hiascend.com/document/detail/zh/canncommercial/latest/API/runtimeapi/aclcppdevg_03_0126.html;
-   * aclrtSubscribeReport 03_0125, aclrtProcessReport, aclrtUnSubscribeReport).
+   * aclrtSubscribeReport 03_0125: "the callbacks the stream delivers run in
+   * the bound thread", aclrtProcessReport, aclrtUnSubscribeReport 03_0128).
+   * Captured, the callable belongs to the model (its keep list) and runs on
+   * every execution, on the reporting thread of the executing stream.
    */
   template <class F>
   static void launch_host(stream_handle s, F&& f) {
-    detail::host_callbacks& callbacks = host_callbacks_of(s);
-    // A captured callable runs on every replay, on this stream's reporting
-    // thread: the stream owns it until its destruction (nothing tells keel
-    // when the last model that holds it is gone), instead of the callable
-    // deleting itself.
+    device& dev = *s->dev;
+    const api& a = entered(dev);
+    (void)host_callbacks_of(s);
+    // Captured, the callable runs on every replay until the model is
+    // destroyed: the model owns it (the capture's keep list, moved into the
+    // model at capture end), not the stream that captured it, which may go
+    // first. A capture keel did not begin has no model record: the device
+    // keeps the callable until it is destroyed.
     const bool captured = capture_status(s).state != capture_state::none;
+    const stream_handle origin = captured ? capture_origin(s) : nullptr;
     auto call = std::make_unique<detail::host_call_of<std::decay_t<F>>>(std::forward<F>(f));
-    call->owner = &callbacks;
     call->once = !captured;
+    std::shared_ptr<void> owner;
     if (captured) {
-      std::lock_guard<std::mutex> lock(callbacks.m);
-      callbacks.captured.reserve(callbacks.captured.size() + 1);
+      owner = std::shared_ptr<detail::host_call>(std::move(call));
+      if (origin != nullptr) {
+        std::lock_guard<std::mutex> lock(origin->m);
+        origin->keep.reserve(origin->keep.size() + 1);
+      } else {
+        std::lock_guard<std::mutex> lock(dev.unowned_m_);
+        dev.unowned_calls_.reserve(dev.unowned_calls_.size() + 1);
+      }
     }
-    s->dev->check(entered(*s->dev).aclrtLaunchCallback(&run_host_call, call.get(), callback_block::block, s->native),
-                  "aclrtLaunchCallback");
-    if (captured) {
-      std::lock_guard<std::mutex> lock(callbacks.m);
-      callbacks.captured.push_back(std::move(call));
-    } else {
+    void* user = captured ? owner.get() : static_cast<void*>(call.get());
+    dev.check(a.aclrtLaunchCallback(&run_host_call, user, callback_block::block, s->native), "aclrtLaunchCallback");
+    if (!captured) {
       (void)call.release();  // enqueued: run_host_call deletes it (it may have already)
+    } else if (origin != nullptr) {
+      std::lock_guard<std::mutex> lock(origin->m);
+      origin->keep.push_back(std::move(owner));  // reserved above: cannot throw
+      origin->capture_host_calls = true;
+    } else {
+      std::lock_guard<std::mutex> lock(dev.unowned_m_);
+      dev.unowned_calls_.push_back(std::move(owner));
     }
     count_task(s, false);  // a host callable is a task of the model, as on the host backend
   }
@@ -568,17 +617,18 @@ struct backend {
 
   static void copy_async(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind kind,
                          std::shared_ptr<void> keep_dst, std::shared_ptr<void> keep_src) {
+    const stream_handle keeper = keeper_of(s);
     {
-      std::lock_guard<std::mutex> lock(s->m);
-      s->keep.reserve(s->keep.size() + 2);
+      std::lock_guard<std::mutex> lock(keeper->m);
+      keeper->keep.reserve(keeper->keep.size() + 2);
     }
     if (bytes != 0)
       s->dev->check(entered(*s->dev).aclrtMemcpyAsync(dst, bytes, src, bytes, memcpy_kind_of(kind), s->native),
                     "aclrtMemcpyAsync");
     {
-      std::lock_guard<std::mutex> lock(s->m);
-      if (keep_dst) s->keep.push_back(std::move(keep_dst));
-      if (keep_src) s->keep.push_back(std::move(keep_src));
+      std::lock_guard<std::mutex> lock(keeper->m);
+      if (keep_dst) keeper->keep.push_back(std::move(keep_dst));
+      if (keep_src) keeper->keep.push_back(std::move(keep_src));
     }
     count_task(s, false);
   }
@@ -648,6 +698,7 @@ struct backend {
       count_task(s, false);  // an external signal is a task of the model; a plain record is an edge
     } else {
       s->dev->check(a.aclrtRecordEvent(e->native, s->native), "aclrtRecordEvent");
+      note_record(e, s);
     }
   }
   static void wait(stream_handle s, event_handle e) {
@@ -658,6 +709,7 @@ struct backend {
       count_task(s, false);
     } else {
       s->dev->check(a.aclrtStreamWaitEvent(s->native, e->native), "aclrtStreamWaitEvent");
+      note_wait(s, e);
     }
   }
   static void reset(stream_handle s, event_handle e) {
@@ -711,6 +763,7 @@ struct backend {
 
   static model_handle capture_end(stream_handle s) {
     device& dev = *s->dev;
+    check_capture_may_end(s);
     auto box = std::make_unique<detail::model_box>();
     model_handle_native native = nullptr;
     const status st = entered(dev).aclmdlRICaptureEnd(s->native, &native);
@@ -751,11 +804,37 @@ struct backend {
     delete m;
   }
 
+  /**
+   * Runs the model on s. Its host callables run on s's reporting thread
+   * (started here if s has none) and put s in its error state if they throw:
+   * the executing stream is where the model's tasks run (aclmdlRIExecuteAsync),
+   * and the thread subscribed to a stream runs the callbacks it delivers
+   * (aclrtSubscribeReport). CANN does not say more for a replayed callback;
+   * keel's emulation does this. An adopted s another thread already
+   * subscribed to cannot get keel's reporting thread: ACL's status
+   * (ACL_ERROR_REPEAT_SUBSCRIBE) is thrown, as launch_host does.
+   */
   static void execute(model_handle m, stream_handle s) {
-    s->dev->check(entered(*s->dev).aclmdlRIExecuteAsync(m->native, s->native), "aclmdlRIExecuteAsync");
+    device& dev = *s->dev;
+    const api& a = entered(dev);
+    if (m->host_calls) (void)host_callbacks_of(s);
+    const stream_handle keeper = keeper_of(s);
     {
-      std::lock_guard<std::mutex> lock(s->m);  // the replay uses the model's memory until the stream passes it
-      s->keep.insert(s->keep.end(), m->keep.begin(), m->keep.end());
+      std::lock_guard<std::mutex> lock(keeper->m);
+      keeper->keep.reserve(keeper->keep.size() + m->keep.size());
+    }
+    dev.check(a.aclmdlRIExecuteAsync(m->native, s->native), "aclmdlRIExecuteAsync");
+    {
+      // The replay uses the model's memory until the stream passes it (or,
+      // captured, as long as the outer model lives).
+      std::lock_guard<std::mutex> lock(keeper->m);
+      keeper->keep.insert(keeper->keep.end(), m->keep.begin(), m->keep.end());  // reserved above: cannot throw
+    }
+    if (m->host_calls && dev.capture_count_.load(std::memory_order_acquire) != 0) {
+      if (const stream_handle origin = capture_origin(s)) {  // captured: the outer model replays them too
+        std::lock_guard<std::mutex> lock(origin->m);
+        origin->capture_host_calls = true;
+      }
     }
     count_task(s, false);
   }
@@ -873,8 +952,9 @@ struct backend {
     try {
       if (b->alloc) {
         if (capture_status(s).state != capture_state::none) {
-          std::lock_guard<std::mutex> lock(s->m);
-          s->keep.push_back(std::move(b->alloc));
+          const stream_handle keeper = keeper_of(s);
+          std::lock_guard<std::mutex> lock(keeper->m);
+          keeper->keep.push_back(std::move(b->alloc));
         } else if (!defer_release(s, b->alloc)) {
           if (entered(dev).aclrtSynchronizeStream(s->native) != 0) {  // cannot tell when the stream passes: keep it
             std::lock_guard<std::mutex> lock(s->m);
@@ -909,15 +989,25 @@ struct backend {
   // destruction may wait for its reporting thread to notice.
   static constexpr std::int32_t report_timeout_ms = 100;
 
+  // The host callbacks of the stream whose reporting thread this is (null on
+  // any other thread): set once by the reporting thread itself.
+  static detail::host_callbacks*& reporting_for() noexcept {
+    thread_local detail::host_callbacks* callbacks = nullptr;
+    return callbacks;
+  }
+
   // The aclrtCallback of every launch_host: runs the callable unless the
-  // stream is in its error state, and records what it throws.
+  // stream whose reporting thread runs it (the launching stream, or the
+  // stream executing the model that captured it) is in its error state, and
+  // records what it throws there. On a thread keel did not start (someone
+  // else subscribed to the stream), a failure goes to keel's error handler.
   static void run_host_call(void* user) noexcept {
     auto* call = static_cast<detail::host_call*>(user);
-    detail::host_callbacks& callbacks = *call->owner;
+    detail::host_callbacks* callbacks = reporting_for();
     bool skip = false;
-    {
-      std::lock_guard<std::mutex> lock(callbacks.m);
-      skip = callbacks.failed;
+    if (callbacks != nullptr) {
+      std::lock_guard<std::mutex> lock(callbacks->m);
+      skip = callbacks->failed;
     }
     if (!skip) {
       std::string failure;
@@ -929,32 +1019,51 @@ struct backend {
         failure = "a host callable threw a non-standard exception";
       }
       if (!failure.empty()) {
-        std::lock_guard<std::mutex> lock(callbacks.m);
-        if (!callbacks.failed) callbacks.failure = std::move(failure);
-        callbacks.failed = true;
+        if (callbacks != nullptr) {
+          std::lock_guard<std::mutex> lock(callbacks->m);
+          if (!callbacks->failed) callbacks->failure = std::move(failure);
+          callbacks->failed = true;
+        } else {
+          report_error(make_error_code(keel::errc::task_failed), "keel::acl host callable",
+                       ("a host callable threw on a thread keel does not report for: " + failure).c_str());
+        }
       }
     }
     if (call->once) delete call;
   }
 
-  // The stream's callbacks, starting its reporting thread on first use.
+  // The stream's callbacks, starting its reporting thread on first use. Its
+  // ACL calls need the device on the calling thread (entered), and the
+  // reporting thread makes the device current on itself (device::enter) before
+  // aclrtProcessReport, as every thread that calls the runtime must.
   static detail::host_callbacks& host_callbacks_of(stream_handle s) {
+    device* dev = s->dev;
+    const api& a = entered(*dev);
     std::lock_guard<std::mutex> lock(s->m);
     if (s->callbacks) return *s->callbacks;
+    if (!a.aclrtProcessReport || !a.aclrtUnSubscribeReport)  // the reporting thread's loop, its end
+      throw_error(keel::errc::not_supported, "aclrtProcessReport",
+                  "host callbacks are not supported by this runtime (CANN too old?)");
     auto callbacks = std::make_unique<detail::host_callbacks>();
     detail::host_callbacks* cb = callbacks.get();
-    device* dev = s->dev;
     cb->reporter = std::thread([cb, dev] {
-      (void)dev->api_.aclrtSetDevice(dev->id());  // a runtime thread of keel's own
+      reporting_for() = cb;
+      dev->enter();  // a runtime thread of keel's own
       while (!cb->subscribed.load(std::memory_order_acquire)) {
         if (cb->stop.load(std::memory_order_acquire)) return;
         std::this_thread::yield();
       }
-      while (!cb->stop.load(std::memory_order_acquire)) (void)dev->api_.aclrtProcessReport(report_timeout_ms);
+      const auto process = dev->api_.aclrtProcessReport.get();
+      while (!cb->stop.load(std::memory_order_acquire)) {
+        const status st = process(report_timeout_ms);
+        // 0: ran one; 100036 (ACL_ERROR_WAIT_CALLBACK_TIMEOUT): nothing came.
+        // Anything else (no context, not subscribed) returns at once: back off.
+        if (st != 0 && st != 100036) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
     });
     cb->reporter_id = static_cast<std::uint64_t>(cb->reporter.native_handle());
     try {  // not_supported when the runtime lacks it
-      dev->check(dev->api_.aclrtSubscribeReport(cb->reporter_id, s->native), "aclrtSubscribeReport");
+      dev->check(a.aclrtSubscribeReport(cb->reporter_id, s->native), "aclrtSubscribeReport");
     } catch (...) {
       cb->stop.store(true, std::memory_order_release);
       cb->reporter.join();
@@ -1006,7 +1115,7 @@ struct backend {
       report_current_exception("keel::acl::backend::destroy_stream");
     }
     cb->stop.store(true, std::memory_order_release);
-    const auto unsubscribe = s->dev->api_.aclrtUnSubscribeReport.get();
+    const auto unsubscribe = entered(*s->dev).aclrtUnSubscribeReport.get();
     const status st = unsubscribe != nullptr ? unsubscribe(cb->reporter_id, s->native) : 0;
     if (st != 0) report_error(make_status_code(st), "aclrtUnSubscribeReport", "the reporting thread stays subscribed");
     cb->reporter.join();
@@ -1050,8 +1159,137 @@ struct backend {
     }
     const stream_handle origin = capture_origin(s);
     if (origin == nullptr) return;
-    std::lock_guard<std::mutex> lock(origin->m);
-    ++origin->capture_tasks;
+    {
+      std::lock_guard<std::mutex> lock(origin->m);
+      ++origin->capture_tasks;
+    }
+    if (origin == s) return;
+    std::lock_guard<std::mutex> lock(s->dev->captures_m_);  // s is a lane of origin's capture
+    if (s->lane_of != origin) {
+      try {
+        origin->lanes.push_back(s);
+      } catch (...) {
+        return;  // out of memory: the join check cannot see this lane
+      }
+      s->lane_of = origin;
+      s->lane_tasks = 0;
+      s->lane_joined = 0;
+    }
+    ++s->lane_tasks;
+  }
+
+  // Whose keep list holds the owners of what work issued on s uses: during a
+  // capture keel began, the capture's origin (its list moves into the model
+  // at capture end), also for a stream that joined it by an event wait, whose
+  // own list goes at its next synchronize; otherwise s.
+  static stream_handle keeper_of(stream_handle s) noexcept {
+    const stream_handle origin = capture_origin(s);
+    return origin != nullptr ? origin : s;
+  }
+
+  // The join rule, checked by keel before ACL's capture end: CANN's
+  // aclmdlRICaptureEnd refuses a capture with a task group still open
+  // (ACL_ERROR_STREAM_TASK_GROUP_STATUS) or a forked stream not joined back
+  // to the origin stream (ACL_ERROR_RT_STREAM_UNJOINED, 107025; hicann/runtime
+  // docs/02_dev_guide/04-02_跨流捕获.md: "否则会在结束捕获时触发报错"), and
+  // then ends the capture and destroys its model (hicann/runtime
+  // CaptureSession::StreamEndCapture, ClearCaptureModel). keel's rule (the
+  // runtime's capture_scope::end and the host backend) leaves the capture
+  // running, to be joined or discarded: so keel refuses first, from its
+  // own books (the host backend's rule: every task a joined stream issued
+  // must be waited for by a stream of the capture).
+  static void check_capture_may_end(stream_handle s) {
+    static constexpr const char* api = "keel::capture_scope::end";
+    device& dev = *s->dev;
+    if (dev.capture_count_.load(std::memory_order_acquire) == 0) return;
+    std::lock_guard<std::mutex> lock(dev.captures_m_);
+    if (std::find(dev.captures_.begin(), dev.captures_.end(), s) == dev.captures_.end()) return;  // ACL says why
+    {
+      std::lock_guard<std::mutex> stream_lock(s->m);
+      if (s->group_open)
+        throw_error(keel::errc::capture_violation, api,
+                    "a task group is still open on stream #" + std::to_string(s->id) + ", which began the capture");
+    }
+    for (const stream_handle lane : s->lanes) {
+      {
+        std::lock_guard<std::mutex> lane_lock(lane->m);
+        if (lane->group_open)
+          throw_error(keel::errc::capture_violation, api,
+                      "a task group is still open on stream #" + std::to_string(lane->id) +
+                          ", which joined the capture of stream #" + std::to_string(s->id));
+      }
+      if (lane->lane_joined < lane->lane_tasks)
+        throw_error(keel::errc::capture_violation, api,
+                    "stream #" + std::to_string(lane->id) + " forked from the capture of stream #" +
+                        std::to_string(s->id) + " and has work the capturing stream never waited for: " +
+                        "record an event on it and wait on that event here (" +
+                        std::to_string(lane->lane_tasks - lane->lane_joined) + " of its " +
+                        std::to_string(lane->lane_tasks) + " tasks)");
+    }
+  }
+
+  // A plain event recorded on s: if s takes part in a capture keel began,
+  // remember where, so a wait on it can join s's work (note_wait).
+  static void note_record(event_handle e, stream_handle s) noexcept {
+    device& dev = *s->dev;
+    if (dev.capture_count_.load(std::memory_order_acquire) == 0) return;
+    const stream_handle origin = capture_origin(s);
+    std::lock_guard<std::mutex> lock(dev.captures_m_);
+    if (origin == nullptr ||
+        std::find(dev.captures_.begin(), dev.captures_.end(), origin) == dev.captures_.end()) {
+      e->recorded_in.reset();
+      e->recorded_on = nullptr;
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> origin_lock(origin->m);
+      e->recorded_in = origin->capture_alive;
+    }
+    e->recorded_on = s;
+    e->recorded_on_id = s->id;
+    e->recorded_at = s->lane_of == origin ? s->lane_tasks : 0;
+  }
+
+  // s waited on e: if e was recorded in the capture s takes part in, on a
+  // lane of it, the lane's work up to the record is joined.
+  static void note_wait(stream_handle s, event_handle e) noexcept {
+    device& dev = *s->dev;
+    if (dev.capture_count_.load(std::memory_order_acquire) == 0) return;
+    const stream_handle origin = capture_origin(s);
+    if (origin == nullptr) return;
+    std::lock_guard<std::mutex> lock(dev.captures_m_);
+    if (!e->recorded_in || e->recorded_on == s) return;
+    if (std::find(dev.captures_.begin(), dev.captures_.end(), origin) == dev.captures_.end()) return;
+    {
+      std::lock_guard<std::mutex> origin_lock(origin->m);
+      if (e->recorded_in != origin->capture_alive) return;  // recorded in another capture
+    }
+    // The recording stream is looked up among the live lanes before use (it
+    // may have been destroyed since; its id tells a new stream at its address).
+    const auto lane = std::find(origin->lanes.begin(), origin->lanes.end(), e->recorded_on);
+    if (lane == origin->lanes.end() || (*lane)->id != e->recorded_on_id) return;
+    (*lane)->lane_joined = std::max((*lane)->lane_joined, e->recorded_at);
+  }
+
+  // The capture of origin s is over: its lanes leave it. Caller holds captures_m_.
+  static void drop_lanes_locked(stream_handle s) noexcept {
+    for (const stream_handle lane : s->lanes) {
+      lane->lane_of = nullptr;
+      lane->lane_tasks = 0;
+      lane->lane_joined = 0;
+    }
+    s->lanes.clear();
+  }
+
+  // s goes away (destroyed, or its adopted record forgotten): it leaves the
+  // capture it is a lane of.
+  static void leave_lane(stream_handle s) noexcept {
+    std::lock_guard<std::mutex> lock(s->dev->captures_m_);
+    if (s->lane_of != nullptr) {
+      auto& lanes = s->lane_of->lanes;
+      lanes.erase(std::remove(lanes.begin(), lanes.end(), s), lanes.end());
+      s->lane_of = nullptr;
+    }
   }
 
   // The stream that began the capture keel knows s to take part in: s itself,
@@ -1159,6 +1397,7 @@ struct backend {
     device& dev = *s->dev;
     {
       std::lock_guard<std::mutex> lock(dev.captures_m_);
+      drop_lanes_locked(s);
       const auto before = dev.captures_.size();
       dev.captures_.erase(std::remove(dev.captures_.begin(), dev.captures_.end(), s), dev.captures_.end());
       dev.capture_count_.fetch_sub(before - dev.captures_.size(), std::memory_order_release);
@@ -1168,7 +1407,8 @@ struct backend {
       m->groups = s->capture_groups;
       m->tasks = s->capture_tasks;
       m->alive = std::move(s->capture_alive);
-      m->keep.swap(s->keep);  // the captured copies' owners live as long as the model
+      m->keep.swap(s->keep);  // the captured copies' owners (host callables too) live as long as the model
+      m->host_calls = s->capture_host_calls;
     } else if (s->capture_alive) {
       s->capture_alive->store(false, std::memory_order_release);
     }
@@ -1176,6 +1416,7 @@ struct backend {
     s->capture_model = nullptr;
     s->capture_groups = 0;
     s->capture_tasks = 0;
+    s->capture_host_calls = false;
     s->group_open = false;
     s->capture_thread = std::thread::id();
   }
@@ -1183,6 +1424,9 @@ struct backend {
 
 inline device::~device() {
   enter();
+  // Adopted streams' reporting threads: unsubscribed and joined (a joinable
+  // std::thread destroyed with its record would std::terminate).
+  for (auto& adopted : adopted_streams_) backend::stop_host_callbacks(adopted.second.get());
   // Whatever is still released in stream order: wait for its stream, then free.
   const auto sync = api_.aclrtSynchronizeEvent.get();
   const auto destroy = api_.aclrtDestroyEvent.get();
@@ -1193,6 +1437,26 @@ inline device::~device() {
   }
   if (destroy != nullptr)
     for (acl::event_handle e : spare_events_) destroy(e);
+}
+
+inline void device::forget_stream(acl::stream_handle native) noexcept {
+  std::unique_ptr<detail::stream_box> gone;
+  {
+    std::lock_guard<std::mutex> lock(adopted_m_);
+    auto it = adopted_streams_.find(native);
+    if (it == adopted_streams_.end()) return;
+    gone = std::move(it->second);
+    adopted_streams_.erase(it);
+  }
+  backend::stop_host_callbacks(gone.get());  // its reporting thread is unsubscribed and joined
+  backend::leave_lane(gone.get());
+  {
+    std::lock_guard<std::mutex> lock(captures_m_);
+    backend::drop_lanes_locked(gone.get());
+    const auto before = captures_.size();
+    captures_.erase(std::remove(captures_.begin(), captures_.end(), gone.get()), captures_.end());
+    capture_count_.fetch_sub(before - captures_.size(), std::memory_order_release);
+  }
 }
 
 inline std::size_t device::pending_releases() noexcept {

@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <sstream>
@@ -431,6 +433,92 @@ TEST_CASE("cast: a long float32 to bfloat16 row is exact at every output alignme
       CHECK(buf[offset - 1] == 0xABCD);
       CHECK(buf[offset + n] == 0xABCD);
     }
+  }
+}
+
+TEST_CASE("streaming stores: rows above stream_store_min_bytes are exact at odd lengths and misaligned outputs",
+          "[ops][kernels][add][addcmul][cast]") {
+  // Just above the threshold for the conversions (6 bytes an element; the
+  // add and addcmul rows touch 8 to 16), odd, so the streamed body has a
+  // head to peel at every offset and a tail; guards on both sides.
+  const std::size_t n = stream_store_min_bytes / 6 + 41;
+  REQUIRE(n % 2 == 1);
+  REQUIRE(n * 6 >= stream_store_min_bytes);
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> dist(-1e3f, 1e3f);
+  std::vector<float> a(n), b(n), c(n);
+  for (auto* v : {&a, &b, &c}) {
+    for (auto& x : *v) x = dist(rng);
+  }
+  // Special values near both ends and in the middle, for the conversions
+  // (a denormal sends its block down the portable path on AVX512-BF16).
+  std::vector<float> in = a;
+  const float specials[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::denorm_min(),
+                            65520.0f, -0.0f};
+  for (std::size_t j = 0; j < std::size(specials); ++j) {
+    in[j * 7] = specials[j];
+    in[n / 2 + j * 13] = specials[j];
+    in[n - 1 - j * 5] = specials[j];
+  }
+  std::vector<std::uint16_t> want_h(n), want_b(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    want_h[i] = float_to_half_bits(in[i]);
+    want_b[i] = float_to_bfloat16_bits(in[i]);
+  }
+  const float alpha = 0.75f, value = -1.25f;
+  const float guard = -7.0f;
+  std::vector<float> fbuf(n + 32);
+  std::vector<std::uint16_t> hbuf(n + 64);
+  for (const kernel_table* k : all_targets()) {
+    std::size_t bad_add = 0, bad_bcast = 0, bad_addcmul = 0, bad_h = 0, bad_b = 0, bad_guard = 0;
+    for (std::size_t offset : {1u, 5u, 16u}) {  // element offsets into a 16-byte aligned buffer
+      float* out = fbuf.data() + offset;
+      std::fill(fbuf.begin(), fbuf.end(), guard);
+      k->add_f32(out, a.data(), 1, b.data(), 1, alpha, n);
+      for (std::size_t i = 0; i < n; ++i) {
+        const float w = std::fma(alpha, b[i], a[i]);
+        const float alt = a[i] + alpha * b[i];
+        bad_add += !(out[i] == w || (!k->fused_multiply_add && out[i] == alt));
+      }
+      bad_guard += (fbuf[offset - 1] != guard) + (fbuf[offset + n] != guard);
+
+      std::fill(fbuf.begin(), fbuf.end(), guard);
+      k->add_f32(out, a.data(), 1, &b[3], 0, alpha, n);  // broadcast other: 8 bytes an element
+      for (std::size_t i = 0; i < n; ++i) {
+        const float w = std::fma(alpha, b[3], a[i]);
+        const float alt = a[i] + alpha * b[3];
+        bad_bcast += !(out[i] == w || (!k->fused_multiply_add && out[i] == alt));
+      }
+      bad_guard += (fbuf[offset - 1] != guard) + (fbuf[offset + n] != guard);
+
+      std::fill(fbuf.begin(), fbuf.end(), guard);
+      k->addcmul_f32(out, a.data(), 1, b.data(), 1, c.data(), 1, value, n);
+      for (std::size_t i = 0; i < n; ++i) {
+        const float prod = value * b[i];
+        bad_addcmul += out[i] != a[i] + prod * c[i];
+      }
+      bad_guard += (fbuf[offset - 1] != guard) + (fbuf[offset + n] != guard);
+    }
+    for (std::size_t offset : {1u, 7u, 32u}) {
+      std::uint16_t* out = hbuf.data() + offset;
+      std::fill(hbuf.begin(), hbuf.end(), std::uint16_t{0xABCD});
+      k->f32_to_f16(out, in.data(), n);
+      for (std::size_t i = 0; i < n; ++i) bad_h += !same_element(dtype::float16, &out[i], &want_h[i]);
+      bad_guard += (hbuf[offset - 1] != 0xABCD) + (hbuf[offset + n] != 0xABCD);
+
+      std::fill(hbuf.begin(), hbuf.end(), std::uint16_t{0xABCD});
+      k->f32_to_bf16(out, in.data(), n);
+      for (std::size_t i = 0; i < n; ++i) bad_b += !same_element(dtype::bfloat16, &out[i], &want_b[i]);
+      bad_guard += (hbuf[offset - 1] != 0xABCD) + (hbuf[offset + n] != 0xABCD);
+    }
+    INFO("target " << k->target);
+    CHECK(bad_add == 0);
+    CHECK(bad_bcast == 0);
+    CHECK(bad_addcmul == 0);
+    CHECK(bad_h == 0);
+    CHECK(bad_b == 0);
+    CHECK(bad_guard == 0);
   }
 }
 

@@ -18,6 +18,7 @@
 #include <hwy/highway.h>
 
 #include "keel/ops/dtype.hpp"
+#include "keel/ops/kernels/stream-inl.hpp"
 
 // Highway 1.0.3 converts float16 in hardware only with F16C (x86 AVX2 and
 // up) or on Arm; its emulation elsewhere truncates instead of rounding and
@@ -79,25 +80,44 @@ HWY_INLINE std::size_t cast_head(D d, const float* in, std::size_t n) {
   return std::min(n, (bytes - mis) / sizeof(float));
 }
 
-inline void f32_to_f16(std::uint16_t* out, const float* in, std::size_t n) {
+// NT: stream the output (the caller checked use_stream). The head then
+// aligns `out` to the store instead of `in` to the load: the two cannot both
+// be aligned in general, and streaming needs the store aligned.
+template <bool NT>
+HWY_INLINE void f32_to_f16_row(std::uint16_t* out, const float* in, std::size_t n) {
   std::size_t i = 0;
 #if KEEL_OPS_DETAIL_NATIVE_F16
   const hn::ScalableTag<float> df;
   const hn::Rebind<hwy::float16_t, decltype(df)> dh;
   const std::size_t lanes = hn::Lanes(df);
   auto* o = reinterpret_cast<hwy::float16_t*>(out);
-  if (n >= 4 * lanes) {
-    for (const std::size_t head = cast_head(df, in, n); i < head; ++i) out[i] = float_to_half_bits(in[i]);
+  if (NT || n >= 4 * lanes) {
+    const std::size_t head = NT ? align_head(out, lanes * sizeof(std::uint16_t), n) : cast_head(df, in, n);
+    for (; i < head; ++i) out[i] = float_to_half_bits(in[i]);
   }
   for (; i + 2 * lanes <= n; i += 2 * lanes) {
     const auto lo = hn::DemoteTo(dh, hn::LoadU(df, in + i));
     const auto hi = hn::DemoteTo(dh, hn::LoadU(df, in + i + lanes));
-    hn::StoreU(lo, dh, o + i);
-    hn::StoreU(hi, dh, o + i + lanes);
+    if constexpr (NT) {
+      stream_store(lo, dh, o + i);
+      stream_store(hi, dh, o + i + lanes);
+    } else {
+      hn::StoreU(lo, dh, o + i);
+      hn::StoreU(hi, dh, o + i + lanes);
+    }
   }
   for (; i + lanes <= n; i += lanes) hn::StoreU(hn::DemoteTo(dh, hn::LoadU(df, in + i)), dh, o + i);
 #endif
   for (; i < n; ++i) out[i] = float_to_half_bits(in[i]);
+  if constexpr (NT) stream_fence();
+}
+
+inline void f32_to_f16(std::uint16_t* out, const float* in, std::size_t n) {
+  if (KEEL_OPS_DETAIL_NATIVE_F16 && use_stream(out, n * (sizeof(float) + sizeof(std::uint16_t)))) {
+    f32_to_f16_row<true>(out, in, n);
+  } else {
+    f32_to_f16_row<false>(out, in, n);
+  }
 }
 
 inline void f16_to_f32(float* out, const std::uint16_t* in, std::size_t n) {
@@ -139,13 +159,16 @@ HWY_INLINE void bf16_store_one(D df, hn::Vec<D> v, std::uint16_t* out) {
   hn::StoreU(hn::DemoteTo(du16, hn::BitCast(di, hn::ShiftRight<16>(bf16_round_bits(df, v)))), du16, out);
 }
 
-inline void f32_to_bf16(std::uint16_t* out, const float* in, std::size_t n) {
+// NT: stream the output, aligned as f32_to_f16_row does.
+template <bool NT>
+HWY_INLINE void f32_to_bf16_row(std::uint16_t* out, const float* in, std::size_t n) {
   const hn::ScalableTag<float> df;
   const std::size_t lanes = hn::Lanes(df);
   std::size_t i = 0;
 #if HWY_TARGET != HWY_SCALAR
-  if (n >= 4 * lanes) {
-    for (const std::size_t head = cast_head(df, in, n); i < head; ++i) out[i] = float_to_bfloat16_bits(in[i]);
+  if (NT || n >= 4 * lanes) {
+    const std::size_t head = NT ? align_head(out, 2 * lanes * sizeof(std::uint16_t), n) : cast_head(df, in, n);
+    for (; i < head; ++i) out[i] = float_to_bfloat16_bits(in[i]);
   }
   // Two vectors per step: ConcatOdd gathers both vectors' upper halves in
   // order with one two-table shuffle, cheaper than a shift and a pack each.
@@ -153,11 +176,25 @@ inline void f32_to_bf16(std::uint16_t* out, const float* in, std::size_t n) {
   for (; i + 2 * lanes <= n; i += 2 * lanes) {
     const auto lo = bf16_round_bits(df, hn::LoadU(df, in + i));
     const auto hi = bf16_round_bits(df, hn::LoadU(df, in + i + lanes));
-    hn::StoreU(hn::ConcatOdd(d16, hn::BitCast(d16, hi), hn::BitCast(d16, lo)), d16, out + i);
+    const auto packed = hn::ConcatOdd(d16, hn::BitCast(d16, hi), hn::BitCast(d16, lo));
+    if constexpr (NT) {
+      stream_store(packed, d16, out + i);
+    } else {
+      hn::StoreU(packed, d16, out + i);
+    }
   }
 #endif
   for (; i + lanes <= n; i += lanes) bf16_store_one(df, hn::LoadU(df, in + i), out + i);
   for (; i < n; ++i) out[i] = float_to_bfloat16_bits(in[i]);
+  if constexpr (NT) stream_fence();
+}
+
+inline void f32_to_bf16(std::uint16_t* out, const float* in, std::size_t n) {
+  if (HWY_TARGET != HWY_SCALAR && use_stream(out, n * (sizeof(float) + sizeof(std::uint16_t)))) {
+    f32_to_bf16_row<true>(out, in, n);
+  } else {
+    f32_to_bf16_row<false>(out, in, n);
+  }
 }
 
 #if KEEL_OPS_DETAIL_AVX512BF16
@@ -165,15 +202,18 @@ inline void f32_to_bf16(std::uint16_t* out, const float* in, std::size_t n) {
 // vectors. A block holding a denormal (the instruction would flush it) goes
 // through bf16_round_bits instead, so results match the portable kernel
 // bit for bit whatever the data and the MXCSR modes.
-__attribute__((target(HWY_TARGET_STR ",avx512bf16"))) inline void f32_to_bf16_avx512bf16(std::uint16_t* out,
-                                                                                       const float* in,
-                                                                                       std::size_t n) {
+// NT: stream the output (64-byte aligned by the head), then fence.
+template <bool NT>
+__attribute__((target(HWY_TARGET_STR ",avx512bf16"))) inline void f32_to_bf16_avx512bf16_row(std::uint16_t* out,
+                                                                                           const float* in,
+                                                                                           std::size_t n) {
   const hn::Full512<float> df;
   const hn::Repartition<std::uint16_t, decltype(df)> d16;
   constexpr std::size_t lanes = 16;
   std::size_t i = 0;
-  if (n >= 4 * lanes) {
-    for (const std::size_t head = cast_head(df, in, n); i < head; ++i) out[i] = float_to_bfloat16_bits(in[i]);
+  if (NT || n >= 4 * lanes) {
+    const std::size_t head = NT ? align_head(out, 64, n) : cast_head(df, in, n);
+    for (; i < head; ++i) out[i] = float_to_bfloat16_bits(in[i]);
   }
   for (; i + 2 * lanes <= n; i += 2 * lanes) {
     const auto lo = hn::LoadU(df, in + i);
@@ -185,14 +225,34 @@ __attribute__((target(HWY_TARGET_STR ",avx512bf16"))) inline void f32_to_bf16_av
       __m512i bits;
       static_assert(sizeof(bits) == sizeof(packed), "one 512-bit vector");
       std::memcpy(&bits, &packed, sizeof(bits));
-      _mm512_storeu_si512(out + i, bits);
+      if constexpr (NT) {
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(out + i), bits);
+      } else {
+        _mm512_storeu_si512(out + i, bits);
+      }
     } else {
-      hn::StoreU(hn::ConcatOdd(d16, hn::BitCast(d16, bf16_round_bits(df, hi)), hn::BitCast(d16, bf16_round_bits(df, lo))),
-                 d16, out + i);
+      const auto packed =
+          hn::ConcatOdd(d16, hn::BitCast(d16, bf16_round_bits(df, hi)), hn::BitCast(d16, bf16_round_bits(df, lo)));
+      if constexpr (NT) {
+        stream_store(packed, d16, out + i);
+      } else {
+        hn::StoreU(packed, d16, out + i);
+      }
     }
   }
   for (; i + lanes <= n; i += lanes) bf16_store_one(df, hn::LoadU(df, in + i), out + i);
   for (; i < n; ++i) out[i] = float_to_bfloat16_bits(in[i]);
+  if constexpr (NT) _mm_sfence();
+}
+
+__attribute__((target(HWY_TARGET_STR ",avx512bf16"))) inline void f32_to_bf16_avx512bf16(std::uint16_t* out,
+                                                                                       const float* in,
+                                                                                       std::size_t n) {
+  if (use_stream(out, n * (sizeof(float) + sizeof(std::uint16_t)))) {
+    f32_to_bf16_avx512bf16_row<true>(out, in, n);
+  } else {
+    f32_to_bf16_avx512bf16_row<false>(out, in, n);
+  }
 }
 #endif
 

@@ -16,6 +16,8 @@
 
 #include <hwy/highway.h>
 
+#include "keel/ops/kernels/stream-inl.hpp"
+
 HWY_BEFORE_NAMESPACE();
 namespace keel {
 namespace ops {
@@ -105,13 +107,24 @@ HWY_INLINE std::size_t head_count(D d, const T* out, std::size_t n) {
   return std::min(n, (bytes - mis) / sizeof(T));
 }
 
-// Runs op over n outputs with two inputs (stride 0 or 1 each).
-template <bool BA, bool BB, class T, class Op>
+// One vector to out + i: streaming (out + i aligned to the vector) or not.
+template <bool NT, class D, class T>
+HWY_INLINE void store_body(hn::Vec<D> v, D d, T* out) {
+  if constexpr (NT) {
+    stream_store(v, d, out);
+  } else {
+    hn::StoreU(v, d, out);
+  }
+}
+
+// Runs op over n outputs with two inputs (stride 0 or 1 each). NT: stream
+// the output (the caller checked use_stream), then fence.
+template <bool BA, bool BB, bool NT, class T, class Op>
 HWY_INLINE void binary_row(T* out, const T* a, const T* b, std::size_t n, const Op& op) {
   const hn::ScalableTag<T> d;
   const std::size_t lanes = hn::Lanes(d);
   std::size_t i = 0;
-  if (n >= 4 * lanes) {
+  if (NT || n >= 4 * lanes) {
     i = head_count(d, out, n);
     if (i != 0) binary_partial<BA, BB>(out, a, b, i, op);
   }
@@ -119,22 +132,23 @@ HWY_INLINE void binary_row(T* out, const T* a, const T* b, std::size_t n, const 
   for (; i + 2 * lanes <= n; i += 2 * lanes) {
     const auto x0 = op(d, row_input<BA>::load(d, a, i), row_input<BB>::load(d, b, i));
     const auto x1 = op(d, row_input<BA>::load(d, a, i + lanes), row_input<BB>::load(d, b, i + lanes));
-    hn::StoreU(x0, d, out + i);
-    hn::StoreU(x1, d, out + i + lanes);
+    store_body<NT>(x0, d, out + i);
+    store_body<NT>(x1, d, out + i + lanes);
   }
   for (; i + lanes <= n; i += lanes) {
-    hn::StoreU(op(d, row_input<BA>::load(d, a, i), row_input<BB>::load(d, b, i)), d, out + i);
+    store_body<NT>(op(d, row_input<BA>::load(d, a, i), row_input<BB>::load(d, b, i)), d, out + i);
   }
   if (i != n) binary_partial<BA, BB>(out + i, BA ? a : a + i, BB ? b : b + i, n - i, op);
+  if constexpr (NT) stream_fence();
 }
 
-template <class T, class Op>
+template <bool NT = false, class T, class Op>
 HWY_INLINE void binary_row_dispatch(T* out, const T* a, std::ptrdiff_t sa, const T* b, std::ptrdiff_t sb,
                                     std::size_t n, const Op& op) {
-  if (sa != 0 && sb != 0) return binary_row<false, false>(out, a, b, n, op);
-  if (sa != 0) return binary_row<false, true>(out, a, b, n, op);
-  if (sb != 0) return binary_row<true, false>(out, a, b, n, op);
-  return binary_row<true, true>(out, a, b, n, op);
+  if (sa != 0 && sb != 0) return binary_row<false, false, NT>(out, a, b, n, op);
+  if (sa != 0) return binary_row<false, true, NT>(out, a, b, n, op);
+  if (sb != 0) return binary_row<true, false, NT>(out, a, b, n, op);
+  return binary_row<true, true, NT>(out, a, b, n, op);
 }
 
 // out = a + alpha * b, fused where the target has FMA, as ATen's
@@ -143,8 +157,13 @@ inline void add_f32(float* out, const float* a, std::ptrdiff_t sa, const float* 
                           float alpha, std::size_t n) {
   const hn::ScalableTag<float> df;
   const auto valpha = hn::Set(df, alpha);
-  binary_row_dispatch(out, a, sa, b, sb, n,
-                      [valpha](auto, auto va, auto vb) HWY_ATTR { return hn::MulAdd(valpha, vb, va); });
+  const auto op = [valpha](auto, auto va, auto vb) HWY_ATTR { return hn::MulAdd(valpha, vb, va); };
+  const std::size_t streams = 1 + (sa != 0) + (sb != 0);  // arrays the call reads or writes
+  if (use_stream(out, n * sizeof(float) * streams)) {
+    binary_row_dispatch<true>(out, a, sa, b, sb, n, op);
+  } else {
+    binary_row_dispatch(out, a, sa, b, sb, n, op);
+  }
 }
 
 inline void add_i32(std::int32_t* out, const std::int32_t* a, std::ptrdiff_t sa, const std::int32_t* b,
@@ -188,7 +207,7 @@ HWY_INLINE void addcmul_partial(float* out, const float* s, const float* t1, con
   store_partial(r, d, out, count);
 }
 
-template <bool BS, bool B1, bool B2>
+template <bool BS, bool B1, bool B2, bool NT>
 HWY_INLINE void addcmul_row(float* out, const float* s, const float* t1, const float* t2, float value,
                             std::size_t n) {
   const hn::ScalableTag<float> d;
@@ -199,7 +218,7 @@ HWY_INLINE void addcmul_row(float* out, const float* s, const float* t1, const f
                    hn::Mul(hn::Mul(vv, row_input<B1>::load(d, t1, i)), row_input<B2>::load(d, t2, i)));
   };
   std::size_t i = 0;
-  if (n >= 4 * lanes) {  // peel to out's alignment, as binary_row does
+  if (NT || n >= 4 * lanes) {  // peel to out's alignment, as binary_row does
     const std::size_t head = head_count(d, out, n);
     if (head != 0) addcmul_partial<BS, B1, B2>(out, s, t1, t2, value, head);
     i = head;
@@ -207,25 +226,37 @@ HWY_INLINE void addcmul_row(float* out, const float* s, const float* t1, const f
   for (; i + 2 * lanes <= n; i += 2 * lanes) {
     const auto x0 = op(i);
     const auto x1 = op(i + lanes);
-    hn::StoreU(x0, d, out + i);
-    hn::StoreU(x1, d, out + i + lanes);
+    store_body<NT>(x0, d, out + i);
+    store_body<NT>(x1, d, out + i + lanes);
   }
-  for (; i + lanes <= n; i += lanes) hn::StoreU(op(i), d, out + i);
+  for (; i + lanes <= n; i += lanes) store_body<NT>(op(i), d, out + i);
   if (i != n) addcmul_partial<BS, B1, B2>(out + i, BS ? s : s + i, B1 ? t1 : t1 + i, B2 ? t2 : t2 + i, value, n - i);
+  if constexpr (NT) stream_fence();
+}
+
+template <bool NT>
+HWY_INLINE void addcmul_dispatch(float* out, const float* s, std::ptrdiff_t ss, const float* t1, std::ptrdiff_t s1,
+                                 const float* t2, std::ptrdiff_t s2, float value, std::size_t n) {
+  const int mask = (ss == 0 ? 4 : 0) | (s1 == 0 ? 2 : 0) | (s2 == 0 ? 1 : 0);
+  switch (mask) {
+    case 0: return addcmul_row<false, false, false, NT>(out, s, t1, t2, value, n);
+    case 1: return addcmul_row<false, false, true, NT>(out, s, t1, t2, value, n);
+    case 2: return addcmul_row<false, true, false, NT>(out, s, t1, t2, value, n);
+    case 3: return addcmul_row<false, true, true, NT>(out, s, t1, t2, value, n);
+    case 4: return addcmul_row<true, false, false, NT>(out, s, t1, t2, value, n);
+    case 5: return addcmul_row<true, false, true, NT>(out, s, t1, t2, value, n);
+    case 6: return addcmul_row<true, true, false, NT>(out, s, t1, t2, value, n);
+    default: return addcmul_row<true, true, true, NT>(out, s, t1, t2, value, n);
+  }
 }
 
 inline void addcmul_f32(float* out, const float* s, std::ptrdiff_t ss, const float* t1, std::ptrdiff_t s1,
                               const float* t2, std::ptrdiff_t s2, float value, std::size_t n) {
-  const int mask = (ss == 0 ? 4 : 0) | (s1 == 0 ? 2 : 0) | (s2 == 0 ? 1 : 0);
-  switch (mask) {
-    case 0: return addcmul_row<false, false, false>(out, s, t1, t2, value, n);
-    case 1: return addcmul_row<false, false, true>(out, s, t1, t2, value, n);
-    case 2: return addcmul_row<false, true, false>(out, s, t1, t2, value, n);
-    case 3: return addcmul_row<false, true, true>(out, s, t1, t2, value, n);
-    case 4: return addcmul_row<true, false, false>(out, s, t1, t2, value, n);
-    case 5: return addcmul_row<true, false, true>(out, s, t1, t2, value, n);
-    case 6: return addcmul_row<true, true, false>(out, s, t1, t2, value, n);
-    default: return addcmul_row<true, true, true>(out, s, t1, t2, value, n);
+  const std::size_t streams = 1 + (ss != 0) + (s1 != 0) + (s2 != 0);  // arrays the call reads or writes
+  if (use_stream(out, n * sizeof(float) * streams)) {
+    addcmul_dispatch<true>(out, s, ss, t1, s1, t2, s2, value, n);
+  } else {
+    addcmul_dispatch<false>(out, s, ss, t1, s1, t2, s2, value, n);
   }
 }
 

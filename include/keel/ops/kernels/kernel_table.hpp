@@ -27,6 +27,30 @@ struct gemm_args {
 };
 
 /**
+ * @brief Bytes one call of a contiguous float32 add, addcmul or
+ * float32 -> float16/bfloat16 conversion must touch (inputs read plus output
+ * written; a broadcast input counts nothing) before its output is written
+ * with non-temporal (streaming) stores.
+ *
+ * A call that large evicts its own output from the core's L2 (1-2 MiB on
+ * current x86 server cores) before it finishes, so the output goes to memory
+ * anyway; ordinary stores would first read every output line from DRAM
+ * (read for ownership), a third more traffic for an add and half again for a
+ * conversion. Smaller calls keep ordinary stores, so their output stays in
+ * cache for the next operator (a 64K-element add touches 768 KiB).
+ *
+ * The decision is per kernel call, which is per chunk when an operation is
+ * split across workers: a kernel sees only its chunk. Chunks of a large
+ * operation are at least total / (16 * workers) elements, so a 16M-element
+ * add on 2 workers still streams (6 MiB per chunk), while a 16M-element
+ * conversion on 2 workers (3 MiB per chunk) and any operation whose chunks
+ * fall under the threshold keep ordinary stores: conservative, never wrong.
+ * Streaming kernels end with a store fence (sfence), so their stores are
+ * ordered before the call returns and the task is reported complete.
+ */
+inline constexpr std::size_t stream_store_min_bytes = std::size_t{4} << 20;
+
+/**
  * @brief One SIMD target's kernels. Row kernels take element strides of 0
  * (broadcast) or 1 for inputs and write `n` contiguous outputs; the operator
  * layer stages anything else through small buffers. Get a table from

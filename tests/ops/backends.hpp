@@ -17,17 +17,12 @@
 #include "keel/ops/launch.hpp"
 #include "keel/ops/operators.hpp"
 
+#include "../support/conditions.hpp"
+
 #ifdef KEEL_ACL_EMULATION_DIR
 #include "keel/acl/backend.hpp"
 #include "keel/acl/ops.hpp"
 #endif
-
-namespace keel_test {
-// e's code is an instance of keel's condition c, whatever the backend's category.
-inline bool is(const std::error_code& code, keel::errc c) {
-  return code == std::error_condition(static_cast<int>(c), keel::keel_category());
-}
-}  // namespace keel_test
 
 struct host {
   using backend = keel::host::backend;

@@ -137,20 +137,12 @@ KEEL_OPS_BACKEND_TEST("run_on: phase two on a stream matches the synchronous run
   using F = TestType;
   using namespace keel_test;
   typename F::stream s{F::device()};
-  std::mt19937 rng(31);
-  auto b1 = make_tensor(dtype::bfloat16, {3, 20, 70});
-  auto b2 = make_tensor(dtype::bfloat16, {3, 70, 24});
-  auto self = make_tensor(dtype::bfloat16, {24});
-  fill_random(b1.view, rng, false);
-  fill_random(b2.view, rng, false);
-  fill_random(self.view, rng, false);
-  auto expect = make_tensor(dtype::bfloat16, {3, 20, 24});
-  auto got = make_tensor(dtype::bfloat16, {3, 20, 24});
-  keel::ops::baddbmm(keel::ops::dynamic_kernels(), self.view, b1.view, b2.view, 0.5f, 2.0f, expect.view);
-  auto ex = F::prepare_baddbmm(self.view, b1.view, b2.view, scalar(0.5f), scalar(2.0f), got.view);
+  baddbmm_operands o(31);
+  keel::ops::baddbmm(keel::ops::dynamic_kernels(), o.self.view, o.b1.view, o.b2.view, 0.5f, 2.0f, o.expect.view);
+  auto ex = F::prepare_baddbmm(o.self.view, o.b1.view, o.b2.view, scalar(0.5f), scalar(2.0f), o.got.view);
   REQUIRE(F::workspace_size(ex) > 0);
   run_now<F>(s, ex);  // the workspace is released in stream order
-  CHECK(got.bytes == expect.bytes);
+  CHECK(o.got.bytes == o.expect.bytes);
 }
 
 KEEL_OPS_BACKEND_TEST("run_on: a captured launch replays on current memory", "[ops][stream]") {

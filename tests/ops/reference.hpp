@@ -154,4 +154,23 @@ inline bool same_element(dtype t, const void* a, const void* b) {
   return std::isnan(x) && std::isnan(y);
 }
 
+// A bfloat16 baddbmm whose executor needs a workspace: self {24} broadcast
+// over batch1 {3, 20, 70} @ batch2 {3, 70, 24}, random finite values from
+// `seed`; `expect` and `got` are {3, 20, 24} outputs for the reference run
+// and the run under test.
+struct baddbmm_operands {
+  owned_tensor b1 = make_tensor(dtype::bfloat16, {3, 20, 70});
+  owned_tensor b2 = make_tensor(dtype::bfloat16, {3, 70, 24});
+  owned_tensor self = make_tensor(dtype::bfloat16, {24});
+  owned_tensor expect = make_tensor(dtype::bfloat16, {3, 20, 24});
+  owned_tensor got = make_tensor(dtype::bfloat16, {3, 20, 24});
+
+  explicit baddbmm_operands(unsigned seed) {
+    std::mt19937 rng(seed);
+    fill_random(b1.view, rng, false);
+    fill_random(b2.view, rng, false);
+    fill_random(self.view, rng, false);
+  }
+};
+
 }  // namespace keel_test

@@ -45,21 +45,13 @@ TEST_CASE("run_on: allocates the workspace on the stream; a once-executor runs o
   // The backend-generic run_on and replay tests are in on_stream_test.cpp.
   const kernel_table& k = dynamic_kernels();
   keel::host::stream stream{two_worker_device()};
-  std::mt19937 rng(31);
-  auto b1 = make_tensor(dtype::bfloat16, {3, 20, 70});
-  auto b2 = make_tensor(dtype::bfloat16, {3, 70, 24});
-  auto self = make_tensor(dtype::bfloat16, {24});
-  fill_random(b1.view, rng, false);
-  fill_random(b2.view, rng, false);
-  fill_random(self.view, rng, false);
-  auto expect = make_tensor(dtype::bfloat16, {3, 20, 24});
-  auto got = make_tensor(dtype::bfloat16, {3, 20, 24});
-  baddbmm(k, self.view, b1.view, b2.view, 0.5f, 2.0f, expect.view);
-  executor ex = prepare_baddbmm(k, self.view, b1.view, b2.view, 0.5f, 2.0f, got.view, {2, executor_use::once});
+  baddbmm_operands o(31);
+  baddbmm(k, o.self.view, o.b1.view, o.b2.view, 0.5f, 2.0f, o.expect.view);
+  executor ex = prepare_baddbmm(k, o.self.view, o.b1.view, o.b2.view, 0.5f, 2.0f, o.got.view, {2, executor_use::once});
   REQUIRE(ex.workspace_size() > 0);
   run_on(stream, ex);  // workspace allocated on the stream, released in stream order
   stream.synchronize();
-  CHECK(got.bytes == expect.bytes);
+  CHECK(o.got.bytes == o.expect.bytes);
   CHECK_THROWS_AS(run_on(stream, ex), keel::error);  // once means once
 }
 

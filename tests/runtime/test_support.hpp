@@ -19,18 +19,14 @@
 
 #include "keel/runtime.hpp"
 
+#include "../support/conditions.hpp"
+
 #ifdef KEEL_ACL_EMULATION_DIR
 #include "keel/acl/backend.hpp"
 #include "keel/acl/ops.hpp"
 #endif
 
 namespace keel_test {
-
-// e's code is an instance of keel's condition c, whatever the backend's
-// category: ACL reports ACL statuses equivalent to keel's conditions.
-inline bool is(const std::error_code& code, keel::errc c) {
-  return code == std::error_condition(static_cast<int>(c), keel::keel_category());
-}
 
 // keel's own errors (the host backend, the runtime templates) must carry
 // exactly c; a backend's own status must be equivalent to it.

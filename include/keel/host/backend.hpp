@@ -429,6 +429,10 @@ struct stream_state : ref_counted {
   template <bool Control, class F>
   std::uint64_t submit(F&& f) {
     const std::uint64_t index = ring.push<Control>(std::forward<F>(f));
+    // Dekker with the worker's sleep (run()): the task is in, now look
+    // whether the worker sleeps. The compiler barrier is all this side pays
+    // when the ring publishes lightly (see asymmetric_fence).
+    asymmetric_fence::light();
     if (sleeping.load(std::memory_order_seq_cst)) {
       std::lock_guard<std::mutex> lock(m);
       wake_cv.notify_one();
@@ -459,6 +463,8 @@ struct stream_state : ref_counted {
           continue;
         std::unique_lock<std::mutex> lock(m);
         sleeping.store(true, std::memory_order_seq_cst);
+        // The store-load barrier a lightly published task did not pay.
+        if (ring.light_publish()) asymmetric_fence::heavy();
         wake_cv.wait(lock, [&] { return ring.ready(h) != nullptr || stopping.load(std::memory_order_seq_cst); });
         sleeping.store(false, std::memory_order_relaxed);
         if (ring.ready(h) == nullptr) return;  // stopping, and drained

@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "keel/host/detail/fence.hpp"
 #include "keel/runtime/types.hpp"
 
 
@@ -195,6 +196,10 @@ class task_ring {
   }
   void set_head(std::uint64_t h, std::memory_order order) noexcept { head_.store(h, order); }
 
+  // True when publishing costs no store-load barrier and the worker must
+  // issue asymmetric_fence::heavy() before it sleeps.
+  bool light_publish() const noexcept { return light_publish_; }
+
  private:
   slot& at(std::uint64_t index) noexcept { return slots_[index & (capacity - 1)]; }
   void lock() noexcept {
@@ -222,14 +227,21 @@ class task_ring {
   }
   static constexpr std::uint64_t prefetch_distance = 8;
   void publish(slot& s, std::uint64_t t) noexcept {
-    // seq_cst: pairs with the worker's seq_cst store of its sleeping flag, so
-    // either the worker sees this task or the producer sees it asleep. The
-    // line is the producer's own by now, so the fence costs no transfer.
-    s.sequence.store(t + 1, std::memory_order_seq_cst);
+    // Either the worker sees this task or the submitter sees it asleep
+    // (stream_state::submit). With the asymmetric fence a plain release
+    // store suffices: the worker's membarrier() supplies the store-load
+    // barrier. Without it, seq_cst pairs with the worker's seq_cst store of
+    // its sleeping flag.
+    if (light_publish_) {
+      s.sequence.store(t + 1, std::memory_order_release);
+    } else {
+      s.sequence.store(t + 1, std::memory_order_seq_cst);
+    }
     tail_.store(t + 1, std::memory_order_relaxed);
     lock_.store(false, std::memory_order_release);
   }
 
+  const bool light_publish_ = asymmetric_fence::available();
   alignas(64) std::atomic<bool> lock_{false};
   std::uint64_t cached_head_ = 0;
   std::atomic<std::uint64_t> tail_{0};

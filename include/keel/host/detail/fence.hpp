@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+// Asymmetric fences for the host backend's sleep/wake hand-off: the hot side
+// (a thread publishing a task) pays a compiler barrier, the cold side (a
+// worker about to sleep) pays a membarrier() system call.
+#pragma once
+
+#include <atomic>
+#include <cstdlib>
+
+#if defined(__linux__)
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+namespace keel::host::detail {
+
+/// @cond
+#if defined(__SANITIZE_THREAD__)
+#define KEEL_HOST_DETAIL_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define KEEL_HOST_DETAIL_TSAN 1
+#endif
+#endif
+
+// The wake protocol is Dekker's: the publisher stores "task in", then loads
+// "worker asleep"; the worker stores "asleep", then loads "task in". Each
+// side needs a store-load barrier, and on the publisher's side that barrier
+// (a locked instruction on x86) waited for the slot's cache line to arrive
+// from the worker: it was most of the cost of a tiny task.
+//
+// membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) makes every running thread of
+// the process execute a full barrier before it returns (a thread that is
+// not running has one at its next context switch). So if the worker issues
+// it between its two steps, the publisher needs only a compiler barrier
+// between its own: the kernel supplies the publisher's barrier on the rare
+// occasions (a worker going to sleep) that need it. This is the pattern the
+// membarrier(2) manual describes.
+//
+// Where the call is missing (not Linux, a kernel before 4.14, a seccomp
+// filter that refuses it) or under ThreadSanitizer (which cannot see a
+// barrier the kernel issues), both sides fall back to seq_cst operations.
+class asymmetric_fence {
+ public:
+  // Whether the cheap side may be a compiler barrier. Decided once per
+  // process: the registration is process-wide and its answer cannot change.
+  static bool available() noexcept {
+    static const bool registered = register_process();
+    return registered;
+  }
+
+  // The cold side: every thread of the process that stored before this
+  // call returns is seen to have stored. Only valid when available().
+  static void heavy() noexcept {
+#if defined(__linux__) && !defined(KEEL_HOST_DETAIL_TSAN)
+    // Registered, so the command cannot fail with EPERM; if it failed
+    // anyway, a full fence on this side alone would not be enough, so abort
+    // rather than lose a wake-up silently.
+    if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) std::abort();
+#endif
+  }
+
+  // The hot side: keeps the compiler from moving the publisher's store past
+  // its load; the hardware is kept in order by heavy().
+  static void light() noexcept { std::atomic_signal_fence(std::memory_order_seq_cst); }
+
+ private:
+  static bool register_process() noexcept {
+#if defined(__linux__) && !defined(KEEL_HOST_DETAIL_TSAN)
+    const long commands = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+    if (commands < 0 || (commands & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return false;
+    return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+#else
+    return false;
+#endif
+  }
+};
+/// @endcond
+
+}  // namespace keel::host::detail

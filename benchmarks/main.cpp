@@ -80,6 +80,12 @@ void print_ratios(const std::map<std::string, figure>& results) {
       const std::string suffix = name.substr(c.keel_prefix.size());
       if (!suffix.empty() && suffix[0] != '/') continue;  // BM_add_f32 must not match BM_add_f32_scalar
       auto base = results.find(c.baseline_prefix + suffix);
+      // A wall-clock run ("/65536/real_time") also pairs with a CPU-time
+      // baseline of the same arguments ("/65536").
+      const std::string wall = "/real_time";
+      if (base == results.end() && suffix.size() > wall.size() &&
+          suffix.compare(suffix.size() - wall.size(), wall.size(), wall) == 0)
+        base = results.find(c.baseline_prefix + suffix.substr(0, suffix.size() - wall.size()));
       if (base == results.end()) base = results.find(c.baseline_prefix);
       if (base == results.end()) continue;
       const figure& theirs = base->second;

@@ -21,6 +21,7 @@
 // triad, and sets OpenBLAS to 2 threads.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -30,7 +31,10 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <new>
 #include <vector>
+
+#include <hwy/aligned_allocator.h>
 
 #include "harness.hpp"
 #include "keel/host/host.hpp"
@@ -93,11 +97,29 @@ class spin_pool {
   std::thread helper_;
 };
 
-std::vector<float> random_floats(std::size_t n, unsigned seed) {
-  std::vector<float> v(n);
+// An array allocated the way keel's host device allocates a buffer: 64-byte
+// aligned (Highway's allocator, which also staggers successive arrays so
+// they do not alias modulo 4 KB).
+template <class T>
+class aligned_array {
+ public:
+  explicit aligned_array(std::size_t n) : data_(hwy::AllocateAligned<T>(n)), size_(n) {
+    if (!data_) throw std::bad_alloc();
+    std::fill(data_.get(), data_.get() + n, T{});
+  }
+  T* data() const noexcept { return data_.get(); }
+  std::size_t size() const noexcept { return size_; }
+
+ private:
+  hwy::AlignedFreeUniquePtr<T[]> data_;
+  std::size_t size_;
+};
+
+aligned_array<float> random_floats(std::size_t n, unsigned seed) {
+  aligned_array<float> v(n);
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  for (float& x : v) x = d(rng);
+  for (std::size_t i = 0; i < n; ++i) v.data()[i] = d(rng);
   return v;
 }
 
@@ -111,19 +133,21 @@ void set_bytes(benchmark::State& state, std::size_t bytes_per_iteration) {
 // ------------------------------------------------------------ elementwise ---
 
 // The operands of every element-wise benchmark of one size: three float
-// arrays (seeds 1, 2, 3) and a 16-bit output, allocated once and shared by
-// keel, the triad, the scalar loop and Eigen. Each benchmark used to allocate
-// its own, and where a buffer lands depends on what ran before (glibc raises
-// its mmap threshold after large frees, so a 256 KB vector comes from mmap,
-// 16 bytes past a page, or from the heap at any offset). The relative offsets
-// of the arrays modulo 4 KB and their cache-line alignment then differed from
-// one benchmark to the next: loads that alias pending stores modulo 4 KB
-// stall, loads that straddle lines cost twice. Shared operands compare every
-// implementation on the same bytes at the same addresses.
+// arrays (seeds 1, 2, 3), a float output and a 16-bit output, allocated once
+// and shared by keel, the triad, the scalar loop and Eigen, so every
+// implementation runs on the same bytes at the same addresses. They are
+// 64-byte aligned, as a tensor in a keel (or PyTorch, or ACL) buffer is.
+// std::vector used to hold them: where its storage lands depends on what ran
+// before (glibc raises its mmap threshold after large frees, so a 256 KB
+// vector came from mmap, 16 bytes past a page, or from the heap at any
+// offset), and a 64-byte vector access then straddled two lines at every
+// step, which no tensor from a device allocator does.
 struct operands {
-  std::vector<float> x, y, w;            // inputs
-  mutable std::vector<float> out;        // float outputs
-  mutable std::vector<std::uint16_t> h;  // 16-bit outputs
+  explicit operands(std::size_t n)
+      : x(random_floats(n, 1)), y(random_floats(n, 2)), w(random_floats(n, 3)), out(n), h(n) {}
+  aligned_array<float> x, y, w;   // inputs
+  aligned_array<float> out;       // float outputs
+  aligned_array<std::uint16_t> h;  // 16-bit outputs
 };
 
 const operands& shared_operands(std::size_t n) {
@@ -131,14 +155,7 @@ const operands& shared_operands(std::size_t n) {
   static std::mutex lock;
   std::lock_guard<std::mutex> hold(lock);
   auto& slot = all[n];
-  if (!slot) {
-    slot = std::make_unique<operands>();
-    slot->x = random_floats(n, 1);
-    slot->y = random_floats(n, 2);
-    slot->w = random_floats(n, 3);
-    slot->out.assign(n, 0.0f);
-    slot->h.assign(n, 0);
-  }
+  if (!slot) slot = std::make_unique<operands>(n);
   return *slot;
 }
 
@@ -291,6 +308,31 @@ void BM_cast_f32_f16_scalar_loop(benchmark::State& state) {
   set_bytes(state, 6 * n);
 }
 
+// One call the way a keel user makes it: exec() through an executor cache
+// on a stream of the default host device, which splits the work across the
+// device's compute workers (all the cores: 2 here), then synchronize(). The
+// stream's per-call cost is included. Op: 0 add, 1 addcmul, 2 cast to f16,
+// 3 cast to bf16.
+template <int Op>
+void BM_on_device(benchmark::State& state) {
+  const auto n = static_cast<std::int64_t>(state.range(0));
+  const auto un = static_cast<std::size_t>(n);
+  const operands& o = shared_operands(un);
+  keel::host::stream stream{keel::host::default_device()};
+  ops::executor_cache<> cache(kernels(), 8);
+  const ops::tensor x(o.x.data(), ops::dtype::float32, {n}), y(o.y.data(), ops::dtype::float32, {n}),
+      w(o.w.data(), ops::dtype::float32, {n}), out(o.out.data(), ops::dtype::float32, {n}),
+      h(o.h.data(), Op == 3 ? ops::dtype::bfloat16 : ops::dtype::float16, {n});
+  for (auto _ : state) {
+    if constexpr (Op == 0) ops::exec(cache, stream, ops::add_op{}, x, y, 0.5f, out);
+    if constexpr (Op == 1) ops::exec(cache, stream, ops::addcmul_op{}, x, y, w, 0.5f, out);
+    if constexpr (Op >= 2) ops::exec(cache, stream, ops::cast_op{}, x, h);
+    stream.synchronize();
+  }
+  set_bytes(state, (Op == 0 ? 12 : Op == 1 ? 16 : 6) * un);
+  state.counters["workers"] = keel::host::default_device().compute_workers();
+}
+
 // 4K .. 16M elements, x4: the curve for the plot; 64K and 16M carry the targets.
 void sizes(benchmark::internal::Benchmark* b) {
   for (std::int64_t n = 4096; n <= (std::int64_t{1} << 24); n *= 4) b->Arg(n);
@@ -304,6 +346,10 @@ BENCHMARK(BM_addcmul_f32)->Apply(sizes);
 BENCHMARK_TEMPLATE(BM_cast, ops::dtype::float16)->Name("BM_cast_f32_f16")->Apply(sizes);
 BENCHMARK_TEMPLATE(BM_cast, ops::dtype::bfloat16)->Name("BM_cast_f32_bf16")->Apply(sizes);
 BENCHMARK(BM_cast_f32_f16_scalar_loop)->Apply(sizes);
+BENCHMARK_TEMPLATE(BM_on_device, 0)->Name("BM_add_f32_on_device")->Arg(1 << 16)->Arg(1 << 18)->Arg(1 << 24)->UseRealTime();
+BENCHMARK_TEMPLATE(BM_on_device, 1)->Name("BM_addcmul_f32_on_device")->Arg(1 << 16)->Arg(1 << 24)->UseRealTime();
+BENCHMARK_TEMPLATE(BM_on_device, 2)->Name("BM_cast_f32_f16_on_device")->Arg(1 << 16)->Arg(1 << 24)->UseRealTime();
+BENCHMARK_TEMPLATE(BM_on_device, 3)->Name("BM_cast_f32_bf16_on_device")->Arg(1 << 16)->Arg(1 << 24)->UseRealTime();
 BENCHMARK(BM_triad_baseline_2t)->Arg(1 << 16)->Arg(1 << 24)->UseRealTime();
 BENCHMARK(BM_add_f32_2t)->Arg(1 << 16)->Arg(1 << 24)->UseRealTime();
 
@@ -323,6 +369,13 @@ KEEL_BENCH_COMPARE("BM_addcmul_f32", "BM_triad_baseline", ">= 0.9 at 16M", measu
 KEEL_BENCH_COMPARE("BM_cast_f32_f16", "BM_triad_baseline", ">= 0.9 at 16M", measure::bandwidth);
 KEEL_BENCH_COMPARE("BM_cast_f32_bf16", "BM_triad_baseline", ">= 0.9 at 16M", measure::bandwidth);
 KEEL_BENCH_COMPARE("BM_add_f32_2t", "BM_triad_baseline_2t", ">= 0.9 at 16M (2 threads each)", measure::bandwidth);
+// One call on the default device (2 workers here) against the same call on
+// one thread: what splitting across the device's workers buys, stream
+// round trip included (informational).
+KEEL_BENCH_COMPARE("BM_add_f32_on_device", "BM_add_f32", "(device's workers vs phase two on one thread)",
+                   measure::bandwidth);
+KEEL_BENCH_COMPARE("BM_add_f32_on_device", "BM_triad_baseline_2t", "(at 16M: device's 2 workers vs 2-thread triad)",
+                   measure::bandwidth);
 KEEL_BENCH_COMPARE("BM_add_f32", "BM_add_f32_scalar_loop", "> 1 at 64K", measure::bandwidth);
 KEEL_BENCH_COMPARE("BM_add_f32", "BM_add_f32_eigen", "> 1 at 64K", measure::bandwidth);
 KEEL_BENCH_COMPARE("BM_add_f32_with_prepare", "BM_add_f32_eigen", "(phase one every call)", measure::bandwidth);

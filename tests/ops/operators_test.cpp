@@ -4,6 +4,7 @@
 // checks, and chunks run by several workers giving the serial result.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <string>
@@ -183,8 +184,17 @@ TEST_CASE("executor: workspace size, once versus repeatable, empty executors", "
   CHECK(once.runs() == 1);
   CHECK(code_of([&] { once.run(ws.data(), ws.size()); }) == E::invalid_state);
 
+  // The defaults: repeatable, sized for every hardware thread (one scratch
+  // slice each), so a launch splits across all of a default device.
   executor again = prepare_baddbmm(k, tensor(), b1.view, b2.view, 0.0f, 1.0f, out.view);
   CHECK(again.use() == executor_use::repeatable);
+  CHECK(again.workers() == keel::ops::default_workers());
+  CHECK(again.workers() == std::max(1u, std::thread::hardware_concurrency()));
+  if (again.workers() > 1) {
+    CHECK(again.workspace_size() > once.workspace_size());
+    CHECK(code_of([&] { again.run(ws.data(), ws.size()); }) == E::invalid_parameter);
+  }
+  ws.resize(again.workspace_size());
   again.run(ws.data(), ws.size());
   again.run(ws.data(), ws.size());
   CHECK(again.runs() == 2);
@@ -197,6 +207,35 @@ TEST_CASE("executor: workspace size, once versus repeatable, empty executors", "
   executor no_ws = prepare_add(k, a.view, a.view, 1.0f, a.view);
   CHECK(no_ws.workspace_size() == 0);
   no_ws.run(nullptr, 0);
+}
+
+TEST_CASE("executor: an element-wise split gives each worker 64K elements at least, and keeps a large one streaming",
+          "[ops][executor]") {
+  const kernel_table& k = dynamic_kernels();
+  const prepare_options one{1, executor_use::repeatable}, two{2, executor_use::repeatable},
+      many{64, executor_use::repeatable};
+  auto a = make_tensor(dtype::float32, {1 << 16});
+  auto b = make_tensor(dtype::float32, {1 << 18});
+  auto big_in = make_tensor(dtype::float32, {1 << 22});
+  auto big_out = make_tensor(dtype::float16, {1 << 22});
+  // 64K elements: one chunk however many workers (splitting it costs what it saves).
+  CHECK(prepare_add(k, a.view, a.view, 1.0f, a.view, many).chunk_count(0) == 1);
+  // 256K elements (3 MiB of an add): 16 chunks per worker would be 8K
+  // elements each; the floor makes them 64K, four chunks.
+  CHECK(prepare_add(k, b.view, b.view, 1.0f, b.view, one).chunk_count(0) == 1);
+  CHECK(prepare_add(k, b.view, b.view, 1.0f, b.view, two).chunk_count(0) == 4);
+  CHECK(prepare_add(k, b.view, b.view, 1.0f, b.view, many).chunk_count(0) == 4);
+  // An operation above the streaming threshold keeps its chunks at the
+  // threshold at least: a 4M-element conversion to float16 moves 24 MiB,
+  // so its chunks hold 4 MiB (699,051 elements of 6 bytes) however many
+  // workers share it, and every chunk's kernel call streams.
+  auto at_threshold = [](std::size_t bytes_per_item) {
+    const std::size_t items = (keel::ops::stream_store_min_bytes + bytes_per_item - 1) / bytes_per_item;
+    return ((std::size_t{1} << 22) + items - 1) / items;
+  };
+  CHECK(prepare_cast(k, big_in.view, big_out.view, two).chunk_count(0) == at_threshold(6));
+  CHECK(prepare_cast(k, big_in.view, big_out.view, many).chunk_count(0) == at_threshold(6));
+  CHECK(prepare_add(k, big_in.view, big_in.view, 1.0f, big_in.view, many).chunk_count(0) == at_threshold(12));
 }
 
 TEST_CASE("executor: chunks on two workers give the serial result", "[ops][executor]") {

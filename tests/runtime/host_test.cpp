@@ -59,6 +59,42 @@ TEST_CASE("host stream: a kernel chunk that throws fails the launch", "[runtime]
   KEEL_REQUIRE_ERROR(s.synchronize(), errc::task_failed, "chunk 5 failed");
 }
 
+TEST_CASE("host device: back-to-back split kernels from several streams run every chunk once, helpers spinning or asleep",
+          "[runtime][stream][host]") {
+  // Helpers spin for the spin budget after a job and then sleep; a job
+  // arrives while they spin, while they sleep, and between the two. A
+  // helper that joined a job after its launcher returned would run chunks
+  // of a dead job (ASan) or count a chunk twice (the check below).
+  for (const long budget_us : {50L, 0L}) {
+    keel::host::device_options options;
+    options.compute_workers = 3;
+    options.spin_budget = std::chrono::microseconds{budget_us};
+    keel::host::device dev{options};
+    constexpr int launches = 200;
+    constexpr std::size_t chunks = 8;
+    std::vector<std::atomic<int>> runs(2 * launches * chunks);
+    {
+      keel::host::stream a{dev}, b{dev};
+      for (int i = 0; i < launches; ++i) {
+        for (int s = 0; s < 2; ++s) {
+          std::atomic<int>* mine = runs.data() + (static_cast<std::size_t>(s) * launches + i) * chunks;
+          (s == 0 ? a : b).launch(keel::kernel_kind{"split"}, [mine](keel::host::launch_context& ctx) {
+            ctx.parallel_for(chunks * 16, 16, [mine](std::size_t begin, std::size_t) { mine[begin / 16].fetch_add(1); });
+          });
+        }
+        // Now and then a pause longer than the budget, so helpers go to sleep.
+        if (i % 50 == 49) std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+      a.synchronize();
+      b.synchronize();
+    }
+    std::size_t wrong = 0;
+    for (auto& r : runs) wrong += r.load() != 1;
+    INFO("spin budget " << budget_us << " us");
+    CHECK(wrong == 0);
+  }
+}
+
 TEST_CASE("host event: the device limits external events; a pool's events count", "[runtime][event][host]") {
   keel::host::device dev{keel::host::device_options{1, 4, 2}};
   keel::host::stream s{dev};

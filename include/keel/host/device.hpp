@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "keel/core/error.hpp"
+#include "keel/host/detail/spin.hpp"
 
 namespace keel::host {
 
@@ -76,7 +77,7 @@ class device {
   ~device() {
     {
       std::lock_guard<std::mutex> lock(pool_mutex_);
-      stopping_ = true;
+      stopping_.store(true, std::memory_order_relaxed);
     }
     pool_cv_.notify_all();
     for (auto& t : pool_) t.join();
@@ -119,15 +120,30 @@ class device {
     j.count = count;
     j.grain = grain;
     j.chunks = chunks;
+    bool wake = false;
     {
       std::lock_guard<std::mutex> lock(pool_mutex_);
       job_ = &j;
-      ++job_generation_;
+      job_generation_.fetch_add(1, std::memory_order_release);
+      wake = sleepers_ > 0;
     }
-    pool_cv_.notify_all();
+    // Helpers still spinning from the last job see the generation change;
+    // only sleeping ones need the condition variable (and its wake-up,
+    // tens of microseconds, longer than a mid-size kernel takes).
+    if (wake) pool_cv_.notify_all();
     work_on(j);
+    // Wait for the helpers' chunks by spinning first, for the same reason;
+    // the job lives on this stack, so the final check (no helper inside it)
+    // is made under the lock that helpers join it under.
+    detail::spin_until(spin_budget_, [&] {
+      return j.finished.load(std::memory_order_acquire) == j.chunks &&
+             j.active_helpers.load(std::memory_order_acquire) == 0;
+    });
     std::unique_lock<std::mutex> lock(pool_mutex_);
-    done_cv_.wait(lock, [&] { return j.finished == j.chunks && j.active_helpers == 0; });
+    done_cv_.wait(lock, [&] {
+      return j.finished.load(std::memory_order_relaxed) == j.chunks &&
+             j.active_helpers.load(std::memory_order_relaxed) == 0;
+    });
     job_ = nullptr;
     if (j.failure) std::rethrow_exception(j.failure);
   }
@@ -152,9 +168,10 @@ class device {
     const std::function<void(std::size_t, std::size_t)>* fn = nullptr;
     std::size_t count = 0, grain = 1, chunks = 0;
     std::atomic<std::size_t> next{0};
-    std::size_t finished = 0;  // guarded by pool_mutex_
-    int active_helpers = 0;    // guarded by pool_mutex_
-    std::exception_ptr failure;
+    // Written under pool_mutex_, read without it by the launcher's spin.
+    std::atomic<std::size_t> finished{0};
+    std::atomic<int> active_helpers{0};
+    std::exception_ptr failure;  // guarded by pool_mutex_
   };
 
   void work_on(job& j) {
@@ -172,24 +189,36 @@ class device {
       ++done;
     }
     std::lock_guard<std::mutex> lock(pool_mutex_);
-    j.finished += done;
     if (failure && !j.failure) j.failure = failure;
-    if (j.finished == j.chunks) done_cv_.notify_all();
+    if (j.finished.fetch_add(done, std::memory_order_release) + done == j.chunks) done_cv_.notify_all();
   }
 
+  // A helper spins for the device's spin budget after each job, so the
+  // next kernel's chunks reach it at once; then it sleeps until a job or
+  // the device's end arrives.
   void pool_loop() {
     std::uint64_t seen = 0;
-    std::unique_lock<std::mutex> lock(pool_mutex_);
     for (;;) {
-      pool_cv_.wait(lock, [&] { return stopping_ || (job_ && job_generation_ != seen); });
-      if (stopping_) return;
-      seen = job_generation_;
+      detail::spin_until(spin_budget_, [&] {
+        return job_generation_.load(std::memory_order_acquire) != seen || stopping_.load(std::memory_order_relaxed);
+      });
+      std::unique_lock<std::mutex> lock(pool_mutex_);
+      if (!stopping_.load(std::memory_order_relaxed) && job_generation_.load(std::memory_order_relaxed) == seen) {
+        ++sleepers_;
+        pool_cv_.wait(lock, [&] {
+          return stopping_.load(std::memory_order_relaxed) || job_generation_.load(std::memory_order_relaxed) != seen;
+        });
+        --sleepers_;
+      }
+      if (stopping_.load(std::memory_order_relaxed)) return;
+      seen = job_generation_.load(std::memory_order_relaxed);
       job* j = job_;
-      ++j->active_helpers;
+      if (j == nullptr) continue;  // that job ended before this helper came
+      j->active_helpers.fetch_add(1, std::memory_order_relaxed);
       lock.unlock();
       work_on(*j);
       lock.lock();
-      if (--j->active_helpers == 0) done_cv_.notify_all();
+      if (j->active_helpers.fetch_sub(1, std::memory_order_release) == 1) done_cv_.notify_all();
     }
   }
 
@@ -202,9 +231,12 @@ class device {
   std::mutex pool_mutex_;
   std::condition_variable pool_cv_;
   std::condition_variable done_cv_;
+  // The job being run and its number, set under pool_mutex_; the number is
+  // atomic so that a spinning helper can watch it without the lock.
   job* job_ = nullptr;
-  std::uint64_t job_generation_ = 0;
-  bool stopping_ = false;
+  std::atomic<std::uint64_t> job_generation_{0};
+  std::atomic<bool> stopping_{false};
+  int sleepers_ = 0;  // guarded by pool_mutex_
   std::vector<std::thread> pool_;
 };
 

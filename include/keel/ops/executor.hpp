@@ -4,11 +4,13 @@
 // pool of compute workers can share.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "keel/core/error.hpp"
@@ -39,10 +41,23 @@ enum class executor_use : std::uint8_t {
   repeatable,  ///< runs any number of times (what a cache or a captured model needs)
 };
 
+/**
+ * @brief The compute workers an executor is sized for unless told otherwise:
+ * the machine's hardware threads, which is what the default host device
+ * (keel::host::default_device()) has. Read once per process. Throws: nothing.
+ */
+inline std::size_t default_workers() noexcept {
+  static const std::size_t n = std::max<std::size_t>(1, std::thread::hardware_concurrency());
+  return n;
+}
+
 /** @brief Phase-one settings. */
 struct prepare_options {
-  /// Compute workers phase two may use; the workspace holds one scratch slice per worker.
-  std::size_t workers = 1;
+  /// Compute workers phase two may split its chunks across (a launch uses
+  /// the fewer of this and the device's); the workspace holds one scratch
+  /// slice per worker. The default splits large work across every core, as
+  /// a device kernel uses all of its device; 1 keeps phase two on one thread.
+  std::size_t workers = default_workers();
   executor_use use = executor_use::repeatable;
 };
 

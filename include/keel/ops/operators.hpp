@@ -206,6 +206,8 @@ class elementwise_plan final : public plan {
   // Staging block: big enough to amortize the kernel call, small enough
   // that all staged operands stay in L1 (4 x 256 x 8 bytes).
   static constexpr std::size_t block = 256;
+  // The smallest chunk a split gives a worker (see the constructor).
+  static constexpr std::size_t min_chunk_items = 65536;
 
   struct operand {
     dtype type = dtype::float32;
@@ -289,10 +291,25 @@ class elementwise_plan final : public plan {
     // alone at single-thread bandwidth; with 2 workers and 8 chunks of a
     // 16M add that tail could be an eighth of the work, with 32 it is at
     // most a thirty-second. A chunk still moves megabytes at that size, so
-    // claiming it costs nothing measurable; below 16K elements per chunk
-    // (192 KB of an add) splitting further stops paying. One worker: one
-    // chunk, one kernel call.
-    chunk_ = chunk_items(static_cast<std::size_t>(numel_), workers <= 1 ? 1 : workers * 4, 16384);
+    // claiming it costs nothing measurable. One worker: one chunk, one
+    // kernel call.
+    //
+    // No chunk under 64K elements (768 KB of an add): below that, handing
+    // half the work to another core costs about what it saves (the other
+    // core fetches the lines this one holds, and on the host device the
+    // thread waiting in synchronize() competes with the workers for cores:
+    // on 2 cores a 64K add took 15 us split and 10 us whole, while a 256K
+    // add took 39 us split and 169 us whole).
+    chunk_ = chunk_items(static_cast<std::size_t>(numel_), workers <= 1 ? 1 : workers * 4, min_chunk_items);
+    // Kernels decide per call whether to stream their output past the
+    // caches (stream_store_min_bytes), and a call is one chunk: a large
+    // operation split many ways would stop streaming. So its chunks are kept
+    // at the threshold at least, whatever the number of workers.
+    std::size_t bytes_per_item = element_size(ops_[0].type);
+    for (std::size_t o = 1; o < n_ops_; ++o)
+      if (ndim_ > 0 && ops_[o].stride[ndim_ - 1] != 0) bytes_per_item += element_size(ops_[o].type);
+    if (static_cast<std::size_t>(numel_) * bytes_per_item >= stream_store_min_bytes)
+      chunk_ = std::max(chunk_, (stream_store_min_bytes + bytes_per_item - 1) / bytes_per_item);
     // One row whose operands all have the compute dtype and unit (or zero)
     // strides: every chunk is one kernel call, decided here once rather
     // than per call (tiny calls and their replays live here).

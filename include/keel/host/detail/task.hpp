@@ -15,24 +15,13 @@
 #include <utility>
 
 #include "keel/host/detail/fence.hpp"
+#include "keel/host/detail/spin.hpp"
 #include "keel/runtime/types.hpp"
 
 
 namespace keel::host::detail {
 
 /// @cond
-// Deliberately not the pause instruction: in the VMs we measured (a
-// firecracker guest, perf-anchors section 0) a pause inside a polling loop
-// triggers pause-loop exiting and the vCPU loses its time slice: a spin
-// hand-off with one pause per poll took 150 us instead of 0.26 us. A
-// compiler barrier keeps the poll honest without that cliff.
-inline void cpu_relax() noexcept { std::atomic_signal_fence(std::memory_order_seq_cst); }
-
-// A short local delay between polls of a line another thread writes.
-inline void poll_delay() noexcept {
-  for (int i = 0; i < 32; ++i) cpu_relax();
-}
-
 // A lock for critical sections of a few instructions (swapping a pointer),
 // where a futex sleep would cost a thousand times the section.
 class spin_lock {

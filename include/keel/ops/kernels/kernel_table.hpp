@@ -40,11 +40,11 @@ struct gemm_args {
  * cache for the next operator (a 64K-element add touches 768 KiB).
  *
  * The decision is per kernel call, which is per chunk when an operation is
- * split across workers: a kernel sees only its chunk. Chunks of a large
- * operation are at least total / (16 * workers) elements, so a 16M-element
- * add on 2 workers still streams (6 MiB per chunk), while a 16M-element
- * conversion on 2 workers (3 MiB per chunk) and any operation whose chunks
- * fall under the threshold keep ordinary stores: conservative, never wrong.
+ * split across workers: a kernel sees only its chunk. So the element-wise
+ * plan never cuts an operation of at least this many bytes into chunks
+ * smaller than this: it streams however many workers share it. Operations
+ * staged through small blocks (strided, or converting between types) call
+ * kernels on short rows and keep ordinary stores: conservative, never wrong.
  * Streaming kernels end with a store fence (sfence), so their stores are
  * ordered before the call returns and the task is reported complete.
  */

@@ -178,9 +178,6 @@ class task_ring {
   // Consumer side: the slot at index h, if it is full.
   slot* ready(std::uint64_t h) noexcept {
     slot& s = at(h);
-#if defined(__GNUC__) || defined(__clang__)
-    __builtin_prefetch(&at(h + prefetch_distance), 0, 3);
-#endif
     return s.sequence.load(std::memory_order_seq_cst) == h + 1 ? &s : nullptr;
   }
   void set_head(std::uint64_t h, std::memory_order order) noexcept { head_.store(h, order); }

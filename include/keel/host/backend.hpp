@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "keel/core/error.hpp"
+#include "keel/host/detail/biased_lock.hpp"
 #include "keel/host/detail/task.hpp"
 #include "keel/host/device.hpp"
 #include "keel/runtime/types.hpp"
@@ -386,13 +387,16 @@ struct stream_state : ref_counted {
   ref_ptr<capture_session> session;
   std::size_t lane = 0;
   // The update in progress: the group being updated (kept alive by its
-  // claim, see group_state) or null. Guarded by update_m alone, a spin lock
-  // of the stream's own: an update takes no device-wide lock, and a kernel
+  // claim, see group_state) or null. Guarded by update_m alone, a lock of
+  // the stream's own: an update takes no device-wide lock, and a kernel
   // launched during the update stages itself into updating->staging under
-  // it. Lock order: dev->capture_mutex, then update_m; no group's lock is
-  // ever taken under update_m.
+  // it. The thread that began the update owns update_m until another
+  // thread locks it: its launches and its end() enter with plain stores
+  // (biased_lock), so an update costs no atomic operation per task. Lock
+  // order: dev->capture_mutex, then update_m; no group's lock is ever taken
+  // under update_m.
   group_state* updating = nullptr;
-  spin_lock update_m;
+  biased_lock update_m;
   std::thread worker;
 
   // Returns the task's index in the stream.
@@ -578,7 +582,7 @@ inline bool same_kind(kernel_kind a, kernel_kind b) noexcept {
 inline bool stage_update(stream_state& s, replay_task& task, const char* api) {
   std::uint64_t group = 0;
   {
-    std::lock_guard<spin_lock> lock(s.update_m);
+    std::lock_guard<biased_lock> lock(s.update_m);
     if (s.updating == nullptr) return false;
     if (task.cat() == replay_task::category::kernel) {
       s.updating->staging.push_back(std::move(task));
@@ -593,7 +597,7 @@ inline bool stage_update(stream_state& s, replay_task& task, const char* api) {
 inline void refuse_if_updating(stream_state& s, replay_task::category cat, const char* api) {
   std::uint64_t group = 0;
   {
-    std::lock_guard<spin_lock> lock(s.update_m);
+    std::lock_guard<biased_lock> lock(s.update_m);
     if (s.updating == nullptr) return;
     group = s.updating->id;
   }
@@ -619,7 +623,7 @@ void redirect_task(stream_state& s, F&& f, replay_task::category cat, kernel_kin
 inline void detach_lanes(capture_session& c) {
   for (auto& l : c.lanes) {
     ref_ptr<capture_session> leaving;  // dropped after the spin lock
-    std::lock_guard<spin_lock> lock(l.stream->update_m);
+    std::lock_guard<biased_lock> lock(l.stream->update_m);
     leaving = std::move(l.stream->session);
     l.stream->redirect.store(0, std::memory_order_release);
   }
@@ -719,7 +723,7 @@ struct backend {
         } else {
           c.active = false;  // a joined stream leaving breaks the capture: end() will refuse it
           detail::ref_ptr<detail::capture_session> leaving;
-          std::lock_guard<detail::spin_lock> stage(s->update_m);
+          std::lock_guard<detail::biased_lock> stage(s->update_m);
           leaving = std::move(s->session);
           s->redirect.store(0, std::memory_order_release);
         }
@@ -831,9 +835,10 @@ struct backend {
     };
     if (s->redirect.load(std::memory_order_acquire) == 2) {
       // A replacement for the group this stream updates: built in place in
-      // the group's staging under the stream's own lock (kernels are what an
-      // update takes, so no check).
-      std::lock_guard<detail::spin_lock> lock(s->update_m);
+      // the group's staging under the stream's own lock, entered without an
+      // atomic operation by the updating thread (kernels are what an update
+      // takes, so no check).
+      detail::biased_section lock(s->update_m);
       if (s->updating != nullptr) {
         s->updating->staging.emplace_back(std::move(body), detail::replay_task::category::kernel, kind);
         return;
@@ -866,7 +871,7 @@ struct backend {
     std::lock_guard<std::mutex> lock(s->dev->capture_mutex);
     capture_info info;
     {
-      std::lock_guard<detail::spin_lock> stage(s->update_m);
+      std::lock_guard<detail::biased_lock> stage(s->update_m);
       info.updating = s->updating != nullptr;
     }
     if (s->session) {
@@ -1065,7 +1070,7 @@ struct backend {
     if (s->session) throw_error(errc::capture_violation, api, "capture cannot begin: " + detail::describe_capture(*s->session, *s));
     bool updating = false;
     {
-      std::lock_guard<detail::spin_lock> stage(s->update_m);
+      std::lock_guard<detail::biased_lock> stage(s->update_m);
       updating = s->updating != nullptr;
     }
     if (!updating) {
@@ -1208,11 +1213,13 @@ struct backend {
   static std::size_t group_size(group_handle g) noexcept { return g->signature.size(); }
   static bool group_model_alive(group_handle g) noexcept { return g->model_alive.load(std::memory_order_acquire); }
 
-  // An update takes no device-wide lock, and costs five atomic operations in
-  // all: update_m (the stream's) at begin, at each launch and at end, the
-  // group's claim (one CAS; see group_state for how the claimed group stays
-  // alive), and at end one acquisition of the group's lock that swaps the new
-  // tasks in and gives the claim back. At begin, update_m makes the check
+  // An update takes no device-wide lock, and costs two atomic operations in
+  // all: the group's claim (one CAS; see group_state for how the claimed
+  // group stays alive), and at end one acquisition of the group's lock that
+  // swaps the new tasks in and gives the claim back. The stream's update_m
+  // is entered with plain stores by the thread that began the last update
+  // (biased_lock): at begin when it updates again, at each launch and at
+  // end; any other thread locks it, once per call. At begin, update_m makes the check
   // "not capturing, not updating" and the switch to update mode one step,
   // and the claim makes a second updater of the group an error.
   static void update_begin(stream_handle s, group_handle g) {
@@ -1220,7 +1227,10 @@ struct backend {
     enum class refusal { capturing, updating, model_gone, claimed } why = refusal::claimed;
     std::uint64_t other = 0;
     {
-      std::lock_guard<detail::spin_lock> stage(s->update_m);
+      // The thread that began the last update on this stream enters as the
+      // owner (a stream updated again and again by one thread); any other
+      // thread locks, and becomes the owner if the update begins.
+      detail::biased_section stage(s->update_m);
       if (s->session) {
         why = refusal::capturing;
       } else if (s->updating != nullptr) {
@@ -1232,6 +1242,7 @@ struct backend {
         why = refusal::claimed;
       } else {
         s->updating = g;  // g->staging is empty: whoever ended the last claim emptied it
+        s->update_m.set_owner();
         s->redirect.store(2, std::memory_order_release);
         return;
       }
@@ -1261,7 +1272,7 @@ struct backend {
     static constexpr const char* api = "keel::update_scope::end";
     detail::group_state* g = nullptr;
     {
-      std::lock_guard<detail::spin_lock> stage(s->update_m);
+      detail::biased_section stage(s->update_m);  // the updating thread enters without an atomic operation
       g = std::exchange(s->updating, nullptr);
       if (g != nullptr) s->redirect.store(0, std::memory_order_release);
     }
@@ -1395,7 +1406,7 @@ struct backend {
   // update_m, which is what update_begin checks "not capturing" under.
   static bool join_session(detail::stream_state& s, const detail::ref_ptr<detail::capture_session>& c,
                            std::size_t lane) noexcept {
-    std::lock_guard<detail::spin_lock> stage(s.update_m);
+    std::lock_guard<detail::biased_lock> stage(s.update_m);
     if (s.updating != nullptr) return false;
     s.session = c;
     s.lane = lane;
@@ -1436,7 +1447,7 @@ struct backend {
   static void abort_update(detail::stream_state& s) noexcept {
     detail::group_state* g = nullptr;
     {
-      std::lock_guard<detail::spin_lock> stage(s.update_m);
+      std::lock_guard<detail::biased_lock> stage(s.update_m);
       g = std::exchange(s.updating, nullptr);
       if (g == nullptr) return;
       s.redirect.store(0, std::memory_order_release);

@@ -33,12 +33,17 @@ def main():
         sys.exit(__doc__)
     with open(sys.argv[1]) as f:
         runs = json.load(f)["benchmarks"]
+    # With --benchmark_repetitions the medians are plotted (each size once);
+    # without, the single iteration runs.
+    medians = any(run.get("aggregate_name") == "median" for run in runs)
     series = {prefix: [] for prefix, _, _ in SERIES}
     target = ""
     for run in runs:
-        if run.get("run_type", "iteration") != "iteration" or "bytes_per_second" not in run:
+        if "bytes_per_second" not in run:
             continue
-        m = re.fullmatch(r"(BM_[A-Za-z0-9_]+)/(\d+)", run["name"])
+        if medians != (run.get("run_type") == "aggregate" and run.get("aggregate_name") == "median"):
+            continue
+        m = re.fullmatch(r"(BM_[A-Za-z0-9_]+)/(\d+)", run.get("run_name", run["name"]))
         if m and m.group(1) in series:
             series[m.group(1)].append((int(m.group(2)), run["bytes_per_second"] / 1e9))
             target = run.get("label", target) if m.group(1) == "BM_add_f32" else target

@@ -55,7 +55,7 @@ class biased_lock {
   // asymmetric fence is available). The owner stays until another thread
   // calls set_owner(); a stale owner that never enters costs nothing.
   void set_owner() noexcept {
-    if (asymmetric_fence::available()) owner_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+    if (biasable_) owner_.store(std::this_thread::get_id(), std::memory_order_relaxed);
   }
 
   // The owner's lock-free entry: true if the caller is the owner and no
@@ -73,6 +73,7 @@ class biased_lock {
 
  private:
   spin_lock lock_;
+  const bool biasable_ = asymmetric_fence::available();
   bool fenced_ = false;  // the holder of lock_ waited the owner out (guarded by lock_)
   std::atomic<std::thread::id> owner_{std::thread::id()};
   std::atomic<bool> foreign_{false};       // written by lock_'s holder

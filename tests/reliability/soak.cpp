@@ -79,6 +79,11 @@ void runtime_worker(host::device& dev, int id, clock_type::time_point until, std
   host::task_group group;
   host::model model;
   {
+    // While a stream marks a task group, no other capturing stream of the
+    // device may issue work (a device-wide rule, as on the device): the
+    // workers capture their models one at a time.
+    static std::mutex one_marking_at_a_time;
+    std::lock_guard<std::mutex> marking(one_marking_at_a_time);
     host::capture_scope capture{s, keel::capture_mode::thread_local_};
     fenced.fence(s);
     host::task_group_scope mark{s};

@@ -30,8 +30,8 @@
 #include <mutex>
 #include <random>
 #include <string>
-#include <thread>
 #include <new>
+#include <thread>
 #include <vector>
 
 #include <hwy/aligned_allocator.h>

@@ -1219,9 +1219,9 @@ struct backend {
   // swaps the new tasks in and gives the claim back. The stream's update_m
   // is entered with plain stores by the thread that began the last update
   // (biased_lock): at begin when it updates again, at each launch and at
-  // end; any other thread locks it, once per call. At begin, update_m makes the check
-  // "not capturing, not updating" and the switch to update mode one step,
-  // and the claim makes a second updater of the group an error.
+  // end; any other thread locks it, once per call. At begin, update_m makes
+  // the check "not capturing, not updating" and the switch to update mode
+  // one step, and the claim makes a second updater of the group an error.
   static void update_begin(stream_handle s, group_handle g) {
     static constexpr const char* api = "keel::update_scope";
     enum class refusal { capturing, updating, model_gone, claimed } why = refusal::claimed;

@@ -42,9 +42,10 @@ struct device_options {
   /// counts until its stream-ordered release has run.
   std::size_t memory_limit = 0;
   /// How long an idle stream worker, an idle compute helper, a
-  /// synchronize() or an event wait spins before it sleeps. Work that arrives within the budget is picked up at
-  /// spinning speed (waking a sleeping thread costs tens of microseconds),
-  /// but on a machine with more runnable threads than cores the spinning
+  /// synchronize() or an event wait spins before it sleeps. Work that
+  /// arrives within the budget is picked up at spinning speed (waking a
+  /// sleeping thread costs tens of microseconds), but on a machine with
+  /// more runnable threads than cores the spinning
   /// takes time from the threads being waited for. 0: never spin, sleep at
   /// once (negative counts as 0).
   std::chrono::microseconds spin_budget{50};

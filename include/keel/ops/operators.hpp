@@ -307,7 +307,7 @@ class elementwise_plan final : public plan {
     // at the threshold at least, whatever the number of workers.
     std::size_t bytes_per_item = element_size(ops_[0].type);
     for (std::size_t o = 1; o < n_ops_; ++o)
-      if (ndim_ > 0 && ops_[o].stride[ndim_ - 1] != 0) bytes_per_item += element_size(ops_[o].type);
+      if (ops_[o].stride[ndim_ - 1] != 0) bytes_per_item += element_size(ops_[o].type);
     if (static_cast<std::size_t>(numel_) * bytes_per_item >= stream_store_min_bytes)
       chunk_ = std::max(chunk_, (stream_store_min_bytes + bytes_per_item - 1) / bytes_per_item);
     // One row whose operands all have the compute dtype and unit (or zero)

@@ -1,22 +1,36 @@
 // SPDX-License-Identifier: Apache-2.0
-// Baselines for ops_bench.cpp; see ops_baselines.hpp.
+// Baselines for ops_bench.cpp; see ops_baselines.hpp. ops_baselines_native.cpp
+// compiles this file a second time, for this CPU, into baseline::native.
 #include "ops_baselines.hpp"
 
 #include <cstring>
 
 #ifdef KEEL_BENCH_WITH_EIGEN
+#ifdef KEEL_BENCH_NATIVE_BASELINES
+// Both units instantiate the same Eigen templates, each for its own
+// instruction set. Under one name they would be one symbol with two bodies
+// (an ODR violation) and the linker would keep either, so one unit's Eigen
+// could run the other's code. Renaming the namespace in this unit keeps its
+// instantiations its own; Eigen/Core is header-only, so nothing links
+// against the original name.
+#define Eigen keel_bench_eigen_native
+#endif
 #include <Eigen/Core>
 #endif
-#ifdef KEEL_BENCH_WITH_OPENBLAS
+#if defined(KEEL_BENCH_WITH_OPENBLAS) && !defined(KEEL_BENCH_NATIVE_BASELINES)
 #include <cblas.h>
 #endif
 
-namespace keel_bench::baseline {
+#ifdef KEEL_BENCH_NATIVE_BASELINES
+namespace keel_bench::baseline::native {
 
 __attribute__((noinline)) void triad(float* a, const float* b, const float* c, float s, std::size_t begin,
                                      std::size_t end) {
   for (std::size_t i = begin; i < end; ++i) a[i] = b[i] + s * c[i];
 }
+#else
+namespace keel_bench::baseline {
+#endif
 
 __attribute__((noinline)) void add_scalar_loop(float* out, const float* a, const float* b, float alpha, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) out[i] = a[i] + alpha * b[i];
@@ -38,7 +52,9 @@ __attribute__((noinline)) void cast_f16_scalar_loop(std::uint16_t* out, const fl
 }
 
 #ifdef KEEL_BENCH_WITH_EIGEN
+#ifndef KEEL_BENCH_NATIVE_BASELINES
 bool have_eigen() { return true; }
+#endif
 using array_map = Eigen::Map<Eigen::ArrayXf>;
 using const_map = Eigen::Map<const Eigen::ArrayXf>;
 __attribute__((noinline)) void add_eigen(float* out, const float* a, const float* b, float alpha, std::size_t n) {
@@ -61,14 +77,18 @@ __attribute__((noinline)) void cast_bf16_eigen(std::uint16_t* out, const float* 
       const_map(in, len).cast<Eigen::bfloat16>();
 }
 #else
+#ifndef KEEL_BENCH_NATIVE_BASELINES
 bool have_eigen() { return false; }
+#endif
 void add_eigen(float*, const float*, const float*, float, std::size_t) {}
 void addcmul_eigen(float*, const float*, const float*, const float*, float, std::size_t) {}
 void cast_f16_eigen(std::uint16_t*, const float*, std::size_t) {}
 void cast_bf16_eigen(std::uint16_t*, const float*, std::size_t) {}
 #endif
 
-#ifdef KEEL_BENCH_WITH_OPENBLAS
+#ifdef KEEL_BENCH_NATIVE_BASELINES
+// (OpenBLAS chooses its kernel at run time: one copy, in the other unit.)
+#elif defined(KEEL_BENCH_WITH_OPENBLAS)
 bool have_openblas() { return true; }
 void sgemm_batched(float* out, const float* a, const float* bm, int batch, int m, int n, int k, int threads) {
   openblas_set_num_threads(threads);
@@ -84,4 +104,4 @@ void sgemm_batched(float*, const float*, const float*, int, int, int, int, int) 
 const char* openblas_core() { return ""; }
 #endif
 
-}  // namespace keel_bench::baseline
+}  // namespace keel_bench::baseline or keel_bench::baseline::native

@@ -19,6 +19,7 @@ import tempfile
 SERIES = [  # (benchmark prefix, legend, line style)
     ("BM_triad_baseline", "STREAM triad (baseline)", "lw 3 dt 2 lc rgb 'black'"),
     ("BM_add_f32_scalar_loop", "add scalar loop (baseline)", "lw 2 dt 3 lc rgb 'gray40'"),
+    ("BM_add_f32_scalar_loop_native", "add scalar loop, -march=native", "lw 1 dt 3 lc rgb 'gray20'"),
     ("BM_cast_f32_f16_scalar_loop", "f32->f16 scalar loop (baseline)", "lw 2 dt 3 lc rgb 'gray70'"),
     ("BM_add_f32_eigen", "add Eigen", "lw 1 dt 4 lc rgb 'orange'"),
     ("BM_add_f32", "keel add", "lw 2 lc rgb 'blue'"),

@@ -542,6 +542,11 @@ TEST_CASE("adaptive_avg_pool2d: every target matches the windowed mean", "[ops][
       {{1, 2, 8, 64}, 2, 4, dtype::float32, layout::contiguous, layout::strided},       // uniform windows of 16
       {{1, 2, 6, 96}, 3, 3, dtype::float32, layout::contiguous, layout::contiguous},    // windows of 32: wider than a vector
       {{1, 2, 4, 24}, 2, 3, dtype::float32, layout::contiguous, layout::contiguous},    // windows of 8 not filling a vector
+      {{1, 2, 3, 48}, 3, 3, dtype::float32, layout::contiguous, layout::contiguous},    // an odd number of vectors per row
+      {{1, 1, 2, 512}, 1, 8, dtype::float32, layout::contiguous, layout::strided},      // windows of 64: six levels
+      {{1, 2, 4, 64}, 2, 32, dtype::float32, layout::contiguous, layout::contiguous},   // more windows than a vector's lanes
+      {{2, 1, 3, 40}, 3, 20, dtype::float32, layout::offset, layout::contiguous},       // three vectors, windows of 2
+      {{1, 1, 4, 16}, 2, 1, dtype::float32, layout::contiguous, layout::contiguous},    // one window per row
       {{1, 2, 5, 150}, 2, 70, dtype::float32, layout::contiguous, layout::contiguous},  // more than 64 output columns
       {{1, 2, 9, 200}, 3, 64, dtype::float32, layout::offset, layout::contiguous},     // exactly 64
       {{0, 2, 4, 4}, 2, 2, dtype::float32, layout::contiguous, layout::contiguous},  // empty batch

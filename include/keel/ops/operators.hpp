@@ -636,7 +636,8 @@ class pool_plan final : public plan {
     direct_in_ = self.type() == dtype::float32 && self.stride(nd - 1) == 1;
     direct_out_ = out.type() == dtype::float32 && (ow_ <= 1 || out.stride(nd - 1) == 1) &&
                   (oh_ <= 1 || out.stride(nd - 2) == static_cast<std::int64_t>(ow_));
-    scratch_bytes = sizeof(float) * (w_ + (direct_in_ ? 0 : h_ * w_) + (direct_out_ ? 0 : oh_ * ow_));
+    scratch_bytes =
+        sizeof(float) * (pool_row_scratch_floats(w_) + (direct_in_ ? 0 : h_ * w_) + (direct_out_ ? 0 : oh_ * ow_));
     per_chunk_ = chunk_items(planes_, workers, 1);
   }
 
@@ -650,7 +651,7 @@ class pool_plan final : public plan {
   void run_chunk(std::size_t, std::size_t chunk, char*, char* scratch) const override {
     const std::size_t nd = self_.dim();
     auto* row_sum = reinterpret_cast<float*>(scratch);
-    float* in_buf = row_sum + w_;
+    float* in_buf = row_sum + pool_row_scratch_floats(w_);
     float* out_buf = in_buf + (direct_in_ ? 0 : h_ * w_);
     const std::size_t end = std::min(planes_, (chunk + 1) * per_chunk_);
     for (std::size_t p = chunk * per_chunk_; p < end; ++p) {

@@ -51,6 +51,18 @@ struct gemm_args {
 inline constexpr std::size_t stream_store_min_bytes = std::size_t{4} << 20;
 
 /**
+ * @brief The pooling kernel's row scratch is the row width rounded up to a
+ * multiple of this many floats (the widest float vector it reduces in: 2048
+ * bits), so it can load whole vectors past the last column.
+ */
+inline constexpr std::size_t pool_row_pad_floats = 64;
+
+/** @brief Floats of scratch adaptive_avg_pool2d_f32 needs for rows of `w` columns. */
+constexpr std::size_t pool_row_scratch_floats(std::size_t w) noexcept {
+  return (w + pool_row_pad_floats - 1) / pool_row_pad_floats * pool_row_pad_floats;
+}
+
+/**
  * @brief One SIMD target's kernels. Row kernels take element strides of 0
  * (broadcast) or 1 for inputs and write `n` contiguous outputs; the operator
  * layer stages anything else through small buffers. Get a table from
@@ -84,7 +96,7 @@ struct kernel_table {
   void (*bf16_to_f32)(float* out, const std::uint16_t* in, std::size_t n) = nullptr;
 
   // One (H, W) plane with unit column stride and the given row stride into a
-  // contiguous (oh, ow) plane; scratch holds w floats.
+  // contiguous (oh, ow) plane; scratch holds pool_row_scratch_floats(w) floats.
   void (*adaptive_avg_pool2d_f32)(const float* in, std::size_t h, std::size_t w, std::ptrdiff_t row_stride,
                                   float* out, std::size_t oh, std::size_t ow, float* scratch) = nullptr;
 

@@ -18,6 +18,8 @@
 
 #include <hwy/highway.h>
 
+#include "keel/ops/kernels/kernel_table.hpp"
+
 HWY_BEFORE_NAMESPACE();
 namespace keel {
 namespace ops {
@@ -76,10 +78,143 @@ HWY_INLINE float window_sum(const float* scratch, std::size_t begin, std::size_t
   return (s0 + s1) + (s2 + s3);
 }
 
-// Up to this many output columns have their window bounds computed once per
-// plane rather than once per output row: two 64-bit divisions per window
-// cost more than summing it.
-constexpr std::size_t max_fast_windows = 64;
+// PyTorch's window bounds along one axis of n inputs and o > 0 outputs,
+// begin(i) = floor(i*n/o) and end(i) = ceil((i+1)*n/o), stepped through
+// i = 0, 1, ... with one division in all: it keeps i*n and (i+1)*n as
+// quotient and remainder by o. Two 64-bit divisions per window cost more
+// than summing a small window, and a division per output row puts its
+// latency in front of that row's loads.
+class window_walk {
+ public:
+  window_walk(std::size_t n, std::size_t o) noexcept : o_(o), step_q_(n / o), step_r_(n % o) { find_end(); }
+  std::size_t begin() const noexcept { return begin_q_; }
+  std::size_t end() const noexcept { return end_q_ + (end_r_ != 0 ? 1 : 0); }
+  void next() noexcept {
+    begin_q_ = end_q_;
+    begin_r_ = end_r_;
+    find_end();
+  }
+
+ private:
+  void find_end() noexcept {
+    end_q_ = begin_q_ + step_q_;
+    end_r_ = begin_r_ + step_r_;
+    if (end_r_ >= o_) {
+      end_r_ -= o_;
+      ++end_q_;
+    }
+  }
+  std::size_t o_, step_q_, step_r_;
+  std::size_t begin_q_ = 0, begin_r_ = 0, end_q_ = 0, end_r_ = 0;
+};
+
+#if HWY_TARGET != HWY_SCALAR  // one-lane vectors have nothing to pair (nor ConcatEven)
+// Uniform column windows of kw = 2^levels columns, kw dividing w: the
+// window sums of the row of column sums in scratch by a pairwise tree, in
+// place. The lanes past column w, up to the next whole vector, hold zeros or
+// an earlier row's partial sums: windows of their own, never stored. Each level adds adjacent
+// lanes of two vectors at once (ConcatEven + ConcatOdd, which keep the
+// lanes in order), so level l leaves the sums of 2^l columns; a window never
+// mixes with its neighbours because it starts at a multiple of kw. This is
+// the order the scalar tree ((a0+a1)+(a2+a3))+... sums in, a few vector
+// operations per vector of the row where a horizontal sum per window took a
+// shuffle chain and a scalar division each. Then one vector division per
+// vector of means.
+template <class D>
+HWY_INLINE void pool_uniform_windows(D d, float* scratch, std::size_t w, std::size_t levels, float count,
+                                     float* out, std::size_t ow) {
+  const std::size_t lanes = hn::Lanes(d);
+  std::size_t vectors = (w + lanes - 1) / lanes;
+  const auto zero = hn::Zero(d);
+  for (std::size_t level = 0; level < levels; ++level) {
+    std::size_t j = 0;
+    for (; 2 * j + 1 < vectors; ++j) {
+      const auto lo = hn::LoadU(d, scratch + 2 * j * lanes);
+      const auto hi = hn::LoadU(d, scratch + (2 * j + 1) * lanes);
+      hn::StoreU(hn::Add(hn::ConcatEven(d, hi, lo), hn::ConcatOdd(d, hi, lo)), d, scratch + j * lanes);
+    }
+    if (2 * j < vectors) {  // an odd vector out pairs with zeros
+      const auto lo = hn::LoadU(d, scratch + 2 * j * lanes);
+      hn::StoreU(hn::Add(hn::ConcatEven(d, zero, lo), hn::ConcatOdd(d, zero, lo)), d, scratch + j * lanes);
+      ++j;
+    }
+    vectors = j;
+  }
+  const auto divisor = hn::Set(d, count);
+  std::size_t o = 0;
+  for (; o + lanes <= ow; o += lanes) hn::StoreU(hn::Div(hn::LoadU(d, scratch + o), divisor), d, out + o);
+  if (o < ow) {  // the last means: a whole vector into a buffer, as out ends at ow
+    HWY_ALIGN float tail[HWY_MAX_BYTES / sizeof(float)];
+    hn::Store(hn::Div(hn::LoadU(d, scratch + o), divisor), d, tail);
+    for (std::size_t m = 0; o < ow; ++o, ++m) out[o] = tail[m];
+  }
+}
+#endif
+
+#if HWY_TARGET != HWY_SCALAR && !HWY_MEM_OPS_MIGHT_FAULT
+// A small plane with uniform windows, entirely in registers: rows of at most
+// NV vectors (ResNet's 56, 28 and 14 columns on AVX-512), kw = 2^levels
+// columns per window. Each output row's column sums stay in NV accumulators,
+// the last loaded with a mask (a masked load reads only its lanes on this
+// target, so no overlapping vector and no read past the row), then the same
+// pairwise tree as pool_uniform_windows, and masked stores of the means.
+// Per output row that is a few dozen instructions besides the loads: the
+// generic path's scratch round trip and per-row bookkeeping made its loads
+// run behind, at 0.75-0.85 of a plain read of the same bytes.
+template <std::size_t NV, class D>
+HWY_INLINE void pool_plane_in_registers(D d, const float* in, std::size_t h, std::size_t w,
+                                        std::ptrdiff_t row_stride, float* out, std::size_t oh, std::size_t ow,
+                                        std::size_t levels) {
+  static_assert(NV >= 1 && NV <= 4, "one to four vectors per row");
+  using V = hn::Vec<D>;
+  const std::size_t lanes = hn::Lanes(d);
+  const auto last = hn::FirstN(d, w - (NV - 1) * lanes);
+  const auto zero = hn::Zero(d);
+  auto pair = [d](V lo, V hi) HWY_ATTR { return hn::Add(hn::ConcatEven(d, hi, lo), hn::ConcatOdd(d, hi, lo)); };
+  auto load = [&](const float* row, std::size_t k) HWY_ATTR {
+    return k + 1 < NV ? hn::LoadU(d, row + k * lanes) : hn::MaskedLoad(last, d, row + k * lanes);
+  };
+  window_walk row_windows(h, oh);
+  for (std::size_t i = 0; i < oh; ++i, row_windows.next()) {
+    const std::size_t hs = row_windows.begin(), he = row_windows.end();
+    const float* row = in + static_cast<std::ptrdiff_t>(hs) * row_stride;
+    V a0 = load(row, 0), a1 = zero, a2 = zero, a3 = zero;
+    if constexpr (NV > 1) a1 = load(row, 1);
+    if constexpr (NV > 2) a2 = load(row, 2);
+    if constexpr (NV > 3) a3 = load(row, 3);
+    for (std::size_t r = hs + 1; r < he; ++r) {
+      row += row_stride;
+      a0 = hn::Add(a0, load(row, 0));
+      if constexpr (NV > 1) a1 = hn::Add(a1, load(row, 1));
+      if constexpr (NV > 2) a2 = hn::Add(a2, load(row, 2));
+      if constexpr (NV > 3) a3 = hn::Add(a3, load(row, 3));
+    }
+    // The tree: `count` vectors hold the row's sums of 2^level columns in
+    // order; a level pairs them (an odd one out with zeros).
+    std::size_t count = NV;
+    for (std::size_t level = 0; level < levels; ++level) {
+      if (count > 2) {
+        a0 = pair(a0, a1);
+        a1 = pair(a2, a3);  // a3 is zero when count is 3
+        count = 2;
+      } else if (count == 2) {
+        a0 = pair(a0, a1);
+        count = 1;
+      } else {
+        a0 = pair(a0, zero);
+      }
+    }
+    const auto divisor = hn::Set(d, static_cast<float>((he - hs) << levels));
+    float* dst = out + i * ow;
+    if (ow <= lanes) {
+      hn::BlendedStore(hn::Div(a0, divisor), hn::FirstN(d, ow), d, dst);
+    } else {  // ow <= 2 * lanes: two vectors remain
+      hn::StoreU(hn::Div(a0, divisor), d, dst);
+      hn::BlendedStore(hn::Div(a1, divisor), hn::FirstN(d, ow - lanes), d, dst + lanes);
+    }
+  }
+}
+#endif
 
 // Sums the window's rows into scratch with full-width vector adds (the
 // input is read exactly once when windows do not overlap, so the kernel runs
@@ -95,31 +230,32 @@ inline void adaptive_avg_pool2d_f32(const float* in, std::size_t h, std::size_t 
   const std::size_t vectors = w >= lanes ? (w + lanes - 1) / lanes : 0;
   auto x_of = [&](std::size_t k) { return std::min(k * lanes, w - lanes); };
   // Uniform column windows (w a whole number of windows of width kw, a power
-  // of two no wider than a vector): each vector of column sums holds whole
-  // windows, and log2(kw) butterfly steps (lane l adds lane l ^ dist) leave
-  // each window's sum in its first lane: a few shuffles and adds per vector
-  // instead of a scalar loop and a horizontal sum per window.
-  constexpr std::size_t max_lanes = HWY_MAX_BYTES / sizeof(float);
+  // of two): pool_uniform_windows reduces the row of column sums in whole
+  // vectors. scratch holds pool_row_scratch_floats(w) floats, so the vectors
+  // past column w stay inside it when a vector is at most that wide; they
+  // are zeroed once here (the column sums write only [0, w)).
   const std::size_t kw = ow != 0 && w % ow == 0 ? w / ow : 0;
-  const bool butterfly = vectors != 0 && kw >= 2 && kw <= lanes && (kw & (kw - 1)) == 0;
-  HWY_ALIGN std::int32_t swap_index[6][max_lanes];  // kw <= 64 lanes: at most 6 steps
-  std::size_t steps = 0;
-  const std::size_t per_vector = butterfly ? lanes / kw : 0;  // windows per vector
-  if (butterfly) {
-    for (std::size_t dist = 1; dist < kw; dist *= 2, ++steps) {
-      for (std::size_t l = 0; l < lanes; ++l) swap_index[steps][l] = static_cast<std::int32_t>(l ^ dist);
+  const bool uniform = HWY_TARGET != HWY_SCALAR && lanes >= 2 && lanes <= pool_row_pad_floats && kw >= 2 &&
+                       (kw & (kw - 1)) == 0;
+  std::size_t levels = 0;
+  if (uniform) {
+    while ((std::size_t{1} << levels) < kw) ++levels;
+#if HWY_TARGET != HWY_SCALAR && !HWY_MEM_OPS_MIGHT_FAULT
+    switch ((w + lanes - 1) / lanes) {
+      case 1: return pool_plane_in_registers<1>(d, in, h, w, row_stride, out, oh, ow, levels);
+      case 2: return pool_plane_in_registers<2>(d, in, h, w, row_stride, out, oh, ow, levels);
+      case 3: return pool_plane_in_registers<3>(d, in, h, w, row_stride, out, oh, ow, levels);
+      case 4: return pool_plane_in_registers<4>(d, in, h, w, row_stride, out, oh, ow, levels);
+      default: break;
     }
+#endif
+    for (std::size_t c = w; c < (w + lanes - 1) / lanes * lanes; ++c) scratch[c] = 0.0f;
   }
-  std::size_t col_begin[max_fast_windows], col_end[max_fast_windows];
-  if (ow <= max_fast_windows) {
-    for (std::size_t j = 0; j < ow; ++j) {
-      col_begin[j] = j * w / ow;
-      col_end[j] = ((j + 1) * w + ow - 1) / ow;
-    }
-  }
-  for (std::size_t i = 0; i < oh; ++i) {
-    const std::size_t hs = i * h / oh;
-    const std::size_t he = ((i + 1) * h + oh - 1) / oh;
+  window_walk row_windows(h, oh);
+  const window_walk first_col_window(w, ow);  // copied per row: no division there
+  for (std::size_t i = 0; i < oh; ++i, row_windows.next()) {
+    const std::size_t hs = row_windows.begin();
+    const std::size_t he = row_windows.end();
     const float* row = in + static_cast<std::ptrdiff_t>(hs) * row_stride;
     // One stream of loads gets few lines in flight from the hardware
     // prefetcher alone; ask for the lines 8 KB ahead of each row read (as
@@ -150,33 +286,15 @@ inline void adaptive_avg_pool2d_f32(const float* in, std::size_t h, std::size_t 
     }
     float* dst = out + i * ow;
     const std::size_t rows = he - hs;
-    if (butterfly) {
-      // x_k is a multiple of kw (kw divides both lanes and w), so a vector
-      // never splits a window; the overlapping last vector recomputes whole
-      // windows with the same tree over the same inputs, so identically.
-      HWY_ALIGN float reduced[max_lanes];
-      const auto count = static_cast<float>(rows * kw);
-      for (std::size_t k = 0; k < vectors; ++k) {
-        auto t = hn::LoadU(d, scratch + x_of(k));
-        for (std::size_t st = 0; st < steps; ++st) {
-          t = hn::Add(t, hn::TableLookupLanes(t, hn::SetTableIndices(d, swap_index[st])));
-        }
-        hn::Store(t, d, reduced);
-        // The first window of vector k, x_of(k) / kw without a division.
-        std::size_t j = std::min(k * per_vector, ow - per_vector);
-        for (std::size_t m = 0; m < lanes; m += kw) dst[j++] = reduced[m] / count;
-      }
+#if HWY_TARGET != HWY_SCALAR
+    if (uniform) {
+      pool_uniform_windows(d, scratch, w, levels, static_cast<float>(rows * kw), dst, ow);
       continue;
     }
-    if (ow <= max_fast_windows) {
-      for (std::size_t j = 0; j < ow; ++j) {
-        dst[j] = window_sum(scratch, col_begin[j], col_end[j]) / static_cast<float>(rows * (col_end[j] - col_begin[j]));
-      }
-      continue;
-    }
-    for (std::size_t j = 0; j < ow; ++j) {
-      const std::size_t ws = j * w / ow;
-      const std::size_t we = ((j + 1) * w + ow - 1) / ow;
+#endif
+    window_walk col_windows = first_col_window;
+    for (std::size_t j = 0; j < ow; ++j, col_windows.next()) {
+      const std::size_t ws = col_windows.begin(), we = col_windows.end();
       dst[j] = window_sum(scratch, ws, we) / static_cast<float>(rows * (we - ws));
     }
   }

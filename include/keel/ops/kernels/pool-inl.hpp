@@ -109,17 +109,24 @@ class window_walk {
 };
 
 #if HWY_TARGET != HWY_SCALAR  // one-lane vectors have nothing to pair (nor ConcatEven)
+// One level of the pairwise tree over two vectors that follow each other in
+// the row: lane j of the result is lanes 2j and 2j + 1 of (lo, hi) added.
+// ConcatEven and ConcatOdd keep the lanes in row order.
+template <class D>
+HWY_INLINE hn::Vec<D> add_adjacent_pairs(D d, hn::Vec<D> lo, hn::Vec<D> hi) {
+  return hn::Add(hn::ConcatEven(d, hi, lo), hn::ConcatOdd(d, hi, lo));
+}
+
 // Uniform column windows of kw = 2^levels columns, kw dividing w: the
 // window sums of the row of column sums in scratch by a pairwise tree, in
-// place. The lanes past column w, up to the next whole vector, hold zeros or
-// an earlier row's partial sums: windows of their own, never stored. Each level adds adjacent
-// lanes of two vectors at once (ConcatEven + ConcatOdd, which keep the
-// lanes in order), so level l leaves the sums of 2^l columns; a window never
-// mixes with its neighbours because it starts at a multiple of kw. This is
-// the order the scalar tree ((a0+a1)+(a2+a3))+... sums in, a few vector
-// operations per vector of the row where a horizontal sum per window took a
-// shuffle chain and a scalar division each. Then one vector division per
-// vector of means.
+// place. The lanes past column w, up to the next whole vector, hold zeros
+// or an earlier row's partial sums: windows of their own, never stored.
+// Each level adds adjacent lanes of two vectors at once, so level l leaves
+// the sums of 2^l columns; a window never mixes with its neighbours because
+// it starts at a multiple of kw. This is the order the scalar tree
+// ((a0+a1)+(a2+a3))+... sums in, a few vector operations per vector of the
+// row where a horizontal sum per window took a shuffle chain and a scalar
+// division each. Then one vector division per vector of means.
 template <class D>
 HWY_INLINE void pool_uniform_windows(D d, float* scratch, std::size_t w, std::size_t levels, float count,
                                      float* out, std::size_t ow) {
@@ -131,11 +138,10 @@ HWY_INLINE void pool_uniform_windows(D d, float* scratch, std::size_t w, std::si
     for (; 2 * j + 1 < vectors; ++j) {
       const auto lo = hn::LoadU(d, scratch + 2 * j * lanes);
       const auto hi = hn::LoadU(d, scratch + (2 * j + 1) * lanes);
-      hn::StoreU(hn::Add(hn::ConcatEven(d, hi, lo), hn::ConcatOdd(d, hi, lo)), d, scratch + j * lanes);
+      hn::StoreU(add_adjacent_pairs(d, lo, hi), d, scratch + j * lanes);
     }
     if (2 * j < vectors) {  // an odd vector out pairs with zeros
-      const auto lo = hn::LoadU(d, scratch + 2 * j * lanes);
-      hn::StoreU(hn::Add(hn::ConcatEven(d, zero, lo), hn::ConcatOdd(d, zero, lo)), d, scratch + j * lanes);
+      hn::StoreU(add_adjacent_pairs(d, hn::LoadU(d, scratch + 2 * j * lanes), zero), d, scratch + j * lanes);
       ++j;
     }
     vectors = j;
@@ -170,7 +176,6 @@ HWY_INLINE void pool_plane_in_registers(D d, const float* in, std::size_t h, std
   const std::size_t lanes = hn::Lanes(d);
   const auto last = hn::FirstN(d, w - (NV - 1) * lanes);
   const auto zero = hn::Zero(d);
-  auto pair = [d](V lo, V hi) HWY_ATTR { return hn::Add(hn::ConcatEven(d, hi, lo), hn::ConcatOdd(d, hi, lo)); };
   auto load = [&](const float* row, std::size_t k) HWY_ATTR {
     return k + 1 < NV ? hn::LoadU(d, row + k * lanes) : hn::MaskedLoad(last, d, row + k * lanes);
   };
@@ -194,14 +199,14 @@ HWY_INLINE void pool_plane_in_registers(D d, const float* in, std::size_t h, std
     std::size_t count = NV;
     for (std::size_t level = 0; level < levels; ++level) {
       if (count > 2) {
-        a0 = pair(a0, a1);
-        a1 = pair(a2, a3);  // a3 is zero when count is 3
+        a0 = add_adjacent_pairs(d, a0, a1);
+        a1 = add_adjacent_pairs(d, a2, a3);  // a3 is zero when count is 3
         count = 2;
       } else if (count == 2) {
-        a0 = pair(a0, a1);
+        a0 = add_adjacent_pairs(d, a0, a1);
         count = 1;
       } else {
-        a0 = pair(a0, zero);
+        a0 = add_adjacent_pairs(d, a0, zero);
       }
     }
     const auto divisor = hn::Set(d, static_cast<float>((he - hs) << levels));
@@ -240,8 +245,9 @@ inline void adaptive_avg_pool2d_f32(const float* in, std::size_t h, std::size_t 
   std::size_t levels = 0;
   if (uniform) {
     while ((std::size_t{1} << levels) < kw) ++levels;
+    const std::size_t whole_vectors = (w + lanes - 1) / lanes;  // the row, padded to whole vectors
 #if HWY_TARGET != HWY_SCALAR && !HWY_MEM_OPS_MIGHT_FAULT
-    switch ((w + lanes - 1) / lanes) {
+    switch (whole_vectors) {
       case 1: return pool_plane_in_registers<1>(d, in, h, w, row_stride, out, oh, ow, levels);
       case 2: return pool_plane_in_registers<2>(d, in, h, w, row_stride, out, oh, ow, levels);
       case 3: return pool_plane_in_registers<3>(d, in, h, w, row_stride, out, oh, ow, levels);
@@ -249,7 +255,7 @@ inline void adaptive_avg_pool2d_f32(const float* in, std::size_t h, std::size_t 
       default: break;
     }
 #endif
-    for (std::size_t c = w; c < (w + lanes - 1) / lanes * lanes; ++c) scratch[c] = 0.0f;
+    for (std::size_t c = w; c < whole_vectors * lanes; ++c) scratch[c] = 0.0f;
   }
   window_walk row_windows(h, oh);
   const window_walk first_col_window(w, ow);  // copied per row: no division there

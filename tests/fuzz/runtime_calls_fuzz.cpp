@@ -25,8 +25,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     o.token = static_cast<std::uint32_t>(ops.size() + 1);
     // Operands index slots: fold them into range for the call's kind.
     switch (o.kind) {
-      case kr::op_kind::new_event: case kr::op_kind::drop_event: case kr::op_kind::event_sync:
-        o.a %= kr::n_events; break;
+      case kr::op_kind::drop_event: o.a %= kr::n_events; o.b = 0; break;
+      // b: external event; query instead of synchronize; slow host callable.
+      case kr::op_kind::new_event: case kr::op_kind::event_sync: o.a %= kr::n_events; o.b %= 2; break;
+      case kr::op_kind::launch_host: o.a %= kr::n_streams; o.b %= 2; break;
       case kr::op_kind::record: o.a %= kr::n_events; o.b %= kr::n_streams; break;
       case kr::op_kind::wait: o.a %= kr::n_streams; o.b %= kr::n_events; break;
       case kr::op_kind::cap_begin: o.a %= kr::n_streams; o.b %= 3; break;
@@ -40,7 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       default: o.a %= kr::n_streams; o.b = 0; break;
     }
     kr::reference trial = ref;
-    if (!trial.apply(o, kr::uid_of_call(ops.size())).supported) continue;
+    if (!trial.apply(o, ops.size()).supported) continue;
     ref = std::move(trial);
     ops.push_back(o);
   }

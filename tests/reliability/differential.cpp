@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
   if (self_test) {
     // Each planted defect in the model must be found, and shrunk, within
     // a few hundred seeds: the comparison can fail.
-    for (int mutation = 1; mutation <= 3; ++mutation) {
+    for (int mutation = 1; mutation <= kr::reference_mutations; ++mutation) {
       kr::reference_mutation() = mutation;
       bool found = false;
       for (std::uint64_t seed = first; seed < first + 400 && !found; ++seed) {

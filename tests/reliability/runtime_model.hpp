@@ -46,9 +46,9 @@ namespace keel_reliability {
 enum class op_kind : std::uint8_t {
   new_stream,     // a: stream slot (destroys what the slot held)
   drop_stream,    // a: stream slot
-  new_event,      // a: event slot
+  new_event,      // a: event slot, b: 0 default, 1 external
   drop_event,     // a: event slot
-  launch_host,    // a: stream; logs the token
+  launch_host,    // a: stream, b: 0 quick, 1 slow (sleeps, then logs); logs the token
   launch_kernel,  // a: stream, b: kind (0/1); logs the token
   launch_throw,   // a: stream; logs the token, then throws
   record,         // a: event, b: stream
@@ -56,7 +56,7 @@ enum class op_kind : std::uint8_t {
   sync,           // a: stream
   sync_device,
   copy_blocking,  // a: stream
-  event_sync,     // a: event
+  event_sync,     // a: event, b: 0 synchronize, 1 query (the answer is the second outcome)
   cap_begin,      // a: stream, b: mode
   cap_end,        // a: stream, b: model slot
   cap_discard,    // a: stream
@@ -81,6 +81,12 @@ inline const char* name_of(op_kind k) {
 
 constexpr int n_streams = 4, n_events = 3, n_models = 3, n_groups = 3;
 constexpr std::size_t max_live_models = 3;
+// More external events than any sequence creates: how many are alive at a
+// time depends on pending work that holds them, so the limit must not apply.
+constexpr std::size_t max_external_events = 1024;
+// How long a slow host callable sleeps before it logs: long enough that work
+// issued after it on other streams finishes first.
+constexpr std::chrono::milliseconds slow_task{3};
 
 struct op {
   op_kind kind = op_kind::sync_device;
@@ -90,7 +96,8 @@ struct op {
 };
 
 // What a call did: the keel::errc it threw (0 for none); upd_end has a
-// second one, its synchronize (-1 when not performed).
+// second one, its synchronize (-1 when not performed); an event query's
+// second is its answer (1 true, 0 false).
 struct outcome {
   int first = 0;
   int second = -1;
@@ -104,15 +111,25 @@ inline std::string errc_name(int c) {
   return keel::make_error_code(static_cast<keel::errc>(c)).message();
 }
 
+inline bool is_query(const op& o) { return o.kind == op_kind::event_sync && o.b == 1; }
+
+inline std::string render(const op& o, const outcome& r) {
+  if (is_query(o)) return errc_name(r.first) + (r.second < 0 ? "" : r.second ? "/true" : "/false");
+  return errc_name(r.first) + (r.second >= 0 ? "/" + errc_name(r.second) : "");
+}
+
 inline std::string describe(const op& o) {
   std::string s = "t" + std::to_string(o.thread) + " " + name_of(o.kind);
   switch (o.kind) {
     case op_kind::new_stream: case op_kind::drop_stream: case op_kind::sync: case op_kind::copy_blocking:
     case op_kind::cap_discard: case op_kind::group_begin: case op_kind::upd_end:
       return s + " s" + std::to_string(o.a);
-    case op_kind::new_event: case op_kind::drop_event: case op_kind::event_sync:
-      return s + " e" + std::to_string(o.a);
-    case op_kind::launch_host: case op_kind::launch_throw:
+    case op_kind::new_event: return s + " e" + std::to_string(o.a) + (o.b == 1 ? " external" : "");
+    case op_kind::drop_event: return s + " e" + std::to_string(o.a);
+    case op_kind::event_sync: return s + " e" + std::to_string(o.a) + (o.b == 1 ? " (query)" : "");
+    case op_kind::launch_host:
+      return s + " s" + std::to_string(o.a) + (o.b == 1 ? " slow" : "") + " #" + std::to_string(o.token);
+    case op_kind::launch_throw:
       return s + " s" + std::to_string(o.a) + " #" + std::to_string(o.token);
     case op_kind::launch_kernel:
       return s + " s" + std::to_string(o.a) + " k" + std::to_string(o.b) + " #" + std::to_string(o.token);
@@ -140,12 +157,25 @@ struct barrier {
   std::size_t after_index;
 };
 
+// A blocking call returned only after a stream's work: when call `call`
+// returned, the first `count` tasks of stream `uid` had run.
+struct host_wait {
+  std::uint64_t uid;
+  std::size_t count;
+  std::size_t call;
+};
+
 // ---- the reference model -----------------------------------------------------
 
 // A deliberate defect planted in the model, so that the test proves it can
 // fail (--self-test): 0 none; 1 synchronize does not clear a stream's error
 // state; 2 an update's replacement is never applied; 3 thread-local capture
-// mode refuses unsafe calls from every thread.
+// mode refuses unsafe calls from every thread; 4 a wait is bound to the
+// event's latest record (a later record moves it) instead of the record that
+// was the last one when the wait was issued; 5 a model's event records are
+// skipped once its execution has failed (a task before them threw, or the
+// stream was already in its error state).
+constexpr int reference_mutations = 5;
 inline int& reference_mutation() {
   static int m = 0;
   return m;
@@ -157,6 +187,9 @@ inline std::map<std::pair<int, int>, std::uint64_t>& outcome_stats() {
   return s;
 }
 
+// A stream's uid is the index of the call that created it, plus one.
+inline std::uint64_t uid_of_call(std::size_t i) { return i + 1; }
+
 class reference {
  public:
   struct result {
@@ -164,10 +197,11 @@ class reference {
     outcome out;
   };
 
-  // Applies one call; returns whether the documentation defines its outcome
-  // deterministically, and the outcome. An unsupported call leaves the
-  // model in an unspecified state (callers copy the model first).
-  result apply(const op& o, std::uint64_t uid_for_new_stream) {
+  // Applies call number `index` of a sequence; returns whether the
+  // documentation defines its outcome deterministically, and the outcome. An
+  // unsupported call leaves the model in an unspecified state (callers copy
+  // the model first).
+  result apply(const op& o, std::size_t index) {
     result r;
     auto err = [&](keel::errc e) {
       r.out.first = static_cast<int>(e);
@@ -184,7 +218,7 @@ class reference {
         if (s.alive) drop_stream(o.a);
         s = rstream{};
         s.alive = true;
-        s.uid = uid_for_new_stream;
+        s.uid = uid_of_call(index);
         logs_[s.uid];
         return r;
       }
@@ -194,12 +228,18 @@ class reference {
         if (s.alive) drop_stream(o.a);
         return r;
       }
-      case op_kind::new_event: events_[o.a] = revent{true, false, 0, 0}; return r;
-      case op_kind::drop_event: events_[o.a] = revent{}; return r;
+      case op_kind::new_event:
+        event_recs_.emplace_back();
+        event_recs_.back().external = o.b == 1;
+        event_slots_[o.a] = static_cast<int>(event_recs_.size()) - 1;
+        return r;
+      case op_kind::drop_event: event_slots_[o.a] = -1; return r;
       case op_kind::launch_host:
-      case op_kind::launch_kernel: {
+      case op_kind::launch_kernel:
+      case op_kind::launch_throw: {
         rstream& s = streams_[o.a];
         const bool kernel = o.kind == op_kind::launch_kernel;
+        const node_kind nk = o.kind == op_kind::launch_throw ? node_kind::fail : node_kind::work;
         if (!s.alive) return err(keel::errc::invalid_handle);
         if (s.upd_group >= 0) {
           if (!kernel) return err(keel::errc::update_violation);
@@ -214,45 +254,52 @@ class reference {
             groups_[c.open_group].tasks.push_back({o.token, o.b});
             return r;
           }
-          c.nodes.push_back(node{false, o.token, -1});
+          c.nodes.push_back(node{nk, o.token, -1});
           return r;
         }
-        if (!s.failed) logs_[s.uid].push_back(o.token);
-        return r;
-      }
-      case op_kind::launch_throw: {
-        rstream& s = streams_[o.a];
-        if (!s.alive) return err(keel::errc::invalid_handle);
-        if (s.cap >= 0 || s.upd_group >= 0) return unsupported();
-        if (!s.failed) {
-          logs_[s.uid].push_back(o.token);
-          s.failed = true;
-        }
+        run_task(s, nk, o.token);
         return r;
       }
       case op_kind::record: {
-        revent& e = events_[o.a];
+        const int id = event_slots_[o.a];
         rstream& s = streams_[o.b];
-        if (!e.alive || !s.alive) return err(keel::errc::invalid_handle);
-        if (s.cap >= 0 || s.upd_group >= 0) return unsupported();
-        e.recorded = true;
-        e.uid = s.uid;
-        e.pos = logs_[s.uid].size();
+        if (id < 0 || !s.alive) return err(keel::errc::invalid_handle);
+        if (s.upd_group >= 0) return unsupported();
+        if (s.cap >= 0) {
+          // An external event's record is captured as a node that signals
+          // it; a default event's record inside a capture marks a fork or
+          // join point, which the model does not follow.
+          if (!event_recs_[static_cast<std::size_t>(id)].external) return unsupported();
+          if (group_stream_ >= 0) return err(keel::errc::capture_violation);  // not an operator launch
+          captures_[s.cap].nodes.push_back(node{node_kind::signal, 0, id});
+          return r;
+        }
+        issue_record(id, s);
         return r;
       }
       case op_kind::wait: {
         rstream& s = streams_[o.a];
-        revent& e = events_[o.b];
-        if (!e.alive || !s.alive) return err(keel::errc::invalid_handle);
+        const int id = event_slots_[o.b];
+        if (id < 0 || !s.alive) return err(keel::errc::invalid_handle);
         if (s.cap >= 0 || s.upd_group >= 0) return unsupported();
-        if (e.recorded && e.pos > 0) barriers_.push_back({e.uid, e.pos - 1, s.uid, logs_[s.uid].size()});
+        revent& e = event_recs_[static_cast<std::size_t>(id)];
+        // An external wait blocks until the event is signalled: it would wait
+        // forever (or for a record issued later) unless a record was issued.
+        if (e.external && e.records == 0) return unsupported();
+        // The wait refers to the record that is the event's last one now; for
+        // an external event, any of its records may release it, so the order
+        // is known only while there was exactly one.
+        if (e.records > 0 && e.pos > 0 && (!e.external || e.records == 1)) {
+          e.waits.push_back(barriers_.size());
+          barriers_.push_back({e.uid, e.pos - 1, s.uid, logs_[s.uid].size()});
+        }
         return r;
       }
       case op_kind::sync: {
         rstream& s = streams_[o.a];
         if (!s.alive) return err(keel::errc::invalid_handle);
         if (s.cap >= 0 && refuses(captures_[s.cap], o.thread)) return err(keel::errc::capture_violation);
-        s.pending.clear();
+        drain(s, index);
         if (s.failed) {
           s.failed = reference_mutation() == 1;
           return err(keel::errc::task_failed);
@@ -265,7 +312,7 @@ class reference {
         bool failed = false;
         for (auto& s : streams_)
           if (s.alive) {
-            s.pending.clear();
+            drain(s, index);
             failed = failed || s.failed;
           }
         if (failed) return err(keel::errc::task_failed);
@@ -276,12 +323,30 @@ class reference {
         if (!s.alive) return err(keel::errc::invalid_handle);
         for (int c : capture_order_)
           if (refuses(captures_[c], o.thread)) return err(keel::errc::capture_violation);
-        s.pending.clear();
+        drain(s, index);
         return r;
       }
-      case op_kind::event_sync:
-        if (!events_[o.a].alive) return err(keel::errc::invalid_handle);
+      case op_kind::event_sync: {
+        const int id = event_slots_[o.a];
+        if (id < 0) return err(keel::errc::invalid_handle);
+        revent& e = event_recs_[static_cast<std::size_t>(id)];
+        if (is_query(o)) {
+          // Defined once the answer cannot change any more: never recorded
+          // (a default event is complete, an external one unsignalled), or
+          // the last record (external: some record) has surely run.
+          if (e.records == 0) {
+            r.out.second = e.external ? 0 : 1;
+            return r;
+          }
+          if (!e.complete) return unsupported();
+          r.out.second = 1;
+          return r;
+        }
+        if (e.external && e.records == 0) return unsupported();  // nothing will ever signal it
+        if (e.records > 0 && (!e.external || e.records == 1)) host_waits_.push_back({e.uid, e.pos, index});
+        e.complete = e.records > 0;
         return r;
+      }
       case op_kind::cap_begin: {
         rstream& s = streams_[o.a];
         if (caps_[o.a] != 1) caps_[o.a] = 0;  // the runner drops an ended scope first
@@ -328,7 +393,7 @@ class reference {
         groups_.push_back(rgroup{});
         const int g = static_cast<int>(groups_.size()) - 1;
         c.groups.push_back(g);
-        c.nodes.push_back(node{true, 0, g});
+        c.nodes.push_back(node{node_kind::group, 0, g});
         c.open_group = g;
         group_stream_ = o.a;
         marks_[o.a] = 1;
@@ -351,14 +416,22 @@ class reference {
         if (s.cap >= 0) return unsupported();
         if (s.upd_group >= 0) return err(keel::errc::update_violation);
         s.pending.insert(m);
-        if (!s.failed) {
-          auto& log = logs_[s.uid];
-          for (const node& n : model_recs_[m].nodes) {
-            if (!n.group) {
-              log.push_back(n.token);
-              continue;
-            }
-            for (const task& t : groups_[n.gid].tasks) log.push_back(t.token);
+        // The model runs in capture order on this stream. After a failure
+        // (a task of the model threw, or the stream was already in its error
+        // state) its work is skipped but its event records still run, so
+        // that streams waiting on them never deadlock.
+        const bool skipped = s.failed;
+        for (const node& n : model_recs_[m].nodes) {
+          switch (n.kind) {
+            case node_kind::signal:
+              if (reference_mutation() == 5 && (skipped || s.failed)) break;
+              issue_record(n.id, s);
+              break;
+            case node_kind::group:
+              if (!s.failed)
+                for (const task& t : groups_[n.id].tasks) logs_[s.uid].push_back(t.token);
+              break;
+            default: run_task(s, n.kind, n.token); break;
           }
         }
         return r;
@@ -417,7 +490,7 @@ class reference {
           }
         }
         if (r.out.first != 0) return r;  // end() threw: no synchronize follows
-        s.pending.clear();
+        drain(s, index);
         r.out.second = 0;
         if (s.failed) {
           s.failed = false;
@@ -448,17 +521,26 @@ class reference {
 
   const std::map<std::uint64_t, std::vector<std::uint32_t>>& logs() const { return logs_; }
   const std::vector<barrier>& barriers() const { return barriers_; }
+  const std::vector<host_wait>& host_waits() const { return host_waits_; }
   int reports() const { return reports_; }
+  bool event_external(int slot) const {
+    return event_slots_[slot] >= 0 && event_recs_[static_cast<std::size_t>(event_slots_[slot])].external;
+  }
+  bool event_present(int slot) const { return event_slots_[slot] >= 0; }
 
  private:
   struct task {
     std::uint32_t token;
     int kind;
   };
+  // work: a host callable or kernel that logs its token; fail: one that logs
+  // and throws; group: a task group (id: its record); signal: an external
+  // event's record (id: the event's record).
+  enum class node_kind : std::uint8_t { work, fail, group, signal };
   struct node {
-    bool group;
+    node_kind kind;
     std::uint32_t token;
-    int gid;
+    int id;
   };
   struct rstream {
     bool alive = false;
@@ -469,11 +551,18 @@ class reference {
     std::vector<task> staged;
     std::set<int> pending;  // models executed here since the stream was last drained
   };
+  // One event, for as long as a handle or a model holds it (a model keeps
+  // the events it recorded alive).
   struct revent {
-    bool alive = false;
-    bool recorded = false;
-    std::uint64_t uid = 0;
-    std::size_t pos = 0;
+    bool external = false;
+    int records = 0;          // records issued (external: signals issued)
+    std::uint64_t uid = 0;    // the last record's stream,
+    std::size_t pos = 0;      // and how many tasks that stream had run before it
+    // The last record (external: some record) has surely run: its stream
+    // was drained since, or the event synchronized.
+    bool complete = false;
+    std::vector<std::uint64_t> unfinished;  // external: streams holding a signal not known to have run
+    std::vector<std::size_t> waits;         // barriers of the waits on the last record
   };
   struct rcapture {
     keel::capture_mode mode = keel::capture_mode::global;
@@ -504,7 +593,51 @@ class reference {
   void drop_stream(int i) {
     // Destroying a stream waits for its work and reports a pending failure.
     if (streams_[i].failed) ++reports_;
+    finished(streams_[i].uid);
     streams_[i] = rstream{};
+  }
+  // A task issued (or replayed) on s, outside capture and update.
+  void run_task(rstream& s, node_kind kind, std::uint32_t token) {
+    if (s.failed) return;  // skipped until a synchronize reports the failure
+    logs_[s.uid].push_back(token);
+    if (kind == node_kind::fail) s.failed = true;
+  }
+  // A record of event `id` reaches stream s's queue (directly, or as a node
+  // of a model executed there); records run even on a stream in its error
+  // state.
+  void issue_record(int id, const rstream& s) {
+    revent& e = event_recs_[static_cast<std::size_t>(id)];
+    if (reference_mutation() == 4 && !e.external && !logs_[s.uid].empty()) {
+      for (std::size_t b : e.waits) {
+        barriers_[b].before_uid = s.uid;
+        barriers_[b].before_index = logs_[s.uid].size() - 1;
+      }
+    } else {
+      e.waits.clear();
+    }
+    ++e.records;
+    e.uid = s.uid;
+    e.pos = logs_[s.uid].size();
+    if (e.external) {
+      e.unfinished.push_back(s.uid);
+    } else {
+      e.complete = false;
+    }
+  }
+  // Call `index` returned after all work issued to s had run.
+  void drain(rstream& s, std::size_t index) {
+    s.pending.clear();
+    host_waits_.push_back({s.uid, logs_[s.uid].size(), index});
+    finished(s.uid);
+  }
+  void finished(std::uint64_t uid) {
+    for (revent& e : event_recs_) {
+      if (e.external) {
+        if (std::find(e.unfinished.begin(), e.unfinished.end(), uid) != e.unfinished.end()) e.complete = true;
+      } else if (e.records > 0 && e.uid == uid) {
+        e.complete = true;
+      }
+    }
   }
   void drop_model(int slot) {
     model_recs_[models_[slot]].alive = false;
@@ -518,7 +651,8 @@ class reference {
   }
 
   rstream streams_[n_streams];
-  revent events_[n_events];
+  int event_slots_[n_events] = {-1, -1, -1};
+  std::vector<revent> event_recs_;
   int models_[n_models] = {-1, -1, -1};
   int group_slots_[n_groups] = {-1, -1, -1};
   // Scope objects the runner holds per stream: 0 none, 1 active, 2 ended.
@@ -530,17 +664,15 @@ class reference {
   std::vector<rmodel> model_recs_;
   std::map<std::uint64_t, std::vector<std::uint32_t>> logs_;
   std::vector<barrier> barriers_;
+  std::vector<host_wait> host_waits_;
   int reports_ = 0;
 };
-
-// A stream's uid is the index of the call that created it, plus one.
-inline std::uint64_t uid_of_call(std::size_t i) { return i + 1; }
 
 // Whether every call of the sequence has a defined outcome; fills the
 // expected outcomes and the final model.
 inline bool simulate(const std::vector<op>& ops, reference& ref, std::vector<outcome>* expected) {
   for (std::size_t i = 0; i < ops.size(); ++i) {
-    auto r = ref.apply(ops[i], uid_of_call(i));
+    auto r = ref.apply(ops[i], i);
     if (!r.supported) return false;
     if (expected) expected->push_back(r.out);
   }
@@ -588,15 +720,21 @@ struct kernel_fn {
 
 inline keel::kernel_kind kind_of(int k) { return k == 0 ? keel::kernel_kind{"k0"} : keel::kernel_kind{"k1"}; }
 
+// How long the run may make no progress (no call returns, the final drain
+// does not advance) before the watchdog calls it a hang. Far above any
+// legitimate blocking call: the slowest waits for a few slow tasks.
+constexpr std::chrono::milliseconds hang_after{2000};
+
 class runner {
  public:
-  runner() : dev_(keel::host::device_options{1, max_live_models, 8}) {}
+  runner() : dev_(keel::host::device_options{1, max_live_models, max_external_events}), rescue_(dev_) {}
 
   // Issues the calls from `threads` threads, one at a time in sequence
   // order; returns the outcomes. Afterwards drains everything.
   std::vector<outcome> run(const std::vector<op>& ops, int threads) {
     current_log().store(&log_, std::memory_order_release);
     std::vector<outcome> got(ops.size());
+    returned_.assign(ops.size(), 0);
     std::size_t turn = 0;
     std::mutex m;
     std::condition_variable cv;
@@ -607,16 +745,28 @@ class runner {
         cv.wait(lock, [&] { return turn == i; });
         lock.unlock();
         got[i] = call(ops[i], i);
+        {
+          std::lock_guard<std::mutex> entries_lock(log_.m);
+          returned_[i] = log_.entries.size();
+        }
+        progress_.fetch_add(1, std::memory_order_release);
         lock.lock();
         ++turn;
         cv.notify_all();
       }
     };
+    std::thread watchdog([&] { watch(ops); });
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t) pool.emplace_back(body, t);
     for (auto& th : pool) th.join();
     reports_ = handler_reports().load();
     finish();
+    {
+      std::lock_guard<std::mutex> lock(watch_m_);
+      watch_stop_ = true;
+    }
+    watch_cv_.notify_all();
+    watchdog.join();
     return got;
   }
 
@@ -624,7 +774,13 @@ class runner {
     std::lock_guard<std::mutex> lock(log_.m);
     return log_.entries;
   }
+  // For each call, how many tasks had been logged when it returned.
+  const std::vector<std::size_t>& returned() const { return returned_; }
   int reports() const { return reports_; }
+  // Whether the run hung, and where: the index of the call that did not
+  // return (the sequence's length: the final drain).
+  bool hung() const { return hung_; }
+  std::size_t hung_at() const { return hung_at_; }
 
  private:
   template <class F>
@@ -651,11 +807,29 @@ class runner {
         break;
       case op_kind::drop_stream: st.reset(); break;
       case op_kind::new_event:
-        r.first = code_of([&] { events_[o.a] = keel::host::event(dev_); });
+        r.first = code_of([&] {
+          keel::host::event e(dev_, o.b == 1 ? keel::event_flags::external : keel::event_flags::default_);
+          std::lock_guard<std::mutex> lock(events_m_);
+          retire(events_[o.a]);
+          events_[o.a] = std::move(e);
+        });
         break;
-      case op_kind::drop_event: events_[o.a].reset(); break;
+      case op_kind::drop_event: {
+        std::lock_guard<std::mutex> lock(events_m_);
+        retire(events_[o.a]);
+        events_[o.a].reset();
+        break;
+      }
       case op_kind::launch_host:
-        r.first = code_of([&, tok = o.token] { st.launch_host([tok] { log_task(tok); }); });
+        if (o.b == 1)
+          r.first = code_of([&, tok = o.token] {
+            st.launch_host([tok] {
+              std::this_thread::sleep_for(slow_task);
+              log_task(tok);
+            });
+          });
+        else
+          r.first = code_of([&, tok = o.token] { st.launch_host([tok] { log_task(tok); }); });
         break;
       case op_kind::launch_kernel:
         r.first = code_of([&] { st.launch(kind_of(o.b), kernel_fn{}, o.token); });
@@ -679,7 +853,12 @@ class runner {
           if (to != from) throw std::logic_error("blocking copy did not copy");
         });
         break;
-      case op_kind::event_sync: r.first = code_of([&] { events_[o.a].synchronize(); }); break;
+      case op_kind::event_sync:
+        if (is_query(o))
+          r.first = code_of([&] { r.second = events_[o.a].query() ? 1 : 0; });
+        else
+          r.first = code_of([&] { events_[o.a].synchronize(); });
+        break;
       case op_kind::cap_begin: {
         auto& cap = caps_[o.a];
         const auto mode = static_cast<keel::capture_mode>(o.b);
@@ -750,14 +929,76 @@ class runner {
       if (g) code_of([&] { (void)g->end(); });
     for (auto& c : caps_)
       if (c) c->discard();
-    for (auto& s : streams_)
+    for (auto& s : streams_) {
       if (s) code_of([&] { s.synchronize(); });
+      progress_.fetch_add(1, std::memory_order_release);
+    }
+  }
+
+  // An external event leaving its slot is kept until the run ends, so that
+  // the watchdog can still signal it (a pending wait holds it anyway).
+  // Caller holds events_m_.
+  void retire(keel::host::event& e) {
+    if (e && e.flags() == keel::event_flags::external) retired_.push_back(std::move(e));
+  }
+
+  // The watchdog. A call that does not return (or a final drain that does
+  // not advance) for hang_after is a hang: a stream waits for a signal that
+  // never comes. It is recorded, and every external event the run made is
+  // signalled from a stream of the watchdog's own so that the run can end
+  // and the mismatch be reported and shrunk. A hang that survives that is
+  // not one the harness can undo: it prints the calls and aborts.
+  void watch(const std::vector<op>& ops) {
+    std::unique_lock<std::mutex> lock(watch_m_);
+    std::size_t seen = progress_.load(std::memory_order_acquire);
+    auto since = std::chrono::steady_clock::now();
+    int rescues = 0;
+    while (!watch_cv_.wait_for(lock, std::chrono::milliseconds(20), [&] { return watch_stop_; })) {
+      const std::size_t now_at = progress_.load(std::memory_order_acquire);
+      const auto now = std::chrono::steady_clock::now();
+      if (now_at != seen) {
+        seen = now_at;
+        since = now;
+        continue;
+      }
+      if (now - since < hang_after) continue;
+      if (!hung_) {
+        hung_ = true;
+        hung_at_ = std::min(now_at, ops.size());
+      }
+      if (rescues == 2) {
+        std::fprintf(stderr, "keel differential: the run is stuck at %s even after every external event was "
+                             "signalled; the calls:\n",
+                     now_at < ops.size() ? describe(ops[now_at]).c_str() : "the final drain");
+        for (std::size_t i = 0; i < ops.size(); ++i) std::fprintf(stderr, "  %3zu %s\n", i, describe(ops[i]).c_str());
+        std::abort();
+      }
+      ++rescues;
+      since = now;
+      std::lock_guard<std::mutex> events_lock(events_m_);
+      auto signal = [&](const keel::host::event& e) {
+        if (e && e.flags() == keel::event_flags::external) code_of([&] { e.record(rescue_); });
+      };
+      for (const auto& e : events_) signal(e);
+      for (const auto& e : retired_) signal(e);
+    }
   }
 
   keel::host::device dev_;
+  keel::host::stream rescue_;  // the watchdog's: signals external events after a hang
   // Declared after the device (destroyed before it), scopes after streams.
   keel::host::stream streams_[n_streams];
   keel::host::event events_[n_events];
+  std::vector<keel::host::event> retired_;
+  std::mutex events_m_;  // guards events_ and retired_ against the watchdog
+  std::vector<std::size_t> returned_;
+  std::atomic<std::size_t> progress_{0};
+  std::mutex watch_m_;
+  std::condition_variable watch_cv_;
+  bool watch_stop_ = false;  // guarded by watch_m_
+  // Written by the watchdog, read after it is joined.
+  bool hung_ = false;
+  std::size_t hung_at_ = 0;
   keel::host::model models_[n_models];
   keel::host::task_group groups_[n_groups];
   std::optional<keel::host::capture_scope> caps_[n_streams];
@@ -779,21 +1020,31 @@ inline std::string check(const std::vector<op>& ops, int threads) {
   const keel::error_handler previous = keel::set_error_handler(&counting_handler);
   std::vector<outcome> got;
   std::vector<log_entry> entries;
+  std::vector<std::size_t> returned;
   int reports = 0;
+  bool hung = false;
+  std::size_t hung_at = 0;
   {
     runner run;
     got = run.run(ops, threads);
     entries = run.entries();
+    returned = run.returned();
     reports = run.reports();
+    hung = run.hung();
+    hung_at = run.hung_at();
   }
   keel::set_error_handler(previous);
   std::string diff;
+  if (hung)
+    return (hung_at < ops.size() ? "call " + std::to_string(hung_at) + " (" + describe(ops[hung_at]) + ")"
+                                 : std::string("the final drain of every stream")) +
+           " hung: nothing progressed for " + std::to_string(hang_after.count()) +
+           " ms, until the harness signalled every external event (a wait was never released)\n";
   for (std::size_t i = 0; i < ops.size(); ++i) ++outcome_stats()[{static_cast<int>(ops[i].kind), got[i].first}];
   for (std::size_t i = 0; i < ops.size(); ++i)
     if (got[i] != expected[i]) {
-      diff += "call " + std::to_string(i) + " (" + describe(ops[i]) + "): expected " + errc_name(expected[i].first) +
-              (expected[i].second >= 0 ? "/" + errc_name(expected[i].second) : "") + ", got " +
-              errc_name(got[i].first) + (got[i].second >= 0 ? "/" + errc_name(got[i].second) : "") + "\n";
+      diff += "call " + std::to_string(i) + " (" + describe(ops[i]) + "): expected " + render(ops[i], expected[i]) +
+              ", got " + render(ops[i], got[i]) + "\n";
       return diff;  // later calls depend on this one
     }
   // Per-stream logs, and the position of every entry in the global order.
@@ -803,7 +1054,7 @@ inline std::string check(const std::vector<op>& ops, int threads) {
     actual[entries[i].uid].push_back(entries[i].token);
     seq[entries[i].uid].push_back(i);
   }
-  auto render = [](const std::vector<std::uint32_t>& v) {
+  auto tokens = [](const std::vector<std::uint32_t>& v) {
     std::string s;
     for (auto t : v) s += " #" + std::to_string(t);
     return s.empty() ? std::string(" (none)") : s;
@@ -812,20 +1063,32 @@ inline std::string check(const std::vector<op>& ops, int threads) {
     const auto it = actual.find(uid);
     const std::vector<std::uint32_t> have = it == actual.end() ? std::vector<std::uint32_t>{} : it->second;
     if (have != want)
-      diff += "stream made by call " + std::to_string(uid - 1) + " ran" + render(have) + "; expected" + render(want) +
+      diff += "stream made by call " + std::to_string(uid - 1) + " ran" + tokens(have) + "; expected" + tokens(want) +
               "\n";
   }
   for (const auto& [uid, have] : actual)
-    if (!ref.logs().count(uid)) diff += "tasks ran on an unknown stream (uid " + std::to_string(uid) + ")" + render(have) + "\n";
+    if (!ref.logs().count(uid)) diff += "tasks ran on an unknown stream (uid " + std::to_string(uid) + ")" + tokens(have) + "\n";
   if (!diff.empty()) return diff;
+  // The logs agree, so a stream's n-th task is the model's n-th token.
+  auto task_name = [&](std::uint64_t uid, std::size_t index) {
+    return "task #" + std::to_string(ref.logs().at(uid)[index]) + " (stream made by call " + std::to_string(uid - 1) +
+           ")";
+  };
   for (const barrier& b : ref.barriers()) {
     const auto& before = seq[b.before_uid];
     const auto& after = seq[b.after_uid];
     if (b.before_index < before.size() && b.after_index < after.size() &&
         before[b.before_index] > after[b.after_index])
-      diff += "a wait did not order stream " + std::to_string(b.after_uid - 1) + "'s task " +
-              std::to_string(b.after_index) + " after stream " + std::to_string(b.before_uid - 1) + "'s task " +
-              std::to_string(b.before_index) + "\n";
+      diff += "a wait did not order " + task_name(b.after_uid, b.after_index) + " after " +
+              task_name(b.before_uid, b.before_index) + "\n";
+  }
+  // A blocking call returned only after the work it waited for had run.
+  for (const host_wait& w : ref.host_waits()) {
+    if (w.count == 0) continue;
+    const auto& positions = seq[w.uid];
+    if (positions.size() < w.count || positions[w.count - 1] >= returned[w.call])
+      diff += "call " + std::to_string(w.call) + " (" + describe(ops[w.call]) + ") returned before " +
+              task_name(w.uid, w.count - 1) + " had run\n";
   }
   if (reports != ref.reports())
     diff += "the error handler received " + std::to_string(reports) + " reports; expected " +
@@ -846,26 +1109,35 @@ class generator {
     for (op o : {op{op_kind::new_stream, 0, 0, 0, 0}, op{op_kind::new_stream, 0, 1, 0, 0},
                  op{op_kind::new_event, 0, 0, 0, 0}}) {
       o.thread = static_cast<std::uint8_t>(pick(threads_));
-      ref.apply(o, uid_of_call(ops.size()));
+      ref.apply(o, ops.size());
       ops.push_back(o);
     }
     auto push = [&](op o) {
       if (ops.size() >= length) return;
       o.token = static_cast<std::uint32_t>(ops.size() + 1);
       reference trial = ref;
-      if (!trial.apply(o, uid_of_call(ops.size())).supported) return;
+      if (!trial.apply(o, ops.size()).supported) return;
       ref = std::move(trial);
       ops.push_back(o);
     };
     while (ops.size() < length) {
-      if (chance(6)) {
-        scenario(push);
+      const int burst = pick(100);
+      if (burst < 6) {
+        update_scenario(push);
+        continue;
+      }
+      if (burst < 11) {
+        records_scenario(push, ref);
+        continue;
+      }
+      if (burst < 15) {
+        failing_model_scenario(push, ref);
         continue;
       }
       for (int attempt = 0; attempt < 50; ++attempt) {
         op o = propose(ref, static_cast<std::uint32_t>(ops.size() + 1));
         reference trial = ref;
-        if (!trial.apply(o, uid_of_call(ops.size())).supported) continue;
+        if (!trial.apply(o, ops.size()).supported) continue;
         ref = std::move(trial);
         ops.push_back(o);
         break;
@@ -895,7 +1167,7 @@ class generator {
   // wrong kind or count), execute again. Calls the model refuses are
   // dropped, so the burst interleaves safely with whatever came before.
   template <class Push>
-  void scenario(Push& push) {
+  void update_scenario(Push& push) {
     auto th = [&] { return static_cast<std::uint8_t>(pick(threads_)); };
     const auto s = static_cast<std::uint8_t>(pick(n_streams));
     const auto u = static_cast<std::uint8_t>(pick(n_streams));
@@ -926,6 +1198,74 @@ class generator {
     if (chance(50)) push(op{op_kind::exec, th(), m, u, 0});
   }
 
+  // A stream the burst can use: live and not capturing or updating, most of
+  // the time; a dead slot gets a new stream first.
+  template <class Push>
+  std::uint8_t usable_stream(Push& push, const reference& ref) {
+    const int s = slot(n_streams, [&](int i) { return ref.stream_alive(i) && !ref.capturing(i) && !ref.updating(i); });
+    if (!ref.stream_alive(s)) push(op{op_kind::new_stream, static_cast<std::uint8_t>(pick(threads_)), static_cast<std::uint8_t>(s), 0, 0});
+    return static_cast<std::uint8_t>(s);
+  }
+
+  // Several records of one event on different streams, with waits between
+  // them: a wait must wait for the record that was the event's last one
+  // when it was issued, not for a later record on a stream that finishes
+  // first. Slow host callables make the order of completion differ from the
+  // order of issue.
+  template <class Push>
+  void records_scenario(Push& push, const reference& ref) {
+    auto th = [&] { return static_cast<std::uint8_t>(pick(threads_)); };
+    const auto e = static_cast<std::uint8_t>(pick(n_events));
+    if (!ref.event_present(e) || chance(20)) push(op{op_kind::new_event, th(), e, static_cast<std::uint8_t>(chance(20)), 0});
+    const int records = 2 + pick(2);
+    for (int i = 0; i < records; ++i) {
+      const std::uint8_t recorder = usable_stream(push, ref);
+      if (chance(60)) push(op{op_kind::launch_host, th(), recorder, 1, 0});  // slow
+      if (chance(40)) push(op{op_kind::launch_kernel, th(), recorder, static_cast<std::uint8_t>(pick(2)), 0});
+      push(op{op_kind::record, th(), e, recorder, 0});
+      const int waits = pick(3);
+      for (int w = 0; w < waits; ++w) {
+        const std::uint8_t waiter = usable_stream(push, ref);
+        push(op{op_kind::wait, th(), waiter, e, 0});
+        push(op{op_kind::launch_host, th(), waiter, static_cast<std::uint8_t>(chance(15)), 0});
+      }
+    }
+    if (chance(40)) push(op{op_kind::event_sync, th(), e, static_cast<std::uint8_t>(pick(2)), 0});
+    if (chance(30)) push(op{op_kind::sync_device, th(), 0, 0, 0});
+    if (chance(40)) push(op{op_kind::event_sync, th(), e, 1, 0});
+  }
+
+  // A captured model that holds an external event's record, with a task
+  // that throws before it, executed on a stream that is sometimes already
+  // in its error state (the whole execution is skipped); another stream
+  // waits on the event. The record must run either way.
+  template <class Push>
+  void failing_model_scenario(Push& push, const reference& ref) {
+    auto th = [&] { return static_cast<std::uint8_t>(pick(threads_)); };
+    const auto e = static_cast<std::uint8_t>(pick(n_events));
+    const auto m = static_cast<std::uint8_t>(pick(n_models));
+    if (!ref.event_external(e) || chance(30)) push(op{op_kind::new_event, th(), e, 1, 0});
+    push(op{op_kind::drop_model, th(), m, 0, 0});  // room under the live-model limit
+    const std::uint8_t x = usable_stream(push, ref);
+    push(op{op_kind::cap_begin, th(), x, static_cast<std::uint8_t>(pick(3)), 0});
+    if (chance(50)) push(op{op_kind::launch_host, th(), x, 0, 0});
+    if (chance(75)) push(op{op_kind::launch_throw, th(), x, 0, 0});
+    if (chance(40)) push(op{op_kind::launch_kernel, th(), x, static_cast<std::uint8_t>(pick(2)), 0});
+    push(op{op_kind::record, th(), e, x, 0});
+    if (chance(50)) push(op{op_kind::launch_host, th(), x, 0, 0});
+    push(op{op_kind::cap_end, th(), x, m, 0});
+    const std::uint8_t y = usable_stream(push, ref);
+    if (chance(35)) push(op{op_kind::launch_throw, th(), y, 0, 0});  // the execution is skipped
+    push(op{op_kind::exec, th(), m, y, 0});
+    const std::uint8_t z = usable_stream(push, ref);
+    push(op{op_kind::wait, th(), z, e, 0});
+    push(op{op_kind::launch_host, th(), z, 0, 0});
+    if (chance(50)) push(op{op_kind::sync, th(), y, 0, 0});
+    if (chance(50)) push(op{op_kind::event_sync, th(), e, static_cast<std::uint8_t>(pick(2)), 0});
+    if (chance(50)) push(op{op_kind::sync, th(), z, 0, 0});
+    if (chance(40)) push(op{op_kind::event_sync, th(), e, 1, 0});
+  }
+
   op propose(const reference& ref, std::uint32_t token) {
     op o;
     o.thread = static_cast<std::uint8_t>(pick(threads_));
@@ -954,9 +1294,12 @@ class generator {
       case op_kind::drop_stream:
       case op_kind::sync:
       case op_kind::copy_blocking:
-      case op_kind::launch_host:
       case op_kind::launch_throw:
         o.a = static_cast<std::uint8_t>(slot(n_streams, alive));
+        break;
+      case op_kind::launch_host:
+        o.a = static_cast<std::uint8_t>(slot(n_streams, alive));
+        o.b = static_cast<std::uint8_t>(chance(8));  // slow
         break;
       case op_kind::launch_kernel: {
         o.a = static_cast<std::uint8_t>(slot(n_streams, alive));
@@ -967,11 +1310,18 @@ class generator {
         break;
       }
       case op_kind::new_event:
-      case op_kind::drop_event:
-      case op_kind::event_sync: o.a = static_cast<std::uint8_t>(pick(n_events)); break;
+        o.a = static_cast<std::uint8_t>(pick(n_events));
+        o.b = static_cast<std::uint8_t>(chance(25));  // external
+        break;
+      case op_kind::drop_event: o.a = static_cast<std::uint8_t>(pick(n_events)); break;
+      case op_kind::event_sync:
+        o.a = static_cast<std::uint8_t>(pick(n_events));
+        o.b = static_cast<std::uint8_t>(chance(50));  // query
+        break;
       case op_kind::record:
         o.a = static_cast<std::uint8_t>(pick(n_events));
-        o.b = static_cast<std::uint8_t>(slot(n_streams, [&](int s) { return alive(s) && !ref.capturing(s); }));
+        o.b = static_cast<std::uint8_t>(
+            slot(n_streams, [&](int s) { return alive(s) && (!ref.capturing(s) || ref.event_external(o.a)); }));
         break;
       case op_kind::wait:
         o.a = static_cast<std::uint8_t>(slot(n_streams, [&](int s) { return alive(s) && !ref.capturing(s); }));
@@ -1018,6 +1368,9 @@ class generator {
 
 // Delta debugging over the calls: removes chunks (halves, quarters, ... single
 // calls) while the remaining sequence is still supported and still fails.
+// Chunks of four calls and fewer are tried at every position, not only at
+// multiples of their size: calls that only make sense together (a capture's
+// begin, a group's begin and end) go in one step.
 inline std::vector<op> shrink(std::vector<op> ops, int threads, int max_runs = 400) {
   auto fails = [&](const std::vector<op>& v) {
     reference ref;
@@ -1037,10 +1390,10 @@ inline std::vector<op> shrink(std::vector<op> ops, int threads, int max_runs = 4
         ops = std::move(candidate);
         progress = true;
       } else {
-        start += chunk;
+        start += chunk <= 4 ? 1 : chunk;
       }
     }
-    if (!progress) chunk /= 2;
+    if (!progress) chunk = chunk > 4 ? std::max<std::size_t>(chunk / 2, 4) : chunk - 1;
   }
   return ops;
 }

@@ -48,6 +48,22 @@ struct wait_point {
     }
     sleepers.fetch_sub(1, std::memory_order_relaxed);
   }
+  // The bounded form: false if the predicate is still false at the deadline.
+  template <class Pred>
+  bool wait_until(std::chrono::microseconds spin_budget, clock::time_point deadline, Pred pred) {
+    if (spin_until(std::min(spin_budget, std::chrono::duration_cast<std::chrono::microseconds>(
+                                             std::max(deadline - clock::now(), clock::duration::zero()))),
+                   pred))
+      return true;
+    sleepers.fetch_add(1, std::memory_order_seq_cst);
+    bool met = false;
+    {
+      std::unique_lock<std::mutex> lock(m);
+      met = cv.wait_until(lock, deadline, pred);
+    }
+    sleepers.fetch_sub(1, std::memory_order_relaxed);
+    return met;
+  }
   // Call after a seq_cst store that makes a predicate true.
   void notify() {
     if (sleepers.load(std::memory_order_seq_cst) > 0) {
@@ -60,6 +76,15 @@ struct wait_point {
 struct capture_session;
 struct group_state;
 
+// One record of a default or timing event: what a wait issued after it (and
+// before the next record) waits for. Records on different streams complete
+// in any order, so each has its own mark: a later record completing first
+// must not release a wait for an earlier one (CUDA's and ACL's rule).
+struct record_mark : ref_counted {
+  std::atomic<bool> done{false};
+  std::atomic<std::int64_t> stamp_ns{0};
+};
+
 struct event_state : ref_counted {
   event_state(device& d, event_flags f) : dev(&d), flags(f), id(d.next_id.fetch_add(1)) {}
   ~event_state() {
@@ -68,10 +93,11 @@ struct event_state : ref_counted {
   device* dev;
   event_flags flags;
   std::uint64_t id;
-  std::atomic<std::uint64_t> recorded{0};
-  std::atomic<std::uint64_t> completed{0};
+  // The event's last record (null: never recorded), swapped by record() and
+  // read by wait/query/synchronize under a lock of a few instructions.
+  spin_lock last_lock;
+  ref_ptr<record_mark> last;
   std::atomic<bool> signalled{false};
-  std::atomic<std::int64_t> stamp_ns{0};
   wait_point waiters;
   // Where the last record happened, if it was inside a capture (guarded by
   // dev->capture_mutex; `captured` is the lock-free hint).
@@ -80,13 +106,23 @@ struct event_state : ref_counted {
   std::size_t lane = 0;
   std::size_t position = 0;
 
-  void complete(std::uint64_t gen) {
+  ref_ptr<record_mark> last_record() {
+    std::lock_guard<spin_lock> lock(last_lock);
+    return last;
+  }
+  // A new record; the caller enqueues complete(mark) in stream order.
+  ref_ptr<record_mark> begin_record() {
+    ref_ptr<record_mark> mark(new record_mark, {});
+    ref_ptr<record_mark> previous;  // dropped after the lock
+    std::lock_guard<spin_lock> lock(last_lock);
+    previous = std::exchange(last, mark);
+    return mark;
+  }
+  void complete(record_mark& mark) {
     if (flags == event_flags::timing)
-      stamp_ns.store(std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now().time_since_epoch()).count(),
-                     std::memory_order_relaxed);
-    std::uint64_t cur = completed.load(std::memory_order_relaxed);
-    while (cur < gen && !completed.compare_exchange_weak(cur, gen, std::memory_order_seq_cst)) {
-    }
+      mark.stamp_ns.store(std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now().time_since_epoch()).count(),
+                          std::memory_order_relaxed);
+    mark.done.store(true, std::memory_order_seq_cst);
     waiters.notify();
   }
   void signal() {
@@ -96,8 +132,18 @@ struct event_state : ref_counted {
   void block_until_signalled() {
     waiters.wait(dev->spin_budget(), [this] { return signalled.load(std::memory_order_seq_cst); });
   }
-  void block_until(std::uint64_t gen) {
-    waiters.wait(dev->spin_budget(), [this, gen] { return completed.load(std::memory_order_seq_cst) >= gen; });
+  void block_until(const record_mark& mark) {
+    waiters.wait(dev->spin_budget(), [&mark] { return mark.done.load(std::memory_order_seq_cst); });
+  }
+  // What event synchronize waits for: the signal, or the last record at the call.
+  bool wait_until(clock::time_point deadline) {
+    if (flags == event_flags::external)
+      return waiters.wait_until(dev->spin_budget(), deadline,
+                                [this] { return signalled.load(std::memory_order_seq_cst); });
+    const ref_ptr<record_mark> mark = last_record();
+    if (!mark) return true;
+    return waiters.wait_until(dev->spin_budget(), deadline,
+                              [&mark] { return mark->done.load(std::memory_order_seq_cst); });
   }
 };
 
@@ -950,8 +996,8 @@ struct backend {
     if (e->flags == event_flags::external) {
       s->submit<true>([ev] { ev->signal(); });
     } else {
-      const std::uint64_t gen = e->recorded.fetch_add(1, std::memory_order_acq_rel) + 1;
-      s->submit<true>([ev, gen] { ev->complete(gen); });
+      detail::ref_ptr<detail::record_mark> mark = e->begin_record();
+      s->submit<true>([ev, mark] { ev->complete(*mark); });
     }
   }
 
@@ -1009,9 +1055,12 @@ struct backend {
         return;
       }
     }
-    const std::uint64_t target = e->recorded.load(std::memory_order_acquire);
-    if (target == 0) return;  // never recorded: nothing to wait for (device semantics)
-    s->submit<true>([ev, target] { ev->block_until(target); });
+    // The wait is for the event's last record now; a later record (on any
+    // stream, completing first or not) is not what this wait waits for.
+    detail::ref_ptr<detail::record_mark> mark = e->last_record();
+    if (!mark) return;  // never recorded: nothing to wait for (device semantics)
+    if (mark->done.load(std::memory_order_acquire)) return;  // already complete: nothing to enqueue
+    s->submit<true>([ev, mark] { ev->block_until(*mark); });
   }
 
   /** Clears an external event's signal, in stream order. */
@@ -1035,15 +1084,16 @@ struct backend {
   static bool query(event_handle e) {
     check_event_safe(e, "keel::event::query", "querying an event recorded inside the capture");
     if (e->flags == event_flags::external) return e->signalled.load(std::memory_order_acquire);
-    return e->completed.load(std::memory_order_acquire) >= e->recorded.load(std::memory_order_acquire);
+    const detail::ref_ptr<detail::record_mark> mark = e->last_record();
+    return !mark || mark->done.load(std::memory_order_acquire);
   }
 
   static void synchronize(event_handle e) {
     check_event_safe(e, "keel::event::synchronize", "synchronizing an event recorded inside the capture");
     if (e->flags == event_flags::external) {
       e->block_until_signalled();
-    } else {
-      e->block_until(e->recorded.load(std::memory_order_acquire));
+    } else if (const detail::ref_ptr<detail::record_mark> mark = e->last_record()) {
+      e->block_until(*mark);
     }
   }
 
@@ -1052,12 +1102,15 @@ struct backend {
     static constexpr const char* api = "keel::event::elapsed_time";
     if (start->flags != event_flags::timing || end->flags != event_flags::timing)
       throw_error(errc::invalid_parameter, api, "both events must be created with event_flags::timing");
-    for (event_handle e : {start, end}) {
-      const auto rec = e->recorded.load(std::memory_order_acquire);
-      if (rec == 0 || e->completed.load(std::memory_order_acquire) < rec)
+    detail::ref_ptr<detail::record_mark> marks[2];
+    for (int i = 0; i < 2; ++i) {
+      event_handle e = i == 0 ? start : end;
+      marks[i] = e->last_record();
+      if (!marks[i] || !marks[i]->done.load(std::memory_order_acquire))
         throw_error(errc::invalid_state, api, "event #" + std::to_string(e->id) + " has not completed a record");
     }
-    const auto ns = end->stamp_ns.load(std::memory_order_relaxed) - start->stamp_ns.load(std::memory_order_relaxed);
+    const auto ns =
+        marks[1]->stamp_ns.load(std::memory_order_relaxed) - marks[0]->stamp_ns.load(std::memory_order_relaxed);
     return static_cast<float>(static_cast<double>(ns) / 1e6);
   }
 

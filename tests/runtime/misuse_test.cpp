@@ -63,3 +63,74 @@ KEEL_BACKEND_TEST("event: synchronize and query refer to the record that was las
   CHECK(e.query());
   slow.synchronize();
 }
+
+KEEL_BACKEND_TEST("model: a task that throws inside a model still runs the model's external-event record",
+                  "[runtime][model][misuse]") {
+  KEEL_USING_BACKEND(TestType);
+  stream s{dev}, other{dev};
+  event done{dev, keel::event_flags::external};
+  int after_throw = 0;
+  model m;
+  {
+    capture_scope capture{s};
+    s.launch_host([] { throw std::runtime_error("inside the model"); });
+    s.launch_host([&] { ++after_throw; });  // work after the failure: skipped
+    done.record(s);                        // an event operation: still runs
+    m = capture.end();
+  }
+  m.execute(s);
+  other.wait(done);  // would hang forever if the record did not run
+  other.synchronize();
+  KEEL_REQUIRE_ERROR(s.synchronize(), errc::task_failed, "inside the model");
+  CHECK(after_throw == 0);
+}
+
+KEEL_BACKEND_TEST("model: an execution skipped by the stream's error state still runs its event records",
+                  "[runtime][model][misuse]") {
+  KEEL_USING_BACKEND(TestType);
+  stream s{dev}, other{dev};
+  event done{dev, keel::event_flags::external};
+  int ran = 0;
+  model m;
+  {
+    capture_scope capture{s};
+    s.launch_host([&] { ++ran; });
+    done.record(s);
+    m = capture.end();
+  }
+  s.launch_host([] { throw std::runtime_error("before the execution"); });
+  m.execute(s);  // skipped: the stream is in its error state
+  other.wait(done);
+  other.synchronize();
+  KEEL_REQUIRE_ERROR(s.synchronize(), errc::task_failed, "before the execution");
+  CHECK(ran == 0);
+  m.execute(s);  // the error state is cleared: the model runs again
+  s.synchronize();
+  CHECK(ran == 1);
+}
+
+namespace {
+// A callable whose copy constructor throws on demand.
+struct throwing_copy {
+  std::atomic<int>* runs;
+  bool throw_on_copy;
+  throwing_copy(std::atomic<int>* r, bool t) : runs(r), throw_on_copy(t) {}
+  throwing_copy(const throwing_copy& o) : runs(o.runs), throw_on_copy(o.throw_on_copy) {
+    if (throw_on_copy) throw std::runtime_error("copy refused");
+  }
+  throwing_copy(throwing_copy&& o) noexcept : runs(o.runs), throw_on_copy(false) {}
+  void operator()() const { runs->fetch_add(1); }
+};
+}  // namespace
+
+KEEL_BACKEND_TEST("stream: launch_host of a callable whose copy throws leaves the stream usable",
+                  "[runtime][stream][misuse]") {
+  KEEL_USING_BACKEND(TestType);
+  stream s{dev};
+  std::atomic<int> runs{0};
+  const throwing_copy refuses{&runs, true};
+  CHECK_THROWS_AS(s.launch_host(refuses), std::runtime_error);
+  s.launch_host(throwing_copy{&runs, false});  // would spin forever on a ring left locked
+  s.synchronize();
+  CHECK(runs == 1);
+}

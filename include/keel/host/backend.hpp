@@ -401,9 +401,30 @@ struct model_state : ref_counted {
   std::vector<ref_ptr<group_state>> groups;
 
   // The replay loop: the recorded work runs right here, on the executing
-  // stream's worker, one indirect call per task.
-  void run() const {
-    for (const replay_task& t : nodes) t();
+  // stream's worker, one indirect call per task. After a task throws (or
+  // when the stream is already in its error state: work == false) the rest
+  // of the work is skipped but event operations still run, so a stream
+  // waiting on an event this model records never hangs; the first failure
+  // is rethrown at the end.
+  void run(bool work = true) const {
+    std::exception_ptr failure;
+    for (const replay_task& t : nodes) {
+      if (work) {
+        try {
+          t();
+        } catch (...) {
+          failure = std::current_exception();
+          work = false;
+        }
+      } else if (t.runs_when_failed()) {
+        try {
+          t.run_failed();
+        } catch (...) {
+          if (!failure) failure = std::current_exception();
+        }
+      }
+    }
+    if (failure) std::rethrow_exception(failure);
   }
 };
 
@@ -1198,13 +1219,14 @@ struct backend {
   /** Runs the model on the stream, after the stream's earlier work. */
   static void execute(model_handle m, stream_handle s) {
     detail::ref_ptr<detail::model_state> keep(m);
-    auto body = [keep] { keep->run(); };
     if (s->redirect.load(std::memory_order_acquire) == 0) {
-      s->submit<false>(std::move(body));
+      // Runs in the error state too: the model's event operations still run.
+      s->submit<false>(detail::make_failure_aware([keep](bool work) { keep->run(work); }));
       return;
     }
-    detail::redirect_task(*s, std::move(body), detail::replay_task::category::model, kernel_kind{""},
-                          "keel::model::execute");
+    detail::redirect_task(*s, detail::make_failure_aware([keep](bool work) { keep->run(work); }),
+                          detail::replay_task::category::model,
+                          kernel_kind{""}, "keel::model::execute");
   }
 
   // ---- task groups and updates -------------------------------------------

@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <optional>
 #include <thread>
 
 #include "test_support.hpp"
@@ -133,4 +135,73 @@ KEEL_BACKEND_TEST("stream: launch_host of a callable whose copy throws leaves th
   s.launch_host(throwing_copy{&runs, false});  // would spin forever on a ring left locked
   s.synchronize();
   CHECK(runs == 1);
+}
+
+KEEL_BACKEND_TEST("buffer: a size no object can have is out_of_memory, and nothing is reserved",
+                  "[runtime][buffer][misuse]") {
+  KEEL_USING_BACKEND(TestType);
+  stream s{dev};
+  for (std::size_t bytes : {SIZE_MAX, SIZE_MAX - 62, static_cast<std::size_t>(PTRDIFF_MAX) + 1}) {
+    INFO(bytes);
+    KEEL_REQUIRE_ERROR(device_buffer(s, bytes), errc::out_of_memory, "larger than the largest object");
+    KEEL_REQUIRE_ERROR(pinned_buffer(s, bytes), errc::out_of_memory, "larger than the largest object");
+  }
+  device_buffer fine{s, 64};  // the stream and the device still allocate
+  CHECK(fine.size() == 64);
+}
+
+KEEL_BACKEND_TEST("scopes: destroying the stream while a capture, group or update scope on it lives is safe",
+                  "[runtime][model][misuse]") {
+  KEEL_USING_BACKEND(TestType);
+  std::size_t models_before = 0;
+  if constexpr (TestType::is_host) models_before = dev.live_models();
+  {
+    std::optional<stream> s;
+    s.emplace(dev);
+    capture_scope capture{*s};
+    s->launch_host([] {});
+    s.reset();  // discards the capture (reported), then the scope outlives the stream
+    CHECK_THROWS_AS(capture.end(), keel::error);
+  }  // the scope's destructor touches nothing freed (ASan)
+  {
+    std::optional<stream> s;
+    s.emplace(dev);
+    capture_scope capture{*s};
+    task_group_scope mark{*s};
+    float out = 0, one = 1;
+    TestType::axpy(*s, &out, &one, &one, 1.0f);
+    s.reset();
+  }
+  if constexpr (TestType::is_host) CHECK(dev.live_models() == models_before);  // the discarded capture's slot is back
+  stream main{dev};
+  float out = 0, one = 1;
+  model m;
+  task_group group;
+  {
+    capture_scope capture{main};
+    task_group_scope mark{main};
+    TestType::axpy(main, &out, &one, &one, 1.0f);
+    group = mark.end();
+    m = capture.end();
+  }
+  {
+    std::optional<stream> u;
+    u.emplace(dev);
+    update_scope update{*u, group};
+    TestType::axpy(*u, &out, &one, &one, 5.0f);
+    u.reset();  // abandons the update
+  }
+  m.execute(main);
+  main.synchronize();
+  CHECK(out == 2.0f);  // the group is unchanged
+  stream u2{dev};
+  {
+    update_scope update{u2, group};  // the group is free to update again
+    TestType::axpy(u2, &out, &one, &one, 3.0f);
+    update.end();
+  }
+  u2.synchronize();
+  m.execute(main);
+  main.synchronize();
+  CHECK(out == 4.0f);
 }

@@ -18,6 +18,7 @@
 #include <condition_variable>
 #include <deque>
 #include <memory>
+#include <climits>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -344,6 +345,9 @@ void check_unsafe_call(const char* api, const char* what) {
 
 void* allocate(std::unordered_map<void*, std::size_t>& where, std::size_t size, const char* function) {
   if (size == 0) throw_rule(errc::invalid_parameter, function, "size is 0");
+  // Larger than any object can be (the aligned operator new would wrap while
+  // rounding): the device has no such memory.
+  if (size > static_cast<std::size_t>(PTRDIFF_MAX)) throw std::bad_alloc();
   void* p = ::operator new(size, std::align_val_t{64});
   std::lock_guard<std::mutex> lock(book().m);
   try {

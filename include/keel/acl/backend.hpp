@@ -188,6 +188,11 @@ struct stream_box {
   device* dev = nullptr;
   std::uint64_t id = 0;
   bool adopted = false;  // made elsewhere: keel never destroys it; the record belongs to the device
+  // The owner and every scope on the stream hold the record (retain_stream);
+  // after destroy_stream the ACL stream is gone and `destroyed` says so, so a
+  // scope's late end never hands ACL a destroyed (or reused) handle.
+  std::atomic<long> refs{1};
+  std::atomic<bool> destroyed{false};
   std::mutex m;                              // guards the fields below
   std::vector<std::shared_ptr<void>> keep;   // owners of memory queued work uses, until a synchronize
   keel::capture_mode mode = keel::capture_mode::global;  // of the capture this stream began
@@ -493,7 +498,16 @@ struct backend {
     stop_host_callbacks(s);
     const status st = a.aclrtDestroyStream.get() != nullptr ? a.aclrtDestroyStream.get()(s->native) : 0;
     if (st != 0) report_error(make_status_code(st), "aclrtDestroyStream", "the stream could not be destroyed");
-    delete s;
+    s->destroyed.store(true, std::memory_order_release);
+    release_stream(s);
+  }
+
+  /** Keeps keel's record of the stream (not the ACL stream) alive past destroy_stream (see the host backend). */
+  static void retain_stream(stream_handle s) noexcept {
+    if (!s->adopted) s->refs.fetch_add(1, std::memory_order_relaxed);
+  }
+  static void release_stream(stream_handle s) noexcept {
+    if (!s->adopted && s->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete s;
   }
 
   /**
@@ -762,6 +776,7 @@ struct backend {
   }
 
   static model_handle capture_end(stream_handle s) {
+    refuse_destroyed(s, "keel::capture_scope::end");
     device& dev = *s->dev;
     check_capture_may_end(s);
     auto box = std::make_unique<detail::model_box>();
@@ -779,6 +794,7 @@ struct backend {
   }
 
   static void capture_discard(stream_handle s) noexcept {
+    if (s->destroyed.load(std::memory_order_acquire)) return;  // destroy_stream discarded it
     if (!still_capturing(s)) return forget_capture(s, nullptr);
     const api& a = entered(*s->dev);
     {
@@ -853,6 +869,7 @@ struct backend {
   }
 
   static group_handle group_end(stream_handle s) {
+    refuse_destroyed(s, "keel::task_group_scope::end");
     auto box = std::make_unique<detail::group_box>();
     s->dev->check(entered(*s->dev).aclmdlRICaptureTaskGrpEnd(s->native, &box->native), "aclmdlRICaptureTaskGrpEnd");
     // The group belongs to the capture s takes part in, which s may have
@@ -872,6 +889,7 @@ struct backend {
   }
 
   static void group_abort(stream_handle s) noexcept {
+    if (s->destroyed.load(std::memory_order_acquire)) return;  // its capture went with the stream
     task_group_handle g = nullptr;
     const auto end = entered(*s->dev).aclmdlRICaptureTaskGrpEnd.get();
     if (end != nullptr) end(s->native, &g);  // ACL cannot cancel a group: end it and drop the handle
@@ -893,6 +911,7 @@ struct backend {
     s->updating = true;
   }
   static void update_end(stream_handle s) {
+    refuse_destroyed(s, "keel::update_scope::end");
     const status st = entered(*s->dev).aclmdlRICaptureTaskUpdateEnd(s->native);
     {
       std::lock_guard<std::mutex> lock(s->m);
@@ -901,6 +920,7 @@ struct backend {
     s->dev->check(st, "aclmdlRICaptureTaskUpdateEnd");
   }
   static void update_abort(stream_handle s) noexcept {
+    if (s->destroyed.load(std::memory_order_acquire)) return;
     const auto end = entered(*s->dev).aclmdlRICaptureTaskUpdateEnd.get();
     if (end != nullptr) end(s->native);
     std::lock_guard<std::mutex> lock(s->m);
@@ -1283,6 +1303,11 @@ struct backend {
 
   // s goes away (destroyed, or its adopted record forgotten): it leaves the
   // capture it is a lane of.
+  static void refuse_destroyed(stream_handle s, const char* api) {
+    if (s->destroyed.load(std::memory_order_acquire))
+      throw_error(keel::errc::invalid_handle, api, "the scope's stream #" + std::to_string(s->id) + " was destroyed");
+  }
+
   static void leave_lane(stream_handle s) noexcept {
     std::lock_guard<std::mutex> lock(s->dev->captures_m_);
     if (s->lane_of != nullptr) {

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -819,6 +820,14 @@ struct backend {
     detail::ref_ptr<detail::stream_state>::drop(s);
   }
 
+  /**
+   * Keeps the stream's record (not its work) alive past destroy_stream: a
+   * scope whose stream is destroyed first then finds the capture, group or
+   * update already ended instead of touching freed memory.
+   */
+  static void retain_stream(stream_handle s) noexcept { s->retain(); }
+  static void release_stream(stream_handle s) noexcept { detail::ref_ptr<detail::stream_state>::drop(s); }
+
   static device_type& device_of(stream_handle s) noexcept { return *s->dev; }
   static std::uint64_t id_of(stream_handle s) noexcept { return s->id; }
 
@@ -1430,6 +1439,13 @@ struct backend {
     // Reserve the bytes against the device's memory limit first; ~block
     // gives them back when the stream-ordered release has run.
     device& dev = *s->dev;
+    // No object may be larger than PTRDIFF_MAX bytes, and the aligned
+    // operator new rounds sizes up (libstdc++ 12 wraps near SIZE_MAX and
+    // returns a few bytes): refuse before anything is reserved.
+    if (bytes > static_cast<std::size_t>(PTRDIFF_MAX))
+      throw_error(errc::out_of_memory, "keel::buffer",
+                  "cannot allocate " + std::to_string(bytes) + " bytes: larger than the largest object (" +
+                      std::to_string(PTRDIFF_MAX) + " bytes)");
     const std::size_t limit = dev.memory_limit();
     std::size_t used = dev.memory_in_use_.load(std::memory_order_relaxed);
     do {

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <thread>
 
@@ -204,4 +205,60 @@ KEEL_BACKEND_TEST("scopes: destroying the stream while a capture, group or updat
   m.execute(main);
   main.synchronize();
   CHECK(out == 4.0f);
+}
+
+namespace {
+std::atomic<int> deadlock_reports{0};
+void count_deadlocks(std::error_code code, const char*, const char*) noexcept {
+  if (keel_test::matches(code, keel::errc::would_deadlock)) ++deadlock_reports;
+}
+// Waits (bounded) for a flag another thread sets.
+bool eventually(const std::atomic<bool>& flag) {
+  for (int i = 0; i < 5000 && !flag.load(); ++i) std::this_thread::sleep_for(1ms);
+  return flag.load();
+}
+}  // namespace
+
+KEEL_BACKEND_TEST("stream: a task that destroys its own stream defers the destruction, reported as would_deadlock",
+                  "[runtime][stream][misuse]") {
+  KEEL_USING_BACKEND(TestType);
+  deadlock_reports = 0;
+  auto previous = keel::set_error_handler(&count_deadlocks);
+  auto owner = std::make_unique<stream>(dev);
+  keel_test::gate g;
+  std::atomic<bool> later_ran{false}, destroyed{false};
+  g.hold(owner->ref());
+  owner->launch_host([&] {
+    owner.reset();  // the stream's own task destroys it: must not terminate the process
+    destroyed = true;
+  });
+  owner->launch_host([&] { later_ran = true; });  // issued before the destruction: still runs
+  g.open();
+  CHECK(eventually(destroyed));
+  CHECK(eventually(later_ran));
+  for (int i = 0; i < 5000 && deadlock_reports.load() == 0; ++i) std::this_thread::sleep_for(1ms);
+  CHECK(deadlock_reports.load() == 1);
+  keel::set_error_handler(previous);
+}
+
+TEST_CASE("host stream: a task that fills its own stream's queue gets would_deadlock, not a hang",
+          "[runtime][stream][host][misuse]") {
+  keel::host::stream s{keel_test::test_device()};
+  std::atomic<bool> refused{false};
+  std::atomic<int> issued{0};
+  s.launch_host([&] {
+    try {
+      for (int i = 0; i < 10000; ++i) {
+        s.launch_host([] {});
+        ++issued;
+      }
+    } catch (const keel::error& e) {
+      refused = e.code() == keel::make_error_code(keel::errc::would_deadlock);
+    }
+  });
+  s.synchronize();
+  CHECK(refused.load());
+  CHECK(issued.load() > 2000);  // the queue filled up first
+  s.launch_host([] {});         // and the stream still takes work
+  s.synchronize();
 }

@@ -375,6 +375,11 @@ class device {
   std::mutex captures_m_;
   std::vector<detail::stream_box*> captures_;  // streams that began a capture still in progress
   std::atomic<std::size_t> capture_count_{0};  // captures_.size(), read without the lock
+  // Destructions a host callable asked for of its own stream: each runs on
+  // a thread of its own (the callable's reporting thread cannot wait for
+  // its stream), joined here at the latest when the device goes.
+  std::mutex deferred_m_;
+  std::vector<std::thread> deferred_destroys_;
 };
 
 /**
@@ -491,6 +496,7 @@ struct backend {
 
   static void destroy_stream(stream_handle s) noexcept {
     if (s->adopted) return;  // its maker destroys it; the record stays with the device
+    if (on_own_reporting_thread(s)) return defer_destroy(s);
     const api& a = entered(*s->dev);
     capture_discard(s);
     leave_lane(s);
@@ -1303,6 +1309,28 @@ struct backend {
 
   // s goes away (destroyed, or its adopted record forgotten): it leaves the
   // capture it is a lane of.
+  // Whether the calling thread is the one running s's host callables.
+  static bool on_own_reporting_thread(stream_handle s) noexcept {
+    std::lock_guard<std::mutex> lock(s->m);
+    return s->callbacks && s->callbacks->reporter.get_id() == std::this_thread::get_id();
+  }
+
+  // A host callable destroyed its own stream: waiting for the stream there
+  // would wait for the callable itself. The destruction runs on a thread of
+  // its own once the callable has returned (reported, as on the host backend).
+  static void defer_destroy(stream_handle s) noexcept {
+    device& dev = *s->dev;
+    report_error(make_error_code(keel::errc::would_deadlock), "keel::acl::destroy_stream",
+                 "a host callable destroyed its own stream: the destruction is deferred until the stream has run "
+                 "the work already issued");
+    try {
+      std::lock_guard<std::mutex> lock(dev.deferred_m_);
+      dev.deferred_destroys_.emplace_back([s] { destroy_stream(s); });
+    } catch (...) {
+      report_current_exception("keel::acl::destroy_stream");  // no thread: the stream stays alive, unowned
+    }
+  }
+
   static void refuse_destroyed(stream_handle s, const char* api) {
     if (s->destroyed.load(std::memory_order_acquire))
       throw_error(keel::errc::invalid_handle, api, "the scope's stream #" + std::to_string(s->id) + " was destroyed");
@@ -1449,6 +1477,16 @@ struct backend {
 
 inline device::~device() {
   enter();
+  // Streams whose own host callables destroyed them (backend::defer_destroy).
+  for (;;) {
+    std::vector<std::thread> pending;
+    {
+      std::lock_guard<std::mutex> lock(deferred_m_);
+      pending.swap(deferred_destroys_);
+    }
+    if (pending.empty()) break;
+    for (auto& t : pending) t.join();
+  }
   // Adopted streams' reporting threads: unsubscribed and joined (a joinable
   // std::thread destroyed with its record would std::terminate).
   for (auto& adopted : adopted_streams_) backend::stop_host_callbacks(adopted.second.get());

@@ -442,6 +442,7 @@ struct stream_state : ref_counted {
   std::condition_variable done_cv;
   std::atomic<int> waiters{0};
   std::atomic<bool> failed{false};
+  std::atomic<bool> destroy_on_exit{false};  // a task destroyed its own stream (destroy_stream)
   std::string failure;  // guarded by m
   std::mutex close_m;
   bool closed = false;  // guarded by close_m
@@ -767,7 +768,14 @@ struct backend {
   static stream_handle create_stream(device_type& dev) {
     auto* s = new detail::stream_state(dev);
     try {
-      s->worker = std::thread([s] { s->run(); });
+      s->worker = std::thread([s] {
+        s->ring.set_consumer(std::this_thread::get_id());
+        s->run();
+        if (s->destroy_on_exit.load(std::memory_order_relaxed)) {
+          s->worker.detach();  // this thread finishes its stream's destruction, then ends
+          finish_destroy(s);
+        }
+      });
     } catch (...) {
       detail::ref_ptr<detail::stream_state>::drop(s);
       throw;
@@ -779,6 +787,7 @@ struct backend {
 
   static void destroy_stream(stream_handle s) noexcept {
     device& dev = *s->dev;
+    const bool from_own_task = std::this_thread::get_id() == s->worker.get_id();
     abort_update(*s);
     {
       std::lock_guard<std::mutex> lock(dev.capture_mutex);
@@ -797,12 +806,31 @@ struct backend {
         }
       }
     }
+    if (from_own_task) {
+      // A task destroying its own stream cannot wait for the stream (it is
+      // part of the stream's work): the destruction is deferred. The worker
+      // runs the work already issued, then finishes it (finish_destroy).
+      report_error(make_error_code(errc::would_deadlock), "keel::host::destroy_stream",
+                   ("a task running on " + s->describe() +
+                    " destroyed its own stream: the destruction is deferred until the stream has run the work "
+                    "already issued")
+                       .c_str());
+      s->destroy_on_exit.store(true, std::memory_order_relaxed);
+      s->stopping.store(true, std::memory_order_seq_cst);
+      return;
+    }
     s->stopping.store(true, std::memory_order_seq_cst);
     {
       std::lock_guard<std::mutex> lock(s->m);
       s->wake_cv.notify_all();
     }
     s->worker.join();
+    finish_destroy(s);
+  }
+
+  // After the worker has stopped: what destroy_stream does once no work is left.
+  static void finish_destroy(stream_handle s) noexcept {
+    device& dev = *s->dev;
     {
       // Releases issued from other threads while the worker drained still
       // went to the ring (the stream was open); run what it did not reach.

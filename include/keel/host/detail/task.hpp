@@ -10,10 +10,12 @@
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <string>
 #include <thread>
 #include <type_traits>
 #include <utility>
 
+#include "keel/core/error.hpp"
 #include "keel/host/detail/fence.hpp"
 #include "keel/host/detail/spin.hpp"
 #include "keel/runtime/types.hpp"
@@ -212,6 +214,9 @@ class task_ring {
     }
   }
 
+  // The worker's thread, set once when it starts.
+  void set_consumer(std::thread::id id) noexcept { consumer_.store(id, std::memory_order_relaxed); }
+
   /** Tasks submitted so far. */
   std::uint64_t tail() const noexcept { return tail_.load(std::memory_order_seq_cst); }
   /** Tasks finished so far. */
@@ -235,16 +240,29 @@ class task_ring {
       while (lock_.load(std::memory_order_relaxed)) cpu_relax();
     }
   }
-  slot& acquire_slot(std::uint64_t t) noexcept {
+  // Caller holds the lock. A full ring waits for the worker, unless the
+  // caller is the worker itself (a task filling its own stream would wait
+  // for itself forever): that unlocks and throws would_deadlock.
+  slot& acquire_slot(std::uint64_t t) {
     while (t - cached_head_ >= capacity) {
       cached_head_ = head_.load(std::memory_order_acquire);
-      if (t - cached_head_ >= capacity) std::this_thread::yield();  // full: the worker is behind
+      if (t - cached_head_ < capacity) break;
+      if (std::this_thread::get_id() == consumer_.load(std::memory_order_relaxed)) {
+        lock_.store(false, std::memory_order_release);
+        refuse_own_fill();
+      }
+      std::this_thread::yield();  // full: the worker is behind
     }
     // The seq_cst store that publishes a slot waits for the slot's line to
     // arrive from the worker's cache (it read it one lap ago); asking for a
     // later slot's line now overlaps that transfer with this task's work.
     prefetch_for_write(&at(t + prefetch_distance));
     return at(t);
+  }
+  [[noreturn]] static void refuse_own_fill() {
+    throw_error(errc::would_deadlock, "keel::stream (a task issuing to its own stream)",
+                "the stream's queue of " + std::to_string(capacity) +
+                    " tasks is full and only this task's stream could drain it: a task cannot wait for itself");
   }
   static void prefetch_for_write(const void* p) noexcept {
 #if defined(__GNUC__) || defined(__clang__)
@@ -273,6 +291,7 @@ class task_ring {
   alignas(64) std::atomic<bool> lock_{false};
   std::uint64_t cached_head_ = 0;
   std::atomic<std::uint64_t> tail_{0};
+  std::atomic<std::thread::id> consumer_{};
   alignas(64) std::atomic<std::uint64_t> head_{0};
   alignas(64) std::unique_ptr<slot[]> slots_;
 };

@@ -262,3 +262,28 @@ TEST_CASE("host stream: a task that fills its own stream's queue gets would_dead
   s.launch_host([] {});         // and the stream still takes work
   s.synchronize();
 }
+
+TEST_CASE("host device: destroying the device before its streams, events, models and buffers is safe",
+          "[runtime][host][misuse]") {
+  auto dev = std::make_unique<keel::host::device>(keel::host::device_options{2, 4, 4});
+  keel::host::stream s{*dev};
+  keel::host::event e{*dev};
+  keel::host::device_buffer buf{s, 64};
+  int runs = 0;
+  keel::host::model m;
+  {
+    keel::host::capture_scope capture{s};
+    s.launch_host([&] { ++runs; });
+    m = capture.end();
+  }
+  dev.reset();  // the objects keep the device's state alive
+  CHECK(s.device().compute_workers() == 2);
+  m.execute(s);
+  e.record(s);
+  s.synchronize();
+  CHECK(e.query());
+  CHECK(runs == 1);
+  keel::host::stream late{s.device()};  // the device is still usable through its objects
+  late.wait(e);
+  late.synchronize();
+}

@@ -331,8 +331,9 @@ void wait_for(std::int32_t timeout, const char* function, Ready&& ready) {
 void check_unsafe_call(const char* api, const char* what) {
   const int mode = this_thread_state().capture_mode;
   if (mode == ACL_MODEL_RI_CAPTURE_MODE_RELAXED) return;
-  if (mode == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL) return keel::host::detail::check_unsafe_device(dev(), api, what);
-  keel::host::device& d = dev();
+  if (mode == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL)
+    return keel::host::detail::check_unsafe_device(dev().state(), api, what);
+  keel::host::detail::device_state& d = dev().state();
   if (d.strict_captures.load(std::memory_order_acquire) == 0) return;
   std::lock_guard<std::mutex> lock(d.capture_mutex);
   for (const keel::host::detail::capture_session* c : d.captures)

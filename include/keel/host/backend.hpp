@@ -87,11 +87,14 @@ struct record_mark : ref_counted {
 };
 
 struct event_state : ref_counted {
-  event_state(device& d, event_flags f) : dev(&d), flags(f), id(d.next_id.fetch_add(1)) {}
+  event_state(device_state& d, event_flags f) : dev(&d), flags(f), id(d.next_id.fetch_add(1)) { d.retain(); }
   ~event_state() {
     if (flags == event_flags::external) dev->live_external_.fetch_sub(1, std::memory_order_acq_rel);
+    device_state::drop(dev);
   }
-  device* dev;
+  event_state(const event_state&) = delete;
+  event_state& operator=(const event_state&) = delete;
+  device_state* dev;
   event_flags flags;
   std::uint64_t id;
   // The event's last record (null: never recorded), swapped by record() and
@@ -171,7 +174,7 @@ struct task_list {
 // group is marked orphaned and the claim holder deletes it when the claim
 // ends; so the updating stream's raw pointer stays valid.
 struct group_state {
-  explicit group_state(device& d, std::uint64_t stream) : id(d.next_id.fetch_add(1)), marked_on(stream) {}
+  explicit group_state(device_state& d, std::uint64_t stream) : id(d.next_id.fetch_add(1)), marked_on(stream) {}
   group_state(const group_state&) = delete;
   group_state& operator=(const group_state&) = delete;
 
@@ -394,9 +397,14 @@ struct capture_session : ref_counted {
 };
 
 struct model_state : ref_counted {
-  model_state(device& d, std::vector<replay_task> n, std::vector<ref_ptr<group_state>> g)
-      : dev(&d), id(d.next_id.fetch_add(1)), nodes(std::move(n)), groups(std::move(g)) {}
-  device* dev;
+  model_state(device_state& d, std::vector<replay_task> n, std::vector<ref_ptr<group_state>> g)
+      : dev(&d), id(d.next_id.fetch_add(1)), nodes(std::move(n)), groups(std::move(g)) {
+    d.retain();
+  }
+  ~model_state() { device_state::drop(dev); }
+  model_state(const model_state&) = delete;
+  model_state& operator=(const model_state&) = delete;
+  device_state* dev;
   std::uint64_t id;
   std::vector<replay_task> nodes;
   std::vector<ref_ptr<group_state>> groups;
@@ -430,9 +438,12 @@ struct model_state : ref_counted {
 };
 
 struct stream_state : ref_counted {
-  explicit stream_state(device& d) : dev(&d), id(d.next_id.fetch_add(1)) {}
+  explicit stream_state(device_state& d) : dev(&d), id(d.next_id.fetch_add(1)) { d.retain(); }
+  ~stream_state() { device_state::drop(dev); }
+  stream_state(const stream_state&) = delete;
+  stream_state& operator=(const stream_state&) = delete;
 
-  device* dev;
+  device_state* dev;
   std::uint64_t id;
   task_ring ring;
   std::atomic<bool> sleeping{false};
@@ -589,7 +600,7 @@ inline void check_unsafe(const capture_session& c, const char* api, const std::s
 }
 
 // The device-wide form: a call unsafe while any capture is in progress.
-inline void check_unsafe_device(device& dev, const char* api, const std::string& what) {
+inline void check_unsafe_device(device_state& dev, const char* api, const std::string& what) {
   if (dev.strict_captures.load(std::memory_order_acquire) == 0) return;
   std::lock_guard<std::mutex> lock(dev.capture_mutex);
   for (const capture_session* c : dev.captures) check_unsafe(*c, api, what);
@@ -765,7 +776,8 @@ struct backend {
 
   // ---- streams -----------------------------------------------------------
 
-  static stream_handle create_stream(device_type& dev) {
+  static stream_handle create_stream(device_type& d) {
+    detail::device_state& dev = d.state();
     auto* s = new detail::stream_state(dev);
     try {
       s->worker = std::thread([s] {
@@ -786,7 +798,7 @@ struct backend {
   }
 
   static void destroy_stream(stream_handle s) noexcept {
-    device& dev = *s->dev;
+    detail::device_state& dev = *s->dev;
     const bool from_own_task = std::this_thread::get_id() == s->worker.get_id();
     abort_update(*s);
     {
@@ -830,7 +842,7 @@ struct backend {
 
   // After the worker has stopped: what destroy_stream does once no work is left.
   static void finish_destroy(stream_handle s) noexcept {
-    device& dev = *s->dev;
+    detail::device_state& dev = *s->dev;
     {
       // Releases issued from other threads while the worker drained still
       // went to the ring (the stream was open); run what it did not reach.
@@ -856,7 +868,7 @@ struct backend {
   static void retain_stream(stream_handle s) noexcept { s->retain(); }
   static void release_stream(stream_handle s) noexcept { detail::ref_ptr<detail::stream_state>::drop(s); }
 
-  static device_type& device_of(stream_handle s) noexcept { return *s->dev; }
+  static device_type& device_of(stream_handle s) noexcept { return s->dev->facade(); }
   static std::uint64_t id_of(stream_handle s) noexcept { return s->id; }
 
   /** Waits for the stream's work; reports (and clears) its error state. */
@@ -897,7 +909,8 @@ struct backend {
   }
 
   /** Waits for every stream of the device: unsafe during capture. */
-  static void synchronize_device(device_type& dev) {
+  static void synchronize_device(device_type& d) {
+    detail::device_state& dev = d.state();
     static constexpr const char* api = "keel::host::synchronize_device";
     detail::check_unsafe_device(dev, api, "synchronizing the device");
     std::vector<detail::ref_ptr<detail::stream_state>> all;
@@ -928,7 +941,7 @@ struct backend {
       // The device comes from the stream when the task runs, so a kernel
       // with a few scalar arguments still fits in a ring slot.
       s->submit<false>([fn = std::forward<F>(f)](void* dev) {
-        launch_context ctx(*static_cast<device*>(dev));
+        launch_context ctx(*static_cast<detail::device_state*>(dev));
         fn(ctx);
       });
       return;
@@ -989,7 +1002,8 @@ struct backend {
   }
 
   /** Whether the calling thread began a capture still in progress on @p dev. */
-  static capture_info thread_capture_status(device_type& dev) {
+  static capture_info thread_capture_status(device_type& d) {
+    detail::device_state& dev = d.state();
     std::lock_guard<std::mutex> lock(dev.capture_mutex);
     capture_info info;
     for (const detail::capture_session* c : dev.captures) {
@@ -1005,7 +1019,8 @@ struct backend {
 
   // ---- events ------------------------------------------------------------
 
-  static event_handle create_event(device_type& dev, event_flags flags) {
+  static event_handle create_event(device_type& d, event_flags flags) {
+    detail::device_state& dev = d.state();
     if (flags == event_flags::external) {
       std::size_t n = dev.live_external_.load(std::memory_order_relaxed);
       do {
@@ -1176,7 +1191,7 @@ struct backend {
 
   static void capture_begin(stream_handle s, capture_mode mode) {
     static constexpr const char* api = "keel::capture_scope";
-    device& dev = *s->dev;
+    detail::device_state& dev = *s->dev;
     std::lock_guard<std::mutex> lock(dev.capture_mutex);
     if (s->session) throw_error(errc::capture_violation, api, "capture cannot begin: " + detail::describe_capture(*s->session, *s));
     bool updating = false;
@@ -1210,7 +1225,7 @@ struct backend {
 
   static model_handle capture_end(stream_handle s) {
     static constexpr const char* api = "keel::capture_scope::end";
-    device& dev = *s->dev;
+    detail::device_state& dev = *s->dev;
     std::lock_guard<std::mutex> lock(dev.capture_mutex);
     if (!s->session) throw_error(errc::invalid_state, api, s->describe() + " is not capturing");
     detail::capture_session& c = *s->session;
@@ -1270,7 +1285,7 @@ struct backend {
 
   static void group_begin(stream_handle s) {
     static constexpr const char* api = "keel::task_group_scope";
-    device& dev = *s->dev;
+    detail::device_state& dev = *s->dev;
     std::lock_guard<std::mutex> lock(dev.capture_mutex);
     if (!s->session)
       throw_error(errc::capture_violation, api, "a task group is marked during capture, and " + s->describe() +
@@ -1295,7 +1310,7 @@ struct backend {
   }
 
   static group_handle group_end(stream_handle s) {
-    device& dev = *s->dev;
+    detail::device_state& dev = *s->dev;
     std::lock_guard<std::mutex> lock(dev.capture_mutex);
     if (!s->session || dev.group_stream != s)
       throw_error(errc::invalid_state, "keel::task_group_scope::end", s->describe() + " is not marking a task group");
@@ -1466,7 +1481,7 @@ struct backend {
   static buffer_handle allocate(stream_handle s, std::size_t bytes, memory_kind kind) {
     // Reserve the bytes against the device's memory limit first; ~block
     // gives them back when the stream-ordered release has run.
-    device& dev = *s->dev;
+    detail::device_state& dev = *s->dev;
     // No object may be larger than PTRDIFF_MAX bytes, and the aligned
     // operator new rounds sizes up (libstdc++ 12 wraps near SIZE_MAX and
     // returns a few bytes): refuse before anything is reserved.
@@ -1539,7 +1554,7 @@ struct backend {
     if (e->session && e->session->active) detail::check_unsafe(*e->session, api, what);
   }
 
-  static void reserve_model(device& dev, const char* api) {
+  static void reserve_model(detail::device_state& dev, const char* api) {
     std::size_t n = dev.live_models_.load(std::memory_order_relaxed);
     do {
       if (n >= dev.max_live_models())
@@ -1550,7 +1565,7 @@ struct backend {
   }
 
   static void discard_locked(detail::capture_session& c) noexcept {
-    device& dev = *c.origin->dev;
+    detail::device_state& dev = *c.origin->dev;
     if (c.open_group) {
       c.open_group = {};
       dev.group_stream = nullptr;

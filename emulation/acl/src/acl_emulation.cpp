@@ -18,6 +18,7 @@
 #include <condition_variable>
 #include <deque>
 #include <memory>
+#include <climits>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -330,8 +331,9 @@ void wait_for(std::int32_t timeout, const char* function, Ready&& ready) {
 void check_unsafe_call(const char* api, const char* what) {
   const int mode = this_thread_state().capture_mode;
   if (mode == ACL_MODEL_RI_CAPTURE_MODE_RELAXED) return;
-  if (mode == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL) return keel::host::detail::check_unsafe_device(dev(), api, what);
-  keel::host::device& d = dev();
+  if (mode == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL)
+    return keel::host::detail::check_unsafe_device(dev().state(), api, what);
+  keel::host::detail::device_state& d = dev().state();
   if (d.strict_captures.load(std::memory_order_acquire) == 0) return;
   std::lock_guard<std::mutex> lock(d.capture_mutex);
   for (const keel::host::detail::capture_session* c : d.captures)
@@ -344,6 +346,9 @@ void check_unsafe_call(const char* api, const char* what) {
 
 void* allocate(std::unordered_map<void*, std::size_t>& where, std::size_t size, const char* function) {
   if (size == 0) throw_rule(errc::invalid_parameter, function, "size is 0");
+  // Larger than any object can be (the aligned operator new would wrap while
+  // rounding): the device has no such memory.
+  if (size > static_cast<std::size_t>(PTRDIFF_MAX)) throw std::bad_alloc();
   void* p = ::operator new(size, std::align_val_t{64});
   std::lock_guard<std::mutex> lock(book().m);
   try {

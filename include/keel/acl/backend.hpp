@@ -188,6 +188,11 @@ struct stream_box {
   device* dev = nullptr;
   std::uint64_t id = 0;
   bool adopted = false;  // made elsewhere: keel never destroys it; the record belongs to the device
+  // The owner and every scope on the stream hold the record (retain_stream);
+  // after destroy_stream the ACL stream is gone and `destroyed` says so, so a
+  // scope's late end never hands ACL a destroyed (or reused) handle.
+  std::atomic<long> refs{1};
+  std::atomic<bool> destroyed{false};
   std::mutex m;                              // guards the fields below
   std::vector<std::shared_ptr<void>> keep;   // owners of memory queued work uses, until a synchronize
   keel::capture_mode mode = keel::capture_mode::global;  // of the capture this stream began
@@ -370,6 +375,11 @@ class device {
   std::mutex captures_m_;
   std::vector<detail::stream_box*> captures_;  // streams that began a capture still in progress
   std::atomic<std::size_t> capture_count_{0};  // captures_.size(), read without the lock
+  // Destructions a host callable asked for of its own stream: each runs on
+  // a thread of its own (the callable's reporting thread cannot wait for
+  // its stream), joined here at the latest when the device goes.
+  std::mutex deferred_m_;
+  std::vector<std::thread> deferred_destroys_;
 };
 
 /**
@@ -486,6 +496,7 @@ struct backend {
 
   static void destroy_stream(stream_handle s) noexcept {
     if (s->adopted) return;  // its maker destroys it; the record stays with the device
+    if (on_own_reporting_thread(s)) return defer_destroy(s);
     const api& a = entered(*s->dev);
     capture_discard(s);
     leave_lane(s);
@@ -493,7 +504,16 @@ struct backend {
     stop_host_callbacks(s);
     const status st = a.aclrtDestroyStream.get() != nullptr ? a.aclrtDestroyStream.get()(s->native) : 0;
     if (st != 0) report_error(make_status_code(st), "aclrtDestroyStream", "the stream could not be destroyed");
-    delete s;
+    s->destroyed.store(true, std::memory_order_release);
+    release_stream(s);
+  }
+
+  /** Keeps keel's record of the stream (not the ACL stream) alive past destroy_stream (see the host backend). */
+  static void retain_stream(stream_handle s) noexcept {
+    if (!s->adopted) s->refs.fetch_add(1, std::memory_order_relaxed);
+  }
+  static void release_stream(stream_handle s) noexcept {
+    if (!s->adopted && s->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete s;
   }
 
   /**
@@ -762,6 +782,7 @@ struct backend {
   }
 
   static model_handle capture_end(stream_handle s) {
+    refuse_destroyed(s, "keel::capture_scope::end");
     device& dev = *s->dev;
     check_capture_may_end(s);
     auto box = std::make_unique<detail::model_box>();
@@ -779,6 +800,7 @@ struct backend {
   }
 
   static void capture_discard(stream_handle s) noexcept {
+    if (s->destroyed.load(std::memory_order_acquire)) return;  // destroy_stream discarded it
     if (!still_capturing(s)) return forget_capture(s, nullptr);
     const api& a = entered(*s->dev);
     {
@@ -853,6 +875,7 @@ struct backend {
   }
 
   static group_handle group_end(stream_handle s) {
+    refuse_destroyed(s, "keel::task_group_scope::end");
     auto box = std::make_unique<detail::group_box>();
     s->dev->check(entered(*s->dev).aclmdlRICaptureTaskGrpEnd(s->native, &box->native), "aclmdlRICaptureTaskGrpEnd");
     // The group belongs to the capture s takes part in, which s may have
@@ -872,6 +895,7 @@ struct backend {
   }
 
   static void group_abort(stream_handle s) noexcept {
+    if (s->destroyed.load(std::memory_order_acquire)) return;  // its capture went with the stream
     task_group_handle g = nullptr;
     const auto end = entered(*s->dev).aclmdlRICaptureTaskGrpEnd.get();
     if (end != nullptr) end(s->native, &g);  // ACL cannot cancel a group: end it and drop the handle
@@ -893,6 +917,7 @@ struct backend {
     s->updating = true;
   }
   static void update_end(stream_handle s) {
+    refuse_destroyed(s, "keel::update_scope::end");
     const status st = entered(*s->dev).aclmdlRICaptureTaskUpdateEnd(s->native);
     {
       std::lock_guard<std::mutex> lock(s->m);
@@ -901,6 +926,7 @@ struct backend {
     s->dev->check(st, "aclmdlRICaptureTaskUpdateEnd");
   }
   static void update_abort(stream_handle s) noexcept {
+    if (s->destroyed.load(std::memory_order_acquire)) return;
     const auto end = entered(*s->dev).aclmdlRICaptureTaskUpdateEnd.get();
     if (end != nullptr) end(s->native);
     std::lock_guard<std::mutex> lock(s->m);
@@ -1283,6 +1309,33 @@ struct backend {
 
   // s goes away (destroyed, or its adopted record forgotten): it leaves the
   // capture it is a lane of.
+  // Whether the calling thread is the one running s's host callables.
+  static bool on_own_reporting_thread(stream_handle s) noexcept {
+    std::lock_guard<std::mutex> lock(s->m);
+    return s->callbacks && s->callbacks->reporter.get_id() == std::this_thread::get_id();
+  }
+
+  // A host callable destroyed its own stream: waiting for the stream there
+  // would wait for the callable itself. The destruction runs on a thread of
+  // its own once the callable has returned (reported, as on the host backend).
+  static void defer_destroy(stream_handle s) noexcept {
+    device& dev = *s->dev;
+    report_error(make_error_code(keel::errc::would_deadlock), "keel::acl::destroy_stream",
+                 "a host callable destroyed its own stream: the destruction is deferred until the stream has run "
+                 "the work already issued");
+    try {
+      std::lock_guard<std::mutex> lock(dev.deferred_m_);
+      dev.deferred_destroys_.emplace_back([s] { destroy_stream(s); });
+    } catch (...) {
+      report_current_exception("keel::acl::destroy_stream");  // no thread: the stream stays alive, unowned
+    }
+  }
+
+  static void refuse_destroyed(stream_handle s, const char* api) {
+    if (s->destroyed.load(std::memory_order_acquire))
+      throw_error(keel::errc::invalid_handle, api, "the scope's stream #" + std::to_string(s->id) + " was destroyed");
+  }
+
   static void leave_lane(stream_handle s) noexcept {
     std::lock_guard<std::mutex> lock(s->dev->captures_m_);
     if (s->lane_of != nullptr) {
@@ -1424,6 +1477,16 @@ struct backend {
 
 inline device::~device() {
   enter();
+  // Streams whose own host callables destroyed them (backend::defer_destroy).
+  for (;;) {
+    std::vector<std::thread> pending;
+    {
+      std::lock_guard<std::mutex> lock(deferred_m_);
+      pending.swap(deferred_destroys_);
+    }
+    if (pending.empty()) break;
+    for (auto& t : pending) t.join();
+  }
   // Adopted streams' reporting threads: unsubscribed and joined (a joinable
   // std::thread destroyed with its record would std::terminate).
   for (auto& adopted : adopted_streams_) backend::stop_host_callbacks(adopted.second.get());

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -48,6 +49,22 @@ struct wait_point {
     }
     sleepers.fetch_sub(1, std::memory_order_relaxed);
   }
+  // The bounded form: false if the predicate is still false at the deadline.
+  template <class Pred>
+  bool wait_until(std::chrono::microseconds spin_budget, clock::time_point deadline, Pred pred) {
+    if (spin_until(std::min(spin_budget, std::chrono::duration_cast<std::chrono::microseconds>(
+                                             std::max(deadline - clock::now(), clock::duration::zero()))),
+                   pred))
+      return true;
+    sleepers.fetch_add(1, std::memory_order_seq_cst);
+    bool met = false;
+    {
+      std::unique_lock<std::mutex> lock(m);
+      met = cv.wait_until(lock, deadline, pred);
+    }
+    sleepers.fetch_sub(1, std::memory_order_relaxed);
+    return met;
+  }
   // Call after a seq_cst store that makes a predicate true.
   void notify() {
     if (sleepers.load(std::memory_order_seq_cst) > 0) {
@@ -60,18 +77,31 @@ struct wait_point {
 struct capture_session;
 struct group_state;
 
+// One record of a default or timing event: what a wait issued after it (and
+// before the next record) waits for. Records on different streams complete
+// in any order, so each has its own mark: a later record completing first
+// must not release a wait for an earlier one (CUDA's and ACL's rule).
+struct record_mark : ref_counted {
+  std::atomic<bool> done{false};
+  std::atomic<std::int64_t> stamp_ns{0};
+};
+
 struct event_state : ref_counted {
-  event_state(device& d, event_flags f) : dev(&d), flags(f), id(d.next_id.fetch_add(1)) {}
+  event_state(device_state& d, event_flags f) : dev(&d), flags(f), id(d.next_id.fetch_add(1)) { d.retain(); }
   ~event_state() {
     if (flags == event_flags::external) dev->live_external_.fetch_sub(1, std::memory_order_acq_rel);
+    device_state::drop(dev);
   }
-  device* dev;
+  event_state(const event_state&) = delete;
+  event_state& operator=(const event_state&) = delete;
+  device_state* dev;
   event_flags flags;
   std::uint64_t id;
-  std::atomic<std::uint64_t> recorded{0};
-  std::atomic<std::uint64_t> completed{0};
+  // The event's last record (null: never recorded), swapped by record() and
+  // read by wait/query/synchronize under a lock of a few instructions.
+  spin_lock last_lock;
+  ref_ptr<record_mark> last;
   std::atomic<bool> signalled{false};
-  std::atomic<std::int64_t> stamp_ns{0};
   wait_point waiters;
   // Where the last record happened, if it was inside a capture (guarded by
   // dev->capture_mutex; `captured` is the lock-free hint).
@@ -80,13 +110,23 @@ struct event_state : ref_counted {
   std::size_t lane = 0;
   std::size_t position = 0;
 
-  void complete(std::uint64_t gen) {
+  ref_ptr<record_mark> last_record() {
+    std::lock_guard<spin_lock> lock(last_lock);
+    return last;
+  }
+  // A new record; the caller enqueues complete(mark) in stream order.
+  ref_ptr<record_mark> begin_record() {
+    ref_ptr<record_mark> mark(new record_mark, {});
+    ref_ptr<record_mark> previous;  // dropped after the lock
+    std::lock_guard<spin_lock> lock(last_lock);
+    previous = std::exchange(last, mark);
+    return mark;
+  }
+  void complete(record_mark& mark) {
     if (flags == event_flags::timing)
-      stamp_ns.store(std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now().time_since_epoch()).count(),
-                     std::memory_order_relaxed);
-    std::uint64_t cur = completed.load(std::memory_order_relaxed);
-    while (cur < gen && !completed.compare_exchange_weak(cur, gen, std::memory_order_seq_cst)) {
-    }
+      mark.stamp_ns.store(std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now().time_since_epoch()).count(),
+                          std::memory_order_relaxed);
+    mark.done.store(true, std::memory_order_seq_cst);
     waiters.notify();
   }
   void signal() {
@@ -96,8 +136,18 @@ struct event_state : ref_counted {
   void block_until_signalled() {
     waiters.wait(dev->spin_budget(), [this] { return signalled.load(std::memory_order_seq_cst); });
   }
-  void block_until(std::uint64_t gen) {
-    waiters.wait(dev->spin_budget(), [this, gen] { return completed.load(std::memory_order_seq_cst) >= gen; });
+  void block_until(const record_mark& mark) {
+    waiters.wait(dev->spin_budget(), [&mark] { return mark.done.load(std::memory_order_seq_cst); });
+  }
+  // What event synchronize waits for: the signal, or the last record at the call.
+  bool wait_until(clock::time_point deadline) {
+    if (flags == event_flags::external)
+      return waiters.wait_until(dev->spin_budget(), deadline,
+                                [this] { return signalled.load(std::memory_order_seq_cst); });
+    const ref_ptr<record_mark> mark = last_record();
+    if (!mark) return true;
+    return waiters.wait_until(dev->spin_budget(), deadline,
+                              [&mark] { return mark->done.load(std::memory_order_seq_cst); });
   }
 };
 
@@ -124,7 +174,7 @@ struct task_list {
 // group is marked orphaned and the claim holder deletes it when the claim
 // ends; so the updating stream's raw pointer stays valid.
 struct group_state {
-  explicit group_state(device& d, std::uint64_t stream) : id(d.next_id.fetch_add(1)), marked_on(stream) {}
+  explicit group_state(device_state& d, std::uint64_t stream) : id(d.next_id.fetch_add(1)), marked_on(stream) {}
   group_state(const group_state&) = delete;
   group_state& operator=(const group_state&) = delete;
 
@@ -347,24 +397,53 @@ struct capture_session : ref_counted {
 };
 
 struct model_state : ref_counted {
-  model_state(device& d, std::vector<replay_task> n, std::vector<ref_ptr<group_state>> g)
-      : dev(&d), id(d.next_id.fetch_add(1)), nodes(std::move(n)), groups(std::move(g)) {}
-  device* dev;
+  model_state(device_state& d, std::vector<replay_task> n, std::vector<ref_ptr<group_state>> g)
+      : dev(&d), id(d.next_id.fetch_add(1)), nodes(std::move(n)), groups(std::move(g)) {
+    d.retain();
+  }
+  ~model_state() { device_state::drop(dev); }
+  model_state(const model_state&) = delete;
+  model_state& operator=(const model_state&) = delete;
+  device_state* dev;
   std::uint64_t id;
   std::vector<replay_task> nodes;
   std::vector<ref_ptr<group_state>> groups;
 
   // The replay loop: the recorded work runs right here, on the executing
-  // stream's worker, one indirect call per task.
-  void run() const {
-    for (const replay_task& t : nodes) t();
+  // stream's worker, one indirect call per task. After a task throws (or
+  // when the stream is already in its error state: work == false) the rest
+  // of the work is skipped but event operations still run, so a stream
+  // waiting on an event this model records never hangs; the first failure
+  // is rethrown at the end.
+  void run(bool work = true) const {
+    std::exception_ptr failure;
+    for (const replay_task& t : nodes) {
+      if (work) {
+        try {
+          t();
+        } catch (...) {
+          failure = std::current_exception();
+          work = false;
+        }
+      } else if (t.runs_when_failed()) {
+        try {
+          t.run_failed();
+        } catch (...) {
+          if (!failure) failure = std::current_exception();
+        }
+      }
+    }
+    if (failure) std::rethrow_exception(failure);
   }
 };
 
 struct stream_state : ref_counted {
-  explicit stream_state(device& d) : dev(&d), id(d.next_id.fetch_add(1)) {}
+  explicit stream_state(device_state& d) : dev(&d), id(d.next_id.fetch_add(1)) { d.retain(); }
+  ~stream_state() { device_state::drop(dev); }
+  stream_state(const stream_state&) = delete;
+  stream_state& operator=(const stream_state&) = delete;
 
-  device* dev;
+  device_state* dev;
   std::uint64_t id;
   task_ring ring;
   std::atomic<bool> sleeping{false};
@@ -374,6 +453,7 @@ struct stream_state : ref_counted {
   std::condition_variable done_cv;
   std::atomic<int> waiters{0};
   std::atomic<bool> failed{false};
+  std::atomic<bool> destroy_on_exit{false};  // a task destroyed its own stream (destroy_stream)
   std::string failure;  // guarded by m
   std::mutex close_m;
   bool closed = false;  // guarded by close_m
@@ -520,7 +600,7 @@ inline void check_unsafe(const capture_session& c, const char* api, const std::s
 }
 
 // The device-wide form: a call unsafe while any capture is in progress.
-inline void check_unsafe_device(device& dev, const char* api, const std::string& what) {
+inline void check_unsafe_device(device_state& dev, const char* api, const std::string& what) {
   if (dev.strict_captures.load(std::memory_order_acquire) == 0) return;
   std::lock_guard<std::mutex> lock(dev.capture_mutex);
   for (const capture_session* c : dev.captures) check_unsafe(*c, api, what);
@@ -696,10 +776,18 @@ struct backend {
 
   // ---- streams -----------------------------------------------------------
 
-  static stream_handle create_stream(device_type& dev) {
+  static stream_handle create_stream(device_type& d) {
+    detail::device_state& dev = d.state();
     auto* s = new detail::stream_state(dev);
     try {
-      s->worker = std::thread([s] { s->run(); });
+      s->worker = std::thread([s] {
+        s->ring.set_consumer(std::this_thread::get_id());
+        s->run();
+        if (s->destroy_on_exit.load(std::memory_order_relaxed)) {
+          s->worker.detach();  // this thread finishes its stream's destruction, then ends
+          finish_destroy(s);
+        }
+      });
     } catch (...) {
       detail::ref_ptr<detail::stream_state>::drop(s);
       throw;
@@ -710,7 +798,8 @@ struct backend {
   }
 
   static void destroy_stream(stream_handle s) noexcept {
-    device& dev = *s->dev;
+    detail::device_state& dev = *s->dev;
+    const bool from_own_task = std::this_thread::get_id() == s->worker.get_id();
     abort_update(*s);
     {
       std::lock_guard<std::mutex> lock(dev.capture_mutex);
@@ -729,12 +818,31 @@ struct backend {
         }
       }
     }
+    if (from_own_task) {
+      // A task destroying its own stream cannot wait for the stream (it is
+      // part of the stream's work): the destruction is deferred. The worker
+      // runs the work already issued, then finishes it (finish_destroy).
+      report_error(make_error_code(errc::would_deadlock), "keel::host::destroy_stream",
+                   ("a task running on " + s->describe() +
+                    " destroyed its own stream: the destruction is deferred until the stream has run the work "
+                    "already issued")
+                       .c_str());
+      s->destroy_on_exit.store(true, std::memory_order_relaxed);
+      s->stopping.store(true, std::memory_order_seq_cst);
+      return;
+    }
     s->stopping.store(true, std::memory_order_seq_cst);
     {
       std::lock_guard<std::mutex> lock(s->m);
       s->wake_cv.notify_all();
     }
     s->worker.join();
+    finish_destroy(s);
+  }
+
+  // After the worker has stopped: what destroy_stream does once no work is left.
+  static void finish_destroy(stream_handle s) noexcept {
+    detail::device_state& dev = *s->dev;
     {
       // Releases issued from other threads while the worker drained still
       // went to the ring (the stream was open); run what it did not reach.
@@ -752,7 +860,15 @@ struct backend {
     detail::ref_ptr<detail::stream_state>::drop(s);
   }
 
-  static device_type& device_of(stream_handle s) noexcept { return *s->dev; }
+  /**
+   * Keeps the stream's record (not its work) alive past destroy_stream: a
+   * scope whose stream is destroyed first then finds the capture, group or
+   * update already ended instead of touching freed memory.
+   */
+  static void retain_stream(stream_handle s) noexcept { s->retain(); }
+  static void release_stream(stream_handle s) noexcept { detail::ref_ptr<detail::stream_state>::drop(s); }
+
+  static device_type& device_of(stream_handle s) noexcept { return s->dev->facade(); }
   static std::uint64_t id_of(stream_handle s) noexcept { return s->id; }
 
   /** Waits for the stream's work; reports (and clears) its error state. */
@@ -793,7 +909,8 @@ struct backend {
   }
 
   /** Waits for every stream of the device: unsafe during capture. */
-  static void synchronize_device(device_type& dev) {
+  static void synchronize_device(device_type& d) {
+    detail::device_state& dev = d.state();
     static constexpr const char* api = "keel::host::synchronize_device";
     detail::check_unsafe_device(dev, api, "synchronizing the device");
     std::vector<detail::ref_ptr<detail::stream_state>> all;
@@ -824,7 +941,7 @@ struct backend {
       // The device comes from the stream when the task runs, so a kernel
       // with a few scalar arguments still fits in a ring slot.
       s->submit<false>([fn = std::forward<F>(f)](void* dev) {
-        launch_context ctx(*static_cast<device*>(dev));
+        launch_context ctx(*static_cast<detail::device_state*>(dev));
         fn(ctx);
       });
       return;
@@ -885,7 +1002,8 @@ struct backend {
   }
 
   /** Whether the calling thread began a capture still in progress on @p dev. */
-  static capture_info thread_capture_status(device_type& dev) {
+  static capture_info thread_capture_status(device_type& d) {
+    detail::device_state& dev = d.state();
     std::lock_guard<std::mutex> lock(dev.capture_mutex);
     capture_info info;
     for (const detail::capture_session* c : dev.captures) {
@@ -901,7 +1019,8 @@ struct backend {
 
   // ---- events ------------------------------------------------------------
 
-  static event_handle create_event(device_type& dev, event_flags flags) {
+  static event_handle create_event(device_type& d, event_flags flags) {
+    detail::device_state& dev = d.state();
     if (flags == event_flags::external) {
       std::size_t n = dev.live_external_.load(std::memory_order_relaxed);
       do {
@@ -950,8 +1069,8 @@ struct backend {
     if (e->flags == event_flags::external) {
       s->submit<true>([ev] { ev->signal(); });
     } else {
-      const std::uint64_t gen = e->recorded.fetch_add(1, std::memory_order_acq_rel) + 1;
-      s->submit<true>([ev, gen] { ev->complete(gen); });
+      detail::ref_ptr<detail::record_mark> mark = e->begin_record();
+      s->submit<true>([ev, mark] { ev->complete(*mark); });
     }
   }
 
@@ -1009,9 +1128,12 @@ struct backend {
         return;
       }
     }
-    const std::uint64_t target = e->recorded.load(std::memory_order_acquire);
-    if (target == 0) return;  // never recorded: nothing to wait for (device semantics)
-    s->submit<true>([ev, target] { ev->block_until(target); });
+    // The wait is for the event's last record now; a later record (on any
+    // stream, completing first or not) is not what this wait waits for.
+    detail::ref_ptr<detail::record_mark> mark = e->last_record();
+    if (!mark) return;  // never recorded: nothing to wait for (device semantics)
+    if (mark->done.load(std::memory_order_acquire)) return;  // already complete: nothing to enqueue
+    s->submit<true>([ev, mark] { ev->block_until(*mark); });
   }
 
   /** Clears an external event's signal, in stream order. */
@@ -1035,15 +1157,16 @@ struct backend {
   static bool query(event_handle e) {
     check_event_safe(e, "keel::event::query", "querying an event recorded inside the capture");
     if (e->flags == event_flags::external) return e->signalled.load(std::memory_order_acquire);
-    return e->completed.load(std::memory_order_acquire) >= e->recorded.load(std::memory_order_acquire);
+    const detail::ref_ptr<detail::record_mark> mark = e->last_record();
+    return !mark || mark->done.load(std::memory_order_acquire);
   }
 
   static void synchronize(event_handle e) {
     check_event_safe(e, "keel::event::synchronize", "synchronizing an event recorded inside the capture");
     if (e->flags == event_flags::external) {
       e->block_until_signalled();
-    } else {
-      e->block_until(e->recorded.load(std::memory_order_acquire));
+    } else if (const detail::ref_ptr<detail::record_mark> mark = e->last_record()) {
+      e->block_until(*mark);
     }
   }
 
@@ -1052,12 +1175,15 @@ struct backend {
     static constexpr const char* api = "keel::event::elapsed_time";
     if (start->flags != event_flags::timing || end->flags != event_flags::timing)
       throw_error(errc::invalid_parameter, api, "both events must be created with event_flags::timing");
-    for (event_handle e : {start, end}) {
-      const auto rec = e->recorded.load(std::memory_order_acquire);
-      if (rec == 0 || e->completed.load(std::memory_order_acquire) < rec)
+    detail::ref_ptr<detail::record_mark> marks[2];
+    for (int i = 0; i < 2; ++i) {
+      event_handle e = i == 0 ? start : end;
+      marks[i] = e->last_record();
+      if (!marks[i] || !marks[i]->done.load(std::memory_order_acquire))
         throw_error(errc::invalid_state, api, "event #" + std::to_string(e->id) + " has not completed a record");
     }
-    const auto ns = end->stamp_ns.load(std::memory_order_relaxed) - start->stamp_ns.load(std::memory_order_relaxed);
+    const auto ns =
+        marks[1]->stamp_ns.load(std::memory_order_relaxed) - marks[0]->stamp_ns.load(std::memory_order_relaxed);
     return static_cast<float>(static_cast<double>(ns) / 1e6);
   }
 
@@ -1065,7 +1191,7 @@ struct backend {
 
   static void capture_begin(stream_handle s, capture_mode mode) {
     static constexpr const char* api = "keel::capture_scope";
-    device& dev = *s->dev;
+    detail::device_state& dev = *s->dev;
     std::lock_guard<std::mutex> lock(dev.capture_mutex);
     if (s->session) throw_error(errc::capture_violation, api, "capture cannot begin: " + detail::describe_capture(*s->session, *s));
     bool updating = false;
@@ -1099,7 +1225,7 @@ struct backend {
 
   static model_handle capture_end(stream_handle s) {
     static constexpr const char* api = "keel::capture_scope::end";
-    device& dev = *s->dev;
+    detail::device_state& dev = *s->dev;
     std::lock_guard<std::mutex> lock(dev.capture_mutex);
     if (!s->session) throw_error(errc::invalid_state, api, s->describe() + " is not capturing");
     detail::capture_session& c = *s->session;
@@ -1145,20 +1271,21 @@ struct backend {
   /** Runs the model on the stream, after the stream's earlier work. */
   static void execute(model_handle m, stream_handle s) {
     detail::ref_ptr<detail::model_state> keep(m);
-    auto body = [keep] { keep->run(); };
     if (s->redirect.load(std::memory_order_acquire) == 0) {
-      s->submit<false>(std::move(body));
+      // Runs in the error state too: the model's event operations still run.
+      s->submit<false>(detail::make_failure_aware([keep](bool work) { keep->run(work); }));
       return;
     }
-    detail::redirect_task(*s, std::move(body), detail::replay_task::category::model, kernel_kind{""},
-                          "keel::model::execute");
+    detail::redirect_task(*s, detail::make_failure_aware([keep](bool work) { keep->run(work); }),
+                          detail::replay_task::category::model,
+                          kernel_kind{""}, "keel::model::execute");
   }
 
   // ---- task groups and updates -------------------------------------------
 
   static void group_begin(stream_handle s) {
     static constexpr const char* api = "keel::task_group_scope";
-    device& dev = *s->dev;
+    detail::device_state& dev = *s->dev;
     std::lock_guard<std::mutex> lock(dev.capture_mutex);
     if (!s->session)
       throw_error(errc::capture_violation, api, "a task group is marked during capture, and " + s->describe() +
@@ -1183,7 +1310,7 @@ struct backend {
   }
 
   static group_handle group_end(stream_handle s) {
-    device& dev = *s->dev;
+    detail::device_state& dev = *s->dev;
     std::lock_guard<std::mutex> lock(dev.capture_mutex);
     if (!s->session || dev.group_stream != s)
       throw_error(errc::invalid_state, "keel::task_group_scope::end", s->describe() + " is not marking a task group");
@@ -1354,7 +1481,14 @@ struct backend {
   static buffer_handle allocate(stream_handle s, std::size_t bytes, memory_kind kind) {
     // Reserve the bytes against the device's memory limit first; ~block
     // gives them back when the stream-ordered release has run.
-    device& dev = *s->dev;
+    detail::device_state& dev = *s->dev;
+    // No object may be larger than PTRDIFF_MAX bytes, and the aligned
+    // operator new rounds sizes up (libstdc++ 12 wraps near SIZE_MAX and
+    // returns a few bytes): refuse before anything is reserved.
+    if (bytes > static_cast<std::size_t>(PTRDIFF_MAX))
+      throw_error(errc::out_of_memory, "keel::buffer",
+                  "cannot allocate " + std::to_string(bytes) + " bytes: larger than the largest object (" +
+                      std::to_string(PTRDIFF_MAX) + " bytes)");
     const std::size_t limit = dev.memory_limit();
     std::size_t used = dev.memory_in_use_.load(std::memory_order_relaxed);
     do {
@@ -1420,7 +1554,7 @@ struct backend {
     if (e->session && e->session->active) detail::check_unsafe(*e->session, api, what);
   }
 
-  static void reserve_model(device& dev, const char* api) {
+  static void reserve_model(detail::device_state& dev, const char* api) {
     std::size_t n = dev.live_models_.load(std::memory_order_relaxed);
     do {
       if (n >= dev.max_live_models())
@@ -1431,7 +1565,7 @@ struct backend {
   }
 
   static void discard_locked(detail::capture_session& c) noexcept {
-    device& dev = *c.origin->dev;
+    detail::device_state& dev = *c.origin->dev;
     if (c.open_group) {
       c.open_group = {};
       dev.group_stream = nullptr;

@@ -21,6 +21,8 @@
 
 namespace keel::host {
 
+class device;
+
 namespace detail {
 struct stream_state;
 struct capture_session;
@@ -51,18 +53,15 @@ struct device_options {
   std::chrono::microseconds spin_budget{50};
 };
 
-/**
- * @brief A CPU standing in for an accelerator: owns the compute workers and
- * the device-wide limits and capture books.
- *
- * Ownership: owns its worker threads; not copyable or movable; must outlive
- * every stream, event, model and buffer made on it. Thread safety: every
- * member is thread-safe. Exceptions: the constructor throws std::system_error
- * if a thread cannot start; the others say what they throw.
- */
-class device {
+/// @cond
+namespace detail {
+// What a host device is: the compute workers, the limits and the capture
+// books, shared by the user's device object and every stream, event and
+// model made on it (an intrusive count), so that destroying the device
+// object first leaves them working; the state goes with the last of them.
+class device_state {
  public:
-  explicit device(device_options options = {})
+  explicit device_state(device_options options)
       : max_live_models_(options.max_live_models),
         max_external_events_(options.max_external_events),
         memory_limit_(options.memory_limit),
@@ -73,15 +72,16 @@ class device {
     // workers, so the pool holds one thread fewer.
     for (unsigned i = 1; i < workers_; ++i) pool_.emplace_back([this] { pool_loop(); });
   }
-  device(const device&) = delete;
-  device& operator=(const device&) = delete;
-  ~device() {
+  device_state(const device_state&) = delete;
+  device_state& operator=(const device_state&) = delete;
+  ~device_state() {
     {
       std::lock_guard<std::mutex> lock(pool_mutex_);
       stopping_.store(true, std::memory_order_relaxed);
     }
     pool_cv_.notify_all();
     for (auto& t : pool_) t.join();
+    delete_view();
   }
 
   /** @brief The number of compute workers a kernel may use. Throws: nothing. */
@@ -149,7 +149,14 @@ class device {
     if (j.failure) std::rethrow_exception(j.failure);
   }
 
-  /// @cond
+  void retain() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
+  static void drop(device_state* d) noexcept {
+    if (d != nullptr && d->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete d;
+  }
+  // The device object users see for this state: the one they made while it
+  // lives, else a view the state keeps of itself.
+  device& facade() noexcept;
+
   // The capture books (guarded by capture_mutex): active captures, and the
   // stream marking a task group, if any.
   std::mutex capture_mutex;
@@ -162,7 +169,7 @@ class device {
   std::atomic<std::size_t> live_models_{0};
   std::atomic<std::size_t> live_external_{0};
   std::atomic<std::size_t> memory_in_use_{0};
-  /// @endcond
+  std::atomic<device*> owner_{nullptr};
 
  private:
   struct job {
@@ -239,7 +246,85 @@ class device {
   std::atomic<bool> stopping_{false};
   int sleepers_ = 0;  // guarded by pool_mutex_
   std::vector<std::thread> pool_;
+  std::atomic<long> refs_{1};
+  device* self_view_ = nullptr;  // made on first need by facade(), deleted with the state
+  void delete_view() noexcept;
+  std::mutex self_view_m_;
 };
+}  // namespace detail
+/// @endcond
+
+/**
+ * @brief A CPU standing in for an accelerator: the compute workers, the
+ * device-wide limits and the capture books (held in a shared state).
+ *
+ * Ownership: shares its state with every stream, event, model and buffer
+ * made on it: destroying the device object first is safe, they keep working
+ * and the workers stop with the last of them. Not copyable or movable.
+ * Thread safety: every member is thread-safe. Exceptions: the constructor
+ * throws std::system_error if a thread cannot start; the others say what
+ * they throw.
+ */
+class device {
+ public:
+  explicit device(device_options options = {}) : state_(new detail::device_state(options)) {
+    state_->owner_.store(this, std::memory_order_release);
+  }
+  device(const device&) = delete;
+  device& operator=(const device&) = delete;
+  ~device() {
+    if (owns_) {
+      state_->owner_.store(nullptr, std::memory_order_release);
+      detail::device_state::drop(state_);
+    }
+  }
+
+  /** @brief The number of compute workers a kernel may use. Throws: nothing. */
+  unsigned compute_workers() const noexcept { return state_->compute_workers(); }
+  /** @brief The live-model limit. Throws: nothing. */
+  std::size_t max_live_models() const noexcept { return state_->max_live_models(); }
+  /** @brief Models alive now (including captures in progress). Throws: nothing. */
+  std::size_t live_models() const noexcept { return state_->live_models(); }
+  /** @brief The external-event limit. Throws: nothing. */
+  std::size_t max_external_events() const noexcept { return state_->max_external_events(); }
+  /** @brief The buffer memory limit in bytes (0: none). Throws: nothing. */
+  std::size_t memory_limit() const noexcept { return state_->memory_limit(); }
+  /** @brief How long waits spin before they sleep (0: never). Throws: nothing. */
+  std::chrono::microseconds spin_budget() const noexcept { return state_->spin_budget(); }
+  /** @brief Bytes buffers hold now (until their stream-ordered release ran). Throws: nothing. */
+  std::size_t memory_in_use() const noexcept { return state_->memory_in_use(); }
+  /** @brief External events alive now. Throws: nothing. */
+  std::size_t live_external_events() const noexcept { return state_->live_external_events(); }
+  /** @brief fn(begin, end) over [0, count) across the compute workers (see launch_context). */
+  void parallel_for(std::size_t count, std::size_t grain, const std::function<void(std::size_t, std::size_t)>& fn) {
+    state_->parallel_for(count, grain, fn);
+  }
+
+  /// @cond
+  detail::device_state& state() const noexcept { return *state_; }
+  /// @endcond
+
+ private:
+  friend class detail::device_state;
+  struct view_tag {};
+  device(detail::device_state& state, view_tag) noexcept : state_(&state), owns_(false) {}
+  detail::device_state* state_;
+  bool owns_ = true;
+};
+
+/// @cond
+inline device& detail::device_state::facade() noexcept {
+  if (device* owner = owner_.load(std::memory_order_acquire)) return *owner;
+  std::lock_guard<std::mutex> lock(self_view_m_);
+  // A view the state owns (it does not count as a reference); allocation
+  // failure here is out of memory in a noexcept path: terminate, as new would.
+  if (self_view_ == nullptr) self_view_ = new device(*this, device::view_tag{});
+  return *self_view_;
+}
+inline void detail::device_state::delete_view() noexcept { delete self_view_; }
+/// @endcond
+
+
 
 /**
  * @brief What a host kernel receives when it runs: its device, to split work
@@ -250,8 +335,11 @@ class device {
  */
 class launch_context {
  public:
-  explicit launch_context(device& dev) noexcept : device_(&dev) {}
-  device& get_device() const noexcept { return *device_; }
+  explicit launch_context(device& dev) noexcept : device_(&dev.state()) {}
+  /// @cond
+  explicit launch_context(detail::device_state& dev) noexcept : device_(&dev) {}
+  /// @endcond
+  device& get_device() const noexcept { return device_->facade(); }
   unsigned workers() const noexcept { return device_->compute_workers(); }
   /** @brief fn(begin, end) over [0, count) in chunks of at least @p grain. */
   template <class F>
@@ -260,7 +348,7 @@ class launch_context {
   }
 
  private:
-  device* device_;
+  detail::device_state* device_;
 };
 
 /**

@@ -163,10 +163,10 @@ class [[nodiscard]] basic_capture_scope {
     active_ = false;
   }
   bool active() const noexcept { return active_; }
-  basic_stream_ref<B> stream() const noexcept { return stream_; }
+  basic_stream_ref<B> stream() const noexcept { return stream_.get(); }
 
  private:
-  basic_stream_ref<B> stream_;
+  detail::stream_anchor<B> stream_;
   bool active_ = true;
 };
 

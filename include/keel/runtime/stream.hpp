@@ -190,6 +190,45 @@ class basic_stream_ref : public detail::stream_ops<basic_stream_ref<B>, B> {
   native_handle_type native_{};
 };
 
+/// @cond
+namespace detail {
+// Whether the backend can keep its record of a stream alive past the
+// stream's destruction (retain_stream / release_stream, both noexcept).
+template <class B, class = void>
+struct has_stream_retain : std::false_type {};
+template <class B>
+struct has_stream_retain<B, std::void_t<decltype(B::retain_stream(std::declval<typename B::stream_handle>())),
+                                        decltype(B::release_stream(std::declval<typename B::stream_handle>()))>>
+    : std::true_type {};
+
+// What a scope holds of its stream: a view whose native record stays valid
+// even if the stream is destroyed while the scope lives (the destruction
+// ends the capture, group or update, and the scope's own end then finds
+// nothing left to end), on backends that can retain the record; elsewhere a
+// plain view, and the stream must outlive the scope.
+template <class B>
+class stream_anchor {
+ public:
+  explicit stream_anchor(basic_stream_ref<B> s) noexcept : s_(s) {
+    if constexpr (has_stream_retain<B>::value)
+      if (s_) B::retain_stream(s_.native_handle());
+  }
+  stream_anchor(const stream_anchor&) = delete;
+  stream_anchor& operator=(const stream_anchor&) = delete;
+  ~stream_anchor() {
+    if constexpr (has_stream_retain<B>::value)
+      if (s_) B::release_stream(s_.native_handle());
+  }
+  basic_stream_ref<B> get() const noexcept { return s_; }
+  typename B::stream_handle native_handle() const noexcept { return s_.native_handle(); }
+  typename B::stream_handle checked(const char* api) const { return s_.checked(api); }
+
+ private:
+  basic_stream_ref<B> s_;
+};
+}  // namespace detail
+/// @endcond
+
 /**
  * @brief An owning stream: in-order device work; destroying it waits for the
  * work issued to it (failures go to keel's error handler).

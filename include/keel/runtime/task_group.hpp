@@ -145,7 +145,7 @@ class [[nodiscard]] basic_task_group_scope {
   }
 
  private:
-  basic_stream_ref<B> stream_;
+  detail::stream_anchor<B> stream_;
   bool active_ = true;
 };
 
@@ -197,7 +197,7 @@ class [[nodiscard]] basic_update_scope {
   }
 
  private:
-  basic_stream_ref<B> stream_;
+  detail::stream_anchor<B> stream_;
   int exceptions_ = std::uncaught_exceptions();
   bool active_ = true;
 };

@@ -10,10 +10,12 @@
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <string>
 #include <thread>
 #include <type_traits>
 #include <utility>
 
+#include "keel/core/error.hpp"
 #include "keel/host/detail/fence.hpp"
 #include "keel/host/detail/spin.hpp"
 #include "keel/runtime/types.hpp"
@@ -116,6 +118,37 @@ void invoke_task(T& t, void* context) {
   }
 }
 
+// A task that decides itself what to do in the error state (a model
+// execution still runs its event operations): called as f(work) with
+// work == false when the stream is failed. A wrapper type, not a call
+// signature, says so, so no user callable is ever mistaken for one.
+template <class F>
+struct failure_aware {
+  F fn;
+  void operator()(bool work) { fn(work); }
+  void operator()(bool work) const { fn(work); }
+};
+template <class F>
+failure_aware<std::decay_t<F>> make_failure_aware(F&& f) {
+  return {std::forward<F>(f)};
+}
+template <class T>
+struct is_failure_aware : std::false_type {};
+template <class F>
+struct is_failure_aware<failure_aware<F>> : std::true_type {};
+
+// A failure-aware task always runs (and is told whether work may run); any
+// other runs only if it is a control task or the stream is not failed.
+template <bool Control, class T>
+void run_task(T& t, void* context, bool run) {
+  if constexpr (is_failure_aware<T>::value) {
+    (void)context;
+    t(run);
+  } else if (Control || run) {
+    invoke_task(t, context);
+  }
+}
+
 template <bool Control, class T>
 void slot_run_inline(void* storage, void* context, bool run) {
   T* t = std::launder(reinterpret_cast<T*>(storage));
@@ -123,13 +156,13 @@ void slot_run_inline(void* storage, void* context, bool run) {
     T* t;
     ~destroy() { t->~T(); }
   } d{t};
-  if (Control || run) invoke_task(*t, context);
+  run_task<Control>(*t, context, run);
 }
 
 template <bool Control, class T>
 void slot_run_heap(void* storage, void* context, bool run) {
   std::unique_ptr<T> t(*std::launder(reinterpret_cast<T**>(storage)));
-  if (Control || run) invoke_task(*t, context);
+  run_task<Control>(*t, context, run);
 }
 
 // The lock-free hand-off between any number of submitting threads and one
@@ -150,11 +183,22 @@ class task_ring {
   template <bool Control, class F>
   std::uint64_t push(F&& f) {
     using T = std::decay_t<F>;
-    if constexpr (fits_in_slot<T>) {
+    if constexpr (fits_in_slot<T> && std::is_nothrow_constructible_v<T, F&&>) {
       lock();
       const std::uint64_t t = tail_.load(std::memory_order_relaxed);
       slot& s = acquire_slot(t);
       ::new (static_cast<void*>(s.storage)) T(std::forward<F>(f));
+      s.fn = &slot_run_inline<Control, T>;
+      publish(s, t);
+      return t;
+    } else if constexpr (fits_in_slot<T>) {
+      // A copy that may throw is made before the lock (a throw inside it
+      // would leave the ring locked for good); the move into the slot cannot.
+      T local(std::forward<F>(f));
+      lock();
+      const std::uint64_t t = tail_.load(std::memory_order_relaxed);
+      slot& s = acquire_slot(t);
+      ::new (static_cast<void*>(s.storage)) T(std::move(local));
       s.fn = &slot_run_inline<Control, T>;
       publish(s, t);
       return t;
@@ -169,6 +213,9 @@ class task_ring {
       return t;
     }
   }
+
+  // The worker's thread, set once when it starts.
+  void set_consumer(std::thread::id id) noexcept { consumer_.store(id, std::memory_order_relaxed); }
 
   /** Tasks submitted so far. */
   std::uint64_t tail() const noexcept { return tail_.load(std::memory_order_seq_cst); }
@@ -193,16 +240,29 @@ class task_ring {
       while (lock_.load(std::memory_order_relaxed)) cpu_relax();
     }
   }
-  slot& acquire_slot(std::uint64_t t) noexcept {
+  // Caller holds the lock. A full ring waits for the worker, unless the
+  // caller is the worker itself (a task filling its own stream would wait
+  // for itself forever): that unlocks and throws would_deadlock.
+  slot& acquire_slot(std::uint64_t t) {
     while (t - cached_head_ >= capacity) {
       cached_head_ = head_.load(std::memory_order_acquire);
-      if (t - cached_head_ >= capacity) std::this_thread::yield();  // full: the worker is behind
+      if (t - cached_head_ < capacity) break;
+      if (std::this_thread::get_id() == consumer_.load(std::memory_order_relaxed)) {
+        lock_.store(false, std::memory_order_release);
+        refuse_own_fill();
+      }
+      std::this_thread::yield();  // full: the worker is behind
     }
     // The seq_cst store that publishes a slot waits for the slot's line to
     // arrive from the worker's cache (it read it one lap ago); asking for a
     // later slot's line now overlaps that transfer with this task's work.
     prefetch_for_write(&at(t + prefetch_distance));
     return at(t);
+  }
+  [[noreturn]] static void refuse_own_fill() {
+    throw_error(errc::would_deadlock, "keel::stream (a task issuing to its own stream)",
+                "the stream's queue of " + std::to_string(capacity) +
+                    " tasks is full and only this task's stream could drain it: a task cannot wait for itself");
   }
   static void prefetch_for_write(const void* p) noexcept {
 #if defined(__GNUC__) || defined(__clang__)
@@ -231,6 +291,7 @@ class task_ring {
   alignas(64) std::atomic<bool> lock_{false};
   std::uint64_t cached_head_ = 0;
   std::atomic<std::uint64_t> tail_{0};
+  std::atomic<std::thread::id> consumer_{};
   alignas(64) std::atomic<std::uint64_t> head_{0};
   alignas(64) std::unique_ptr<slot[]> slots_;
 };
@@ -260,7 +321,12 @@ class replay_task {
       };
       heap_ = true;
     }
-    invoke_ = [](void* p) { (*static_cast<T*>(p))(); };
+    if constexpr (is_failure_aware<T>::value) {
+      invoke_ = [](void* p, bool work) { (*static_cast<T*>(p))(work); };
+      skips_itself_ = true;
+    } else {
+      invoke_ = [](void* p, bool) { (*static_cast<T*>(p))(); };
+    }
   }
   replay_task(replay_task&& o) noexcept { take(o); }
   replay_task& operator=(replay_task&& o) noexcept {
@@ -274,7 +340,12 @@ class replay_task {
   replay_task& operator=(const replay_task&) = delete;
   ~replay_task() { reset(); }
 
-  void operator()() const { invoke_(obj_); }
+  void operator()() const { invoke_(obj_, true); }
+  // After a failure earlier in the same execution, or on a stream in its
+  // error state: event operations still run (so other streams never
+  // deadlock) and a nested model execution runs its own; work does not.
+  bool runs_when_failed() const noexcept { return category_ == category::event || skips_itself_; }
+  void run_failed() const { invoke_(obj_, false); }
   kernel_kind kind() const noexcept { return kind_; }
   category cat() const noexcept { return category_; }
 
@@ -284,6 +355,7 @@ class replay_task {
 
   void take(replay_task& o) noexcept {
     invoke_ = o.invoke_;
+    skips_itself_ = o.skips_itself_;
     manage_ = o.manage_;
     kind_ = o.kind_;
     category_ = o.category_;
@@ -304,11 +376,12 @@ class replay_task {
   }
 
   void* obj_ = nullptr;
-  void (*invoke_)(void*) = nullptr;
+  void (*invoke_)(void*, bool) = nullptr;
   manage_fn manage_ = nullptr;
   kernel_kind kind_{""};
   category category_ = category::host;
   bool heap_ = false;
+  bool skips_itself_ = false;  // takes the work flag (a model execution)
   alignas(std::max_align_t) unsigned char storage_[48];
 };
 /// @endcond

@@ -8,8 +8,9 @@
 // outcome of every call is defined; the streams' workers still run tasks
 // concurrently with the calls and with each other. What the tasks do is
 // compared only where the documentation makes it deterministic: which tasks
-// ran, how often, in which order per executing stream, and that a wait on an
-// event ran after the work recorded before it. A call whose outcome the
+// ran, how often, in which order per executing stream, that a wait on an
+// event ran after the work before the record it referred to, and that a
+// blocking call returned after the work it waited for. A call whose outcome the
 // documentation leaves to timing (an update committed while an execution of
 // its model is still in flight, destroying a capturing stream) is declared
 // unsupported by the model: the generator never emits it and the shrinker
@@ -155,6 +156,7 @@ struct barrier {
   std::size_t before_index;
   std::uint64_t after_uid;
   std::size_t after_index;
+  bool dropped;  // a later signal of its external event may have released the wait instead
 };
 
 // A blocking call returned only after a stream's work: when call `call`
@@ -286,12 +288,13 @@ class reference {
         // An external wait blocks until the event is signalled: it would wait
         // forever (or for a record issued later) unless a record was issued.
         if (e.external && e.records == 0) return unsupported();
-        // The wait refers to the record that is the event's last one now; for
-        // an external event, any of its records may release it, so the order
-        // is known only while there was exactly one.
+        // The wait refers to the record that is the event's last one now. An
+        // external event is a flag any signal sets, earlier or later than
+        // the wait: the order is known only while exactly one signal is issued
+        // (a later one drops the barrier, see issue_record).
         if (e.records > 0 && e.pos > 0 && (!e.external || e.records == 1)) {
           e.waits.push_back(barriers_.size());
-          barriers_.push_back({e.uid, e.pos - 1, s.uid, logs_[s.uid].size()});
+          barriers_.push_back({e.uid, e.pos - 1, s.uid, logs_[s.uid].size(), false});
         }
         return r;
       }
@@ -607,7 +610,10 @@ class reference {
   // state.
   void issue_record(int id, const rstream& s) {
     revent& e = event_recs_[static_cast<std::size_t>(id)];
-    if (reference_mutation() == 4 && !e.external && !logs_[s.uid].empty()) {
+    if (e.external) {
+      for (std::size_t b : e.waits) barriers_[b].dropped = true;
+      e.waits.clear();
+    } else if (reference_mutation() == 4 && !logs_[s.uid].empty()) {
       for (std::size_t b : e.waits) {
         barriers_[b].before_uid = s.uid;
         barriers_[b].before_index = logs_[s.uid].size() - 1;
@@ -1075,6 +1081,7 @@ inline std::string check(const std::vector<op>& ops, int threads) {
            ")";
   };
   for (const barrier& b : ref.barriers()) {
+    if (b.dropped) continue;
     const auto& before = seq[b.before_uid];
     const auto& after = seq[b.after_uid];
     if (b.before_index < before.size() && b.after_index < after.size() &&

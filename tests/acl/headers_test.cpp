@@ -75,10 +75,10 @@ static_assert(!same_abi_function<int (*)(keel::acl::data_type), int (*)(int)>::v
 // entry added to the table without a documented declaration fails here.
 #define KEEL_TEST_ACL_FUNCTIONS(X)                                                                             \
   X(aclInit) X(aclFinalize) X(aclGetRecentErrMsg) X(aclrtPeekAtLastError) X(aclrtGetLastError) X(aclrtSetDevice) X(aclrtResetDevice) X(aclrtGetDevice)      \
-  X(aclrtGetDeviceCount) X(aclrtSynchronizeDevice) X(aclrtCreateStream) X(aclrtCreateStreamWithConfig)         \
+  X(aclrtGetDeviceCount) X(aclrtSynchronizeDevice) X(aclrtSynchronizeDeviceWithTimeout) X(aclrtCreateStream) X(aclrtCreateStreamWithConfig)         \
   X(aclrtDestroyStream) X(aclrtDestroyStreamForce) X(aclrtSynchronizeStream)                                  \
   X(aclrtSynchronizeStreamWithTimeout) X(aclrtStreamQuery) X(aclrtStreamWaitEvent)                            \
-  X(aclrtStreamWaitEventWithFlag) X(aclrtSubscribeReport) X(aclrtLaunchCallback) X(aclrtProcessReport)     \
+  X(aclrtStreamWaitEventWithTimeout) X(aclrtStreamWaitEventWithFlag) X(aclrtSubscribeReport) X(aclrtLaunchCallback) X(aclrtProcessReport)     \
   X(aclrtUnSubscribeReport) X(aclrtCreateEvent) X(aclrtCreateEventWithFlag) X(aclrtCreateEventExWithFlag) \
   X(aclrtDestroyEvent) X(aclrtRecordEvent) X(aclrtRecordEventWithFlag) X(aclrtResetEvent)                     \
   X(aclrtQueryEventStatus) X(aclrtSynchronizeEvent) X(aclrtSynchronizeEventWithTimeout)                       \

@@ -287,3 +287,48 @@ TEST_CASE("host device: destroying the device before its streams, events, models
   late.wait(e);
   late.synchronize();
 }
+
+KEEL_BACKEND_TEST("timed waits: synchronize(timeout) on streams, events and the device throws timeout and loses nothing",
+                  "[runtime][stream][event][misuse]") {
+  KEEL_USING_BACKEND(TestType);
+  stream s{dev};
+  event e{dev};
+  keel_test::gate g;
+  int ran = 0;
+  g.hold(s.ref());
+  s.launch_host([&] { ++ran; });
+  e.record(s);
+  KEEL_REQUIRE_ERROR(s.synchronize(20ms), errc::timeout, "did not finish");
+  KEEL_REQUIRE_ERROR(e.synchronize(std::chrono::microseconds(20000)), errc::timeout, "did not complete");
+  KEEL_REQUIRE_ERROR(TestType::backend::synchronize_device_for(dev, 20ms), errc::timeout, "did not finish");
+  CHECK(ran == 0);
+  g.open();
+  s.synchronize(std::chrono::seconds(10));  // the work went on, nothing was lost
+  e.synchronize(std::chrono::seconds(10));
+  TestType::backend::synchronize_device_for(dev, std::chrono::seconds(10));
+  CHECK(ran == 1);
+  s.launch_host([&] { ++ran; });  // the stream is still usable
+  s.synchronize();
+  CHECK(ran == 2);
+}
+
+KEEL_BACKEND_TEST("timed waits: a stream's bounded wait fails the stream with timeout when the record never comes",
+                  "[runtime][stream][event][misuse]") {
+  KEEL_USING_BACKEND(TestType);
+  stream producer{dev}, consumer{dev};
+  event e{dev};
+  keel_test::gate g;
+  g.hold(producer.ref());
+  e.record(producer);
+  int after = 0;
+  consumer.wait(e, 20ms);
+  consumer.launch_host([&] { ++after; });  // skipped: the wait failed first
+  KEEL_REQUIRE_ERROR(consumer.synchronize(), errc::task_failed, "did not end");
+  CHECK(after == 0);
+  g.open();
+  producer.synchronize();
+  consumer.wait(e, std::chrono::seconds(10));  // the record is complete: the wait passes
+  consumer.launch_host([&] { ++after; });
+  consumer.synchronize();
+  CHECK(after == 1);
+}

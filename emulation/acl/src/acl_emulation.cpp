@@ -115,7 +115,10 @@ aclError fail(aclError code, const char* function, const std::string& text) {
 
 // The ACL status for a rule the host backend reported. `call` refines the
 // general choice where CANN documents a more specific code for that call.
-enum class call { other, capture_begin, capture_end, group, update_end, create_event, nn };
+// What kind of call failed: some keel conditions have a call-specific status
+// (a timeout is 507046 for a stream or device synchronize, 507047 for an
+// event's, 107019 for a wait).
+enum class call { other, capture_begin, capture_end, group, update_end, create_event, stream_sync, event_sync, nn };
 
 aclError code_for(errc e, call c) {
   if (c == call::nn) {
@@ -155,7 +158,10 @@ aclError code_for(errc e, call c) {
     case errc::task_failed: return ACL_ERROR_RT_AICORE_EXCEPTION;                    // 507015: a kernel failed
     case errc::out_of_memory: return ACL_ERROR_RT_MEMORY_ALLOCATION;                 // 207001
     case errc::not_supported: return ACL_ERROR_RT_FEATURE_NOT_SUPPORT;               // 207000
-    case errc::timeout: return ACL_ERROR_RT_WAIT_TIMEOUT;                            // 107019
+    case errc::timeout:
+      return c == call::stream_sync  ? ACL_ERROR_RT_STREAM_SYNC_TIMEOUT   // 507046
+             : c == call::event_sync ? ACL_ERROR_RT_EVENT_SYNC_TIMEOUT    // 507047
+                                     : ACL_ERROR_RT_WAIT_TIMEOUT;         // 107019
     case errc::would_deadlock: return ACL_ERROR_RT_PARAM_INVALID;                    // 107000
     default: return ACL_ERROR_RT_INTERNAL_ERROR;                                     // 507000
   }
@@ -192,6 +198,8 @@ const char* status_symbol(aclError code) {
     case ACL_ERROR_RT_MEMORY_ALLOCATION: return "ACL_ERROR_RT_MEMORY_ALLOCATION";
     case ACL_ERROR_RT_FEATURE_NOT_SUPPORT: return "ACL_ERROR_RT_FEATURE_NOT_SUPPORT";
     case ACL_ERROR_RT_WAIT_TIMEOUT: return "ACL_ERROR_RT_WAIT_TIMEOUT";
+    case ACL_ERROR_RT_STREAM_SYNC_TIMEOUT: return "ACL_ERROR_RT_STREAM_SYNC_TIMEOUT";
+    case ACL_ERROR_RT_EVENT_SYNC_TIMEOUT: return "ACL_ERROR_RT_EVENT_SYNC_TIMEOUT";
     default: return "ACL_ERROR_RT_INTERNAL_ERROR";
   }
 }
@@ -310,16 +318,13 @@ keel::copy_kind copy_kind_of(const aclrtMemcpyKind& kind_arg, const char* functi
   throw_rule(errc::invalid_parameter, function, "unknown memcpy kind " + std::to_string(kind));
 }
 
-// Polls until ready() or the timeout (ms, -1 forever) passes.
-template <class Ready>
-void wait_for(std::int32_t timeout, const char* function, Ready&& ready) {
-  if (timeout < -1) throw_rule(errc::invalid_parameter, function, "timeout must be -1 or non-negative");
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout < 0 ? 0 : timeout);
-  while (!ready()) {
-    if (timeout >= 0 && std::chrono::steady_clock::now() >= deadline)
-      throw_rule(errc::timeout, function, "the work did not finish within " + std::to_string(timeout) + " ms");
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
+// A CANN timeout (milliseconds, -1 forever) as keel's wait budget; false for
+// -1. Other negative values are invalid.
+bool bounded(std::int32_t timeout, const char* function, std::chrono::microseconds& budget) {
+  if (timeout < -1) throw_rule(errc::invalid_parameter, function, "timeout must be -1 (forever) or non-negative ms");
+  if (timeout == -1) return false;
+  budget = std::chrono::milliseconds(timeout);
+  return true;
 }
 
 // The capture-mode rule for a call CANN lists as unsafe during capture
@@ -527,6 +532,17 @@ aclError aclrtGetDeviceCount(std::uint32_t* count) {
   *count = 1;
   return ACL_SUCCESS;
 }
+aclError aclrtSynchronizeDeviceWithTimeout(std::int32_t timeout) {
+  static constexpr const char* api = "aclrtSynchronizeDeviceWithTimeout";
+  return guarded(api, call::stream_sync, [&] {
+    std::chrono::microseconds budget{};
+    if (bounded(timeout, api, budget)) {
+      hb::synchronize_device_for(dev(), budget);
+    } else {
+      hb::synchronize_device(dev());
+    }
+  });
+}
 aclError aclrtSynchronizeDevice(void) {
   return guarded("aclrtSynchronizeDevice", call::other, [] { hb::synchronize_device(dev()); });
 }
@@ -590,10 +606,27 @@ aclError aclrtSynchronizeStream(aclrtStream stream) {
 }
 aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, std::int32_t timeout) {
   static constexpr const char* api = "aclrtSynchronizeStreamWithTimeout";
+  return guarded(api, call::stream_sync, [&] {
+    hb::stream_handle s = stream_of(stream, api);
+    std::chrono::microseconds budget{};
+    if (bounded(timeout, api, budget)) {
+      hb::synchronize_for(s, budget);
+    } else {
+      hb::synchronize(s);
+    }
+  });
+}
+aclError aclrtStreamWaitEventWithTimeout(aclrtStream stream, aclrtEvent event, std::int32_t timeout) {
+  static constexpr const char* api = "aclrtStreamWaitEventWithTimeout";
   return guarded(api, call::other, [&] {
     hb::stream_handle s = stream_of(stream, api);
-    if (timeout >= 0) wait_for(timeout, api, [&] { return hb::query(s); });
-    hb::synchronize(s);
+    hb::event_handle e = event_of(event, api);
+    std::chrono::microseconds budget{};
+    if (bounded(timeout, api, budget)) {
+      hb::wait_for(s, e, budget);
+    } else {
+      hb::wait(s, e);
+    }
   });
 }
 aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus* status) {
@@ -808,10 +841,14 @@ aclError aclrtSynchronizeEvent(aclrtEvent event) {
 }
 aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, std::int32_t timeout) {
   static constexpr const char* api = "aclrtSynchronizeEventWithTimeout";
-  return guarded(api, call::other, [&] {
+  return guarded(api, call::event_sync, [&] {
     hb::event_handle e = event_of(event, api);
-    if (timeout >= 0) wait_for(timeout, api, [&] { return hb::query(e); });
-    hb::synchronize(e);
+    std::chrono::microseconds budget{};
+    if (bounded(timeout, api, budget)) {
+      hb::synchronize_for(e, budget);
+    } else {
+      hb::synchronize(e);
+    }
   });
 }
 aclError aclrtEventElapsedTime(float* ms, aclrtEvent startEvent, aclrtEvent endEvent) {
@@ -1103,8 +1140,12 @@ aclError aclmdlRIExecute(aclmdlRI modelRI, std::int32_t timeout) {
     model_box* box = model_of(modelRI, api);
     keel::host::stream s{dev()};
     hb::execute(box->model, s.native_handle());
-    if (timeout >= 0) wait_for(timeout, api, [&] { return s.query(); });
-    s.synchronize();
+    std::chrono::microseconds budget{};
+    if (bounded(timeout, api, budget)) {
+      s.synchronize(budget);
+    } else {
+      s.synchronize();
+    }
   });
 }
 

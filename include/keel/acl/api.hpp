@@ -34,6 +34,7 @@
   X(ascendcl, status, aclrtGetDevice, (std::int32_t * deviceId))                                                \
   X(ascendcl, status, aclrtGetDeviceCount, (std::uint32_t * count))                                             \
   X(ascendcl, status, aclrtSynchronizeDevice, ())                                                               \
+  X(ascendcl, status, aclrtSynchronizeDeviceWithTimeout, (std::int32_t timeout))                               \
   X(ascendcl, status, aclrtCreateStream, (stream_handle * stream))                                              \
   X(ascendcl, status, aclrtCreateStreamWithConfig, (stream_handle * stream, std::uint32_t priority,             \
                                                     std::uint32_t flag))                                        \
@@ -43,6 +44,8 @@
   X(ascendcl, status, aclrtSynchronizeStreamWithTimeout, (stream_handle stream, std::int32_t timeout))          \
   X(ascendcl, status, aclrtStreamQuery, (stream_handle stream, stream_status * status))                         \
   X(ascendcl, status, aclrtStreamWaitEvent, (stream_handle stream, event_handle event))                         \
+  X(ascendcl, status, aclrtStreamWaitEventWithTimeout, (stream_handle stream, event_handle event,               \
+                                                        std::int32_t timeout))                                  \
   X(ascendcl, status, aclrtStreamWaitEventWithFlag, (stream_handle stream, event_handle event,                  \
                                                      std::uint32_t timeout, std::uint32_t flag))                \
   X(ascendcl, status, aclrtSubscribeReport, (std::uint64_t threadId, stream_handle stream))                     \

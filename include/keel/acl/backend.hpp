@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -565,6 +566,22 @@ struct backend {
     check_host_calls(s, true);
   }
 
+  /** aclrtSynchronizeStreamWithTimeout (ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, errc::timeout, when it passes). */
+  static void synchronize_for(stream_handle s, std::chrono::microseconds timeout) {
+    s->dev->check(entered(*s->dev).aclrtSynchronizeStreamWithTimeout(s->native, timeout_ms(timeout)),
+                  "aclrtSynchronizeStreamWithTimeout");
+    release_keeps(s);
+    collect_releases(*s->dev);
+    check_host_calls(s, true);
+  }
+
+  // keel's wait budget as ACL's int32 milliseconds: rounded up, at least 1
+  // (ACL's timeouts have millisecond grain; 0 is not a bound in every call).
+  static std::int32_t timeout_ms(std::chrono::microseconds timeout) noexcept {
+    const auto ms = std::chrono::ceil<std::chrono::milliseconds>(timeout).count();
+    return static_cast<std::int32_t>(std::clamp<decltype(ms)>(ms, 1, INT32_MAX));
+  }
+
   static bool query(stream_handle s) {
     stream_status st = stream_status::not_ready;
     s->dev->check(entered(*s->dev).aclrtStreamQuery(s->native, &st), "aclrtStreamQuery");
@@ -574,6 +591,11 @@ struct backend {
 
   static void synchronize_device(device_type& dev) {
     dev.check(entered(dev).aclrtSynchronizeDevice(), "aclrtSynchronizeDevice");
+    collect_releases(dev);
+  }
+  /** aclrtSynchronizeDeviceWithTimeout. */
+  static void synchronize_device_for(device_type& dev, std::chrono::microseconds timeout) {
+    dev.check(entered(dev).aclrtSynchronizeDeviceWithTimeout(timeout_ms(timeout)), "aclrtSynchronizeDeviceWithTimeout");
     collect_releases(dev);
   }
 
@@ -732,6 +754,22 @@ struct backend {
       note_wait(s, e);
     }
   }
+  /**
+   * aclrtStreamWaitEventWithTimeout: the wait fails on the stream if the
+   * record has not come in time. External events have no bounded wait in ACL
+   * (their flag form takes timeout 0): refused. Not capturable in keel.
+   */
+  static void wait_for(stream_handle s, event_handle e, std::chrono::microseconds timeout) {
+    static constexpr const char* api_name = "keel::stream::wait";
+    if (e->flags == keel::event_flags::external)
+      throw_error(keel::errc::not_supported, api_name,
+                  "ACL has no bounded wait on an external event (aclrtStreamWaitEventWithFlag takes timeout 0)");
+    if (capture_origin(s) != nullptr)
+      throw_error(keel::errc::capture_violation, api_name,
+                  "a wait with a timeout cannot be captured; wait without a timeout");
+    s->dev->check(entered(*s->dev).aclrtStreamWaitEventWithTimeout(s->native, e->native, timeout_ms(timeout)),
+                  "aclrtStreamWaitEventWithTimeout");
+  }
   static void reset(stream_handle s, event_handle e) {
     s->dev->check(entered(*s->dev).aclrtResetEvent(e->native, s->native), "aclrtResetEvent");
     count_task(s, false);
@@ -743,6 +781,11 @@ struct backend {
   }
   static void synchronize(event_handle e) {
     e->dev->check(entered(*e->dev).aclrtSynchronizeEvent(e->native), "aclrtSynchronizeEvent");
+  }
+  /** aclrtSynchronizeEventWithTimeout (ACL_ERROR_RT_EVENT_SYNC_TIMEOUT, errc::timeout). */
+  static void synchronize_for(event_handle e, std::chrono::microseconds timeout) {
+    e->dev->check(entered(*e->dev).aclrtSynchronizeEventWithTimeout(e->native, timeout_ms(timeout)),
+                  "aclrtSynchronizeEventWithTimeout");
   }
   static float elapsed_ms(event_handle start, event_handle end) {
     float ms = 0;

@@ -579,8 +579,30 @@ struct stream_state : ref_counted {
     waiters.fetch_sub(1, std::memory_order_relaxed);
   }
 
+  // drain(), bounded: false if work issued before the call is still running at the deadline.
+  bool drain_until(clock::time_point deadline) {
+    const std::uint64_t target = ring.tail();
+    const auto left = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::max(deadline - clock::now(), clock::duration::zero()));
+    if (spin_until(std::min(dev->spin_budget(), left), [&] { return ring.head() >= target; })) return true;
+    waiters.fetch_add(1, std::memory_order_seq_cst);
+    bool done = false;
+    {
+      std::unique_lock<std::mutex> lock(m);
+      done = done_cv.wait_until(lock, deadline, [&] { return ring.head() >= target; });
+    }
+    waiters.fetch_sub(1, std::memory_order_relaxed);
+    return done;
+  }
+
   std::string describe() const { return "stream #" + std::to_string(id); }
 };
+
+[[noreturn]] inline void throw_timeout(const char* api, const std::string& what, std::chrono::microseconds timeout) {
+  throw_error(errc::timeout, api,
+              what + " within " + std::to_string(timeout.count()) +
+                  " us; the work goes on and nothing is lost (wait again, or synchronize without a timeout)");
+}
 
 inline std::string describe_capture(const capture_session& c, const stream_state& s) {
   return s.describe() + " is capturing (capture #" + std::to_string(c.id) + ", mode " +
@@ -874,6 +896,21 @@ struct backend {
   /** Waits for the stream's work; reports (and clears) its error state. */
   static void synchronize(stream_handle s) {
     static constexpr const char* api = "keel::stream::synchronize";
+    check_may_synchronize(s, api);
+    s->drain();
+    report_failure(s, api);
+  }
+
+  /** synchronize(), bounded: timeout when the work is still running then (the error state is kept). */
+  static void synchronize_for(stream_handle s, std::chrono::microseconds timeout) {
+    static constexpr const char* api = "keel::stream::synchronize";
+    check_may_synchronize(s, api);
+    if (!s->drain_until(detail::clock::now() + timeout))
+      detail::throw_timeout(api, s->describe() + " did not finish the work issued to it", timeout);
+    report_failure(s, api);
+  }
+
+  static void check_may_synchronize(stream_handle s, const char* api) {
     if (std::this_thread::get_id() == s->worker.get_id())
       throw_error(errc::would_deadlock, api,
                   "a task running on " + s->describe() + " cannot wait for its own stream");
@@ -881,7 +918,10 @@ struct backend {
       std::lock_guard<std::mutex> lock(s->dev->capture_mutex);
       if (s->session) detail::check_unsafe(*s->session, api, "synchronizing a capturing stream");
     }
-    s->drain();
+  }
+
+  // After the stream drained: reports (and clears) its error state.
+  static void report_failure(stream_handle s, const char* api) {
     if (s->failed.load(std::memory_order_acquire)) {
       std::string message;
       {
@@ -919,6 +959,24 @@ struct backend {
       for (auto* s : dev.streams) all.emplace_back(s);
     }
     for (auto& s : all) s->drain();
+    for (auto& s : all)
+      if (s->failed.load(std::memory_order_acquire))
+        throw_error(errc::task_failed, api, s->describe() + " is in its error state; synchronize it to clear");
+  }
+
+  /** synchronize_device(), bounded by one deadline for all streams. */
+  static void synchronize_device_for(device_type& d, std::chrono::microseconds timeout) {
+    static constexpr const char* api = "keel::host::synchronize_device";
+    detail::device_state& dev = d.state();
+    detail::check_unsafe_device(dev, api, "synchronizing the device");
+    const auto deadline = detail::clock::now() + timeout;
+    std::vector<detail::ref_ptr<detail::stream_state>> all;
+    {
+      std::lock_guard<std::mutex> lock(dev.streams_mutex);
+      for (auto* s : dev.streams) all.emplace_back(s);
+    }
+    for (auto& s : all)
+      if (!s->drain_until(deadline)) detail::throw_timeout(api, s->describe() + " did not finish its work", timeout);
     for (auto& s : all)
       if (s->failed.load(std::memory_order_acquire))
         throw_error(errc::task_failed, api, s->describe() + " is in its error state; synchronize it to clear");
@@ -1168,6 +1226,49 @@ struct backend {
     } else if (const detail::ref_ptr<detail::record_mark> mark = e->last_record()) {
       e->block_until(*mark);
     }
+  }
+
+  /** synchronize(), bounded: timeout when the last record (or the signal) has not come by then. */
+  static void synchronize_for(event_handle e, std::chrono::microseconds timeout) {
+    static constexpr const char* api = "keel::event::synchronize";
+    check_event_safe(e, api, "synchronizing an event recorded inside the capture");
+    if (!e->wait_until(detail::clock::now() + timeout))
+      detail::throw_timeout(api,
+                            "event #" + std::to_string(e->id) +
+                                (e->flags == event_flags::external ? " was not signalled" : " did not complete its last record"),
+                            timeout);
+  }
+
+  /**
+   * wait(), bounded: the wait task fails with errc::timeout if the record (or
+   * signal) has not come within @p timeout of the task's turn; the stream then
+   * enters its error state, as when a task throws. Refused while capturing.
+   */
+  static void wait_for(stream_handle s, event_handle e, std::chrono::microseconds timeout) {
+    static constexpr const char* api = "keel::stream::wait";
+    if (s->redirect.load(std::memory_order_acquire) != 0)
+      throw_error(errc::capture_violation, api,
+                  "a wait with a timeout cannot be captured or staged into an update (" + s->describe() +
+                      " is capturing or updating); wait without a timeout");
+    detail::ref_ptr<detail::event_state> ev(e);
+    auto fail = [id = e->id, timeout] {
+      detail::throw_timeout(api, "the wait for event #" + std::to_string(id) + " did not end", timeout);
+    };
+    if (e->flags == event_flags::external) {
+      s->submit<false>([ev, timeout, fail] {
+        if (!ev->waiters.wait_until(ev->dev->spin_budget(), detail::clock::now() + timeout,
+                                    [&] { return ev->signalled.load(std::memory_order_seq_cst); }))
+          fail();
+      });
+      return;
+    }
+    detail::ref_ptr<detail::record_mark> mark = e->last_record();
+    if (!mark || mark->done.load(std::memory_order_acquire)) return;
+    s->submit<false>([ev, mark, timeout, fail] {
+      if (!ev->waiters.wait_until(ev->dev->spin_budget(), detail::clock::now() + timeout,
+                                  [&] { return mark->done.load(std::memory_order_seq_cst); }))
+        fail();
+    });
   }
 
   /** Milliseconds between two completed timing events. */

@@ -2,6 +2,8 @@
 // The runtime templates instantiated with the host backend, under short names.
 #pragma once
 
+#include <chrono>
+
 #include "keel/host/backend.hpp"
 #include "keel/host/device.hpp"
 #include "keel/runtime/runtime.hpp"
@@ -17,6 +19,15 @@ inline float elapsed_time(event_ref start, event_ref end) { return keel::elapsed
 
 /** @brief Blocks until every stream of @p dev is idle. Unsafe during capture (per mode). */
 inline void synchronize(device& dev) { backend::synchronize_device(dev); }
+
+/**
+ * @brief synchronize(dev), bounded: @throws keel::error timeout when a stream
+ * is still busy after @p timeout (the work goes on, nothing is lost).
+ */
+template <class Rep, class Period>
+void synchronize(device& dev, std::chrono::duration<Rep, Period> timeout) {
+  backend::synchronize_device_for(dev, keel::detail::to_wait_budget(timeout));
+}
 
 /** @brief Whether the calling thread began a capture in progress on @p dev (and in which mode). */
 inline capture_info thread_capture_status(device& dev) { return backend::thread_capture_status(dev); }

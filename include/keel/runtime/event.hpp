@@ -4,6 +4,7 @@
 // external ones.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <mutex>
 #include <utility>
@@ -42,6 +43,15 @@ class event_ops {
   bool query() const { return B::query(checked("keel::event::query")); }
   /** @brief Blocks until query() would be true. Same capture rule as query(). */
   void synchronize() const { B::synchronize(checked("keel::event::synchronize")); }
+  /**
+   * @brief synchronize(), bounded: @throws keel::error timeout when the
+   * record (external: the signal) has not come within @p timeout; the event
+   * is unchanged.
+   */
+  template <class Rep, class Period>
+  void synchronize(std::chrono::duration<Rep, Period> timeout) const {
+    B::synchronize_for(checked("keel::event::synchronize"), detail::to_wait_budget(timeout));
+  }
   /** @brief The flags the event was created with. */
   event_flags flags() const { return B::flags_of(checked("keel::event::flags")); }
 

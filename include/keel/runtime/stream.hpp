@@ -3,6 +3,7 @@
 // device work, with host callables, kernel launches and copies.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <tuple>
 #include <type_traits>
@@ -25,6 +26,14 @@ struct stream_traits {
   static void close(native_type h) noexcept { B::destroy_stream(h); }
 };
 
+// A timeout as the backends take it: whole microseconds, rounded up, never
+// negative (a zero timeout only polls).
+template <class Rep, class Period>
+std::chrono::microseconds to_wait_budget(std::chrono::duration<Rep, Period> timeout) {
+  if (timeout <= timeout.zero()) return std::chrono::microseconds::zero();
+  return std::chrono::ceil<std::chrono::microseconds>(timeout);
+}
+
 [[noreturn]] inline void throw_empty(const char* api) {
   throw_error(errc::invalid_handle, api, "the handle is empty: it was moved from, released, closed or never made");
 }
@@ -45,6 +54,16 @@ class stream_ops {
    * when the stream is capturing and the capture mode refuses it.
    */
   void synchronize() const { B::synchronize(checked("keel::stream::synchronize")); }
+
+  /**
+   * @brief synchronize(), bounded: @throws keel::error timeout when the work
+   * has not finished within @p timeout (the work goes on, nothing is lost,
+   * the error state is kept for a later synchronize; the stream stays usable).
+   */
+  template <class Rep, class Period>
+  void synchronize(std::chrono::duration<Rep, Period> timeout) const {
+    B::synchronize_for(checked("keel::stream::synchronize"), detail::to_wait_budget(timeout));
+  }
 
   /** @brief Whether all issued work has finished. @throws keel::error task_failed (state kept). */
   bool query() const { return B::query(checked("keel::stream::query")); }
@@ -123,6 +142,19 @@ class stream_ops {
   auto wait(const Event& event) const
       -> decltype(B::wait(std::declval<typename B::stream_handle>(), event.native_handle())) {
     B::wait(checked("keel::stream::wait"), event.checked("keel::stream::wait"));
+  }
+
+  /**
+   * @brief wait(), bounded: if the event's last record (external: its
+   * signal) has not come within @p timeout of the wait's turn on the stream,
+   * the wait fails like a task that throws errc::timeout (the stream enters
+   * its error state; synchronize() reports it). Not capturable.
+   */
+  template <class Event, class Rep, class Period>
+  auto wait(const Event& event, std::chrono::duration<Rep, Period> timeout) const
+      -> decltype(B::wait_for(std::declval<typename B::stream_handle>(), event.native_handle(),
+                              std::chrono::microseconds{})) {
+    B::wait_for(checked("keel::stream::wait"), event.checked("keel::stream::wait"), detail::to_wait_budget(timeout));
   }
 
   /** @brief Clears an external event's signal, in stream order. */

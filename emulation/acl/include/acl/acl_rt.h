@@ -144,6 +144,8 @@ ACL_FUNC_VISIBILITY aclError aclrtResetDevice(int32_t deviceId);
 ACL_FUNC_VISIBILITY aclError aclrtGetDevice(int32_t *deviceId);
 ACL_FUNC_VISIBILITY aclError aclrtGetDeviceCount(uint32_t *count);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDevice(void);
+/* Timeout in milliseconds; -1 waits forever. ACL_ERROR_RT_STREAM_SYNC_TIMEOUT when it passes. */
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout);
 
 /* Streams. Timeouts are in milliseconds; -1 waits forever. */
 ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream *stream);
@@ -154,6 +156,10 @@ ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStream(aclrtStream stream);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout);
 ACL_FUNC_VISIBILITY aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status);
 ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event);
+/* The wait fails (the stream's later synchronize reports ACL_ERROR_RT_WAIT_TIMEOUT
+ * through the stream's error) if the record has not come within timeout ms
+ * of the wait's turn; -1 waits forever. */
+ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEventWithTimeout(aclrtStream stream, aclrtEvent event, int32_t timeout);
 /* timeout must be 0 with ACL_EVENT_WAIT_EXTERNAL. */
 ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event, uint32_t timeout,
                                                           uint32_t flag);

@@ -62,6 +62,7 @@ struct device_options {
  */
 class device {
  public:
+  /// A host device with @p options (compute workers, limits, spin budget).
   explicit device(device_options options = {})
       : max_live_models_(options.max_live_models),
         max_external_events_(options.max_external_events),
@@ -250,8 +251,11 @@ class device {
  */
 class launch_context {
  public:
+  /// The context of a launch on @p dev.
   explicit launch_context(device& dev) noexcept : device_(&dev) {}
+  /// The device the launch runs on.
   device& get_device() const noexcept { return *device_; }
+  /// How many compute workers parallel_for may use.
   unsigned workers() const noexcept { return device_->compute_workers(); }
   /** @brief fn(begin, end) over [0, count) in chunks of at least @p grain. */
   template <class F>

@@ -5,6 +5,13 @@
 // Baselines that depend on the environment say so in their file; the OpenBLAS
 // sgemm baseline (ops_bench.cpp) needs OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE
 // unset: `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE keel_benchmarks ...`.
+//
+// A target is words, and the words are also the rule a row is checked
+// against (keel_ratios.json's "met"): a target that starts with ">= X" or
+// "> X" holds the ratio to X; "at 16M" (or 64K, 4K: K = 1024) holds only the
+// row whose first argument is that size, the other sizes are informational.
+// Any other target ("~1.0x", "(report)", "informational") is informational.
+// compare_overhead() holds the added time instead of the ratio.
 #pragma once
 
 #include <string>
@@ -20,14 +27,28 @@ struct comparison {
   std::string baseline_prefix;  // e.g. "BM_triad_baseline"
   std::string target;           // the target, in words, e.g. ">= 0.9 at 16M"
   measure by = measure::time;
+  // The target's rule, parsed from the words (see above) or set by compare_overhead.
+  double min_ratio = 0;           // 0: no ratio rule
+  bool strictly_above = false;    // "> X" rather than ">= X"
+  std::string held_at;            // "/16777216": the rule holds for that first argument only
+  double max_added_ns = -1;       // < 0: no overhead rule
+  double max_added_fraction = 0;  // of the baseline's time, when that allows more than max_added_ns
 };
 
 /** All registered comparisons, in registration order. */
 std::vector<comparison>& comparisons();
 
-/** Registers a pair from a static initialiser; returns true. */
+/** Registers a pair from a static initialiser; returns true. Aborts on a target it cannot read. */
 bool compare(std::string keel_prefix, std::string baseline_prefix, std::string target,
              measure by = measure::time);
+
+/**
+ * Registers a pair held by what keel adds to the baseline's time per
+ * iteration: met when keel ns - baseline ns <= max(max_added_ns,
+ * max_added_fraction * baseline ns). Returns true.
+ */
+bool compare_overhead(std::string keel_prefix, std::string baseline_prefix, double max_added_ns,
+                      double max_added_fraction);
 
 }  // namespace keel_bench
 
@@ -36,3 +57,7 @@ bool compare(std::string keel_prefix, std::string baseline_prefix, std::string t
 /** KEEL_BENCH_COMPARE("BM_x", "BM_x_baseline", "target text"[, keel_bench::measure::bandwidth]); */
 #define KEEL_BENCH_COMPARE(...) \
   [[maybe_unused]] static const bool KEEL_BENCH_CONCAT(keel_bench_pair_, __COUNTER__) = ::keel_bench::compare(__VA_ARGS__)
+/** KEEL_BENCH_OVERHEAD("BM_x", "BM_x_raw", 50.0, 0.10); */
+#define KEEL_BENCH_OVERHEAD(...)                                                  \
+  [[maybe_unused]] static const bool KEEL_BENCH_CONCAT(keel_bench_pair_, __COUNTER__) = \
+      ::keel_bench::compare_overhead(__VA_ARGS__)

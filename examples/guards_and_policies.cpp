@@ -30,15 +30,18 @@ void register_passes(keel::guarded<std::map<std::string, int>>& registry) {
 int main() {
   // 1. Rollback with guards.
   keel::guarded<std::map<std::string, int>> registry;
+  bool rolled_back = false;
   try {
     KEEL_SCOPE_FAIL {  // undo the whole batch if any step fails
       registry.write([](auto& table) { table.clear(); });
     };
     register_passes(registry);
   } catch (const keel::error& e) {
-    std::printf("registration failed: %s\n", e.what());
+    std::printf("deliberate failure, to show the rollback: registration failed: %s\n", e.what());
+    rolled_back = registry.read([](const auto& t) { return t.empty(); });
   }
-  std::printf("passes left registered after the failure: %zu\n", registry.read([](const auto& t) { return t.size(); }));
+  std::printf("passes left registered after the failure: %zu (the scope guard undid the batch)\n",
+              registry.read([](const auto& t) { return t.size(); }));
 
   // 2. Many readers, one writer, through the std policy.
   keel::guarded<std::vector<int>, keel::std_shared_mutex_policy> counts{std::vector<int>(4, 0)};
@@ -55,10 +58,12 @@ int main() {
   // 3. A registry called back from inside its own lock: with the std policy
   // this hangs forever; the checked policy reports it.
   keel::guarded<int, keel::checked_mutex_policy> table{0};
+  bool caught = false;
   try {
     table.read([&](int) { table.write([](int& v) { ++v; }); });
   } catch (const keel::error& e) {
-    std::printf("checked_mutex_policy caught a self-deadlock: %s\n", e.rule());
+    std::printf("deliberate self-deadlock, to show the checked policy: caught: %s\n", e.rule());
+    caught = true;
   }
-  return total == 4000 ? 0 : 1;
+  return rolled_back && total == 4000 && caught ? 0 : 1;
 }

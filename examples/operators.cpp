@@ -83,7 +83,7 @@ int main() {
   try {
     ops::exec(cache_a, stream, ops::add_op{}, head, head, 1.0f, shifted);
   } catch (const keel::error& e) {
-    std::printf("refused: %s\n", e.what());
+    std::printf("refused (a deliberate partial overlap): %s\n", e.what());
   }
   print("x untouched", x);
   return 0;

@@ -150,6 +150,7 @@ class api_function;
 template <class R, class... Args>
 class api_function<R(Args...)> {
  public:
+  /// The C function pointer type.
   using pointer = R (*)(Args...);
 
   /** @brief An entry for @p name, resolved to @p address (null: missing). */
@@ -180,7 +181,9 @@ class api_function<R(Args...)> {
 
 /** @brief Name and home library of one function of the table. */
 struct function_info {
+  /// The function's ACL name.
   const char* name;
+  /// The library that exports it.
   library home;
 };
 

@@ -44,6 +44,7 @@ class device;
 
 /** @brief Where and which ACL device to open. A plain value. */
 struct device_options {
+  /// The ACL device id (aclrtSetDevice).
   std::int32_t device_id = 0;
   /// The directory holding libascendcl.so (and libnnopbase.so, libopapi.so);
   /// empty: ASCEND_HOME_PATH, ASCEND_TOOLKIT_HOME, LD_LIBRARY_PATH, the loader's
@@ -253,6 +254,7 @@ struct block {
  */
 class device {
  public:
+  /// Loads the ACL libraries named by @p options and opens the device (aclInit, aclrtSetDevice).
   explicit device(device_options options = {}) : id_(options.device_id) {
     std::string tried;
     leases_[0] = detail::lease_on(library::ascendcl, options.library_directory, tried);
@@ -391,10 +393,15 @@ class device {
  */
 class launch_context {
  public:
+  /// The context of a launch on @p stream of @p dev.
   launch_context(device& dev, stream_handle stream) noexcept : dev_(&dev), stream_(stream) {}
+  /// The device the launch runs on.
   device& get_device() const noexcept { return *dev_; }
+  /// The ACL function table, with the device current on this thread.
   const api& functions() const noexcept { return dev_->functions(); }
+  /// The aclrtStream the body enqueues its work on.
   stream_handle stream() const noexcept { return stream_; }
+  /// Throws keel::error for a non-zero ACL @p code returned by @p function.
   void check(status code, const char* function) const { dev_->check(code, function); }
 
  private:
@@ -475,6 +482,9 @@ class launch_context {
  *   backend frees from the stream's own worker instead.)
  */
 struct backend {
+  // The operations of the runtime backend requirement (keel/runtime/backend.hpp),
+  // called by keel's runtime templates, not by users: documented there.
+  /// @cond KEEL_BACKEND_OPERATIONS
   using device_type = device;
   using stream_handle = detail::stream_box*;
   using event_handle = detail::event_box*;
@@ -1516,6 +1526,7 @@ struct backend {
     s->group_open = false;
     s->capture_thread = std::thread::id();
   }
+  /// @endcond
 };
 
 inline device::~device() {
@@ -1593,6 +1604,7 @@ inline std::size_t device::pending_releases() noexcept {
  */
 class [[nodiscard]] thread_capture_mode_scope {
  public:
+  /// Sets this thread's capture mode to @p mode on @p dev (aclmdlRICaptureThreadExchangeMode) until the scope ends.
   thread_capture_mode_scope(device& dev, keel::capture_mode mode) : dev_(&dev) {
     acl::capture_mode exchanged = detail::native_mode(mode);
     dev.check(dev.functions().aclmdlRICaptureThreadExchangeMode(&exchanged), "aclmdlRICaptureThreadExchangeMode");

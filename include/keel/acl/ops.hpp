@@ -74,6 +74,7 @@ acl_owner<T> made(device& dev, T* p, const char* function) {
  */
 class tensor {
  public:
+  /// An aclTensor describing @p view on @p dev. @throws keel::error when ACL refuses.
   tensor(device& dev, const keel::ops::tensor& view) {
     std::vector<std::int64_t> shape(view.dim()), strides(view.dim());
     std::int64_t extent = view.storage_offset() + 1;
@@ -88,6 +89,7 @@ class tensor {
                                                            view.data()),
                            "aclCreateTensor");
   }
+  /// The ACL object owned.
   ::aclTensor* get() const noexcept { return handle_.get(); }
 
  private:
@@ -97,6 +99,7 @@ class tensor {
 /** @brief An aclScalar holding a keel scalar's value (float32 or int64). Move-only owner. */
 class scalar {
  public:
+  /// An aclScalar of @p value on @p dev. @throws keel::error when ACL refuses.
   scalar(device& dev, const keel::ops::scalar& value) {
     if (value.is_floating()) {
       float f = value.to_float();
@@ -106,6 +109,7 @@ class scalar {
       handle_ = detail::made(dev, dev.functions().aclCreateScalar(&i, data_type::int64), "aclCreateScalar");
     }
   }
+  /// The ACL object owned.
   ::aclScalar* get() const noexcept { return handle_.get(); }
 
  private:
@@ -115,8 +119,10 @@ class scalar {
 /** @brief An aclIntArray. Move-only owner. */
 class int_array {
  public:
+  /// An aclIntArray of @p values on @p dev. @throws keel::error when ACL refuses.
   int_array(device& dev, const std::vector<std::int64_t>& values)
       : handle_(detail::made(dev, dev.functions().aclCreateIntArray(values.data(), values.size()), "aclCreateIntArray")) {}
+  /// The ACL object owned.
   ::aclIntArray* get() const noexcept { return handle_.get(); }
 
  private:
@@ -149,9 +155,13 @@ struct executor_state {
 class executor {
  public:
   executor() noexcept = default;
+  /// An executor sharing @p state.
   explicit executor(std::shared_ptr<detail::executor_state> state) noexcept : state_(std::move(state)) {}
+  /// Bytes of device workspace phase two needs (0: none).
   std::uint64_t workspace_size() const noexcept { return state_ ? state_->workspace : 0; }
+  /// Whether this holds an executor.
   explicit operator bool() const noexcept { return state_ != nullptr; }
+  /// The shared executor state (the aclOpExecutor and what it keeps alive).
   const std::shared_ptr<detail::executor_state>& state() const noexcept { return state_; }
 
  private:

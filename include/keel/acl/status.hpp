@@ -515,7 +515,10 @@ inline void check(status code, const char* function) {
 
 }  // namespace keel::acl
 
+// The standard library's trait, specialized: nothing of keel's to document.
+/// @cond
 template <>
 struct std::is_error_code_enum<keel::acl::errc> : std::true_type {};
+/// @endcond
 
 #undef KEEL_DETAIL_ACL_STATUS_CODES

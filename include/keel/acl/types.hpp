@@ -142,34 +142,49 @@ using callback = void (*)(void* userData);
 
 /// Flags of aclrtCreateEventWithFlag / aclrtCreateEventExWithFlag.
 namespace event_flags {
+/// ACL_EVENT_SYNC (acl_rt.h).
 inline constexpr std::uint32_t sync = 0x01U;
+/// ACL_EVENT_CAPTURE_STREAM_PROGRESS (acl_rt.h).
 inline constexpr std::uint32_t capture_stream_progress = 0x02U;
+/// ACL_EVENT_TIME_LINE: the event records a timestamp (aclrtEventElapsedTime).
 inline constexpr std::uint32_t time_line = 0x08U;
+/// ACL_EVENT_DEVICE_USE_ONLY (acl_rt.h).
 inline constexpr std::uint32_t device_use_only = 0x10U;
 /// ACL_EVENT_EXTERNAL: for concurrent task update; not combinable with any other flag.
 inline constexpr std::uint32_t external = 0x20U;
+/// ACL_EVENT_IPC (acl_rt.h).
 inline constexpr std::uint32_t ipc = 0x40U;
 }  // namespace event_flags
 
 /// Flags of aclrtRecordEventWithFlag (ACL_EVENT_RECORD_*).
 namespace record_flags {
+/// ACL_EVENT_RECORD_DEFAULT: a plain record.
 inline constexpr std::uint32_t none = 0x0U;
+/// ACL_EVENT_RECORD_EXTERNAL: signals an external event.
 inline constexpr std::uint32_t external = 0x1U;
 }  // namespace record_flags
 
 /// Flags of aclrtStreamWaitEventWithFlag (ACL_EVENT_WAIT_*).
 namespace wait_flags {
+/// ACL_EVENT_WAIT_DEFAULT: a plain wait.
 inline constexpr std::uint32_t none = 0x0U;
+/// ACL_EVENT_WAIT_EXTERNAL: waits for an external event's signal.
 inline constexpr std::uint32_t external = 0x1U;
 }  // namespace wait_flags
 
 /// Flags of aclrtCreateStreamWithConfig (ACL_STREAM_*).
 namespace stream_flags {
+/// ACL_STREAM_FAST_LAUNCH (acl_rt.h).
 inline constexpr std::uint32_t fast_launch = 0x01U;
+/// ACL_STREAM_FAST_SYNC (acl_rt.h).
 inline constexpr std::uint32_t fast_sync = 0x02U;
+/// ACL_STREAM_PERSISTENT (acl_rt.h).
 inline constexpr std::uint32_t persistent = 0x04U;
+/// ACL_STREAM_HUGE (acl_rt.h).
 inline constexpr std::uint32_t huge = 0x08U;
+/// ACL_STREAM_CPU_SCHEDULE (acl_rt.h).
 inline constexpr std::uint32_t cpu_schedule = 0x10U;
+/// ACL_STREAM_DEVICE_USE_ONLY (acl_rt.h).
 inline constexpr std::uint32_t device_use_only = 0x20U;
 }  // namespace stream_flags
 

@@ -13,8 +13,11 @@ namespace keel {
 
 /** @brief Readers in parallel, writers alone, through boost::shared_mutex. */
 struct boost_shared_mutex_policy {
+  /// The mutex type the policy locks.
   using mutex_type = boost::shared_mutex;
+  /// The policy's name, as error messages print it.
   static constexpr std::string_view name = "boost";
+  /// Whether the policy excludes other threads (false only for the null policy).
   static constexpr bool is_thread_safe = true;
 };
 
@@ -24,8 +27,11 @@ struct boost_shared_mutex_policy {
  * letting another writer in between); guarded::upgrade uses it.
  */
 struct boost_upgrade_mutex_policy {
+  /// The mutex type the policy locks.
   using mutex_type = boost::upgrade_mutex;
+  /// The policy's name, as error messages print it.
   static constexpr std::string_view name = "upgrade";
+  /// Whether the policy excludes other threads (false only for the null policy).
   static constexpr bool is_thread_safe = true;
 };
 

@@ -92,8 +92,11 @@ inline std::error_code make_error_code(errc code) noexcept {
 
 }  // namespace keel
 
+// The standard library's trait, specialized: nothing of keel's to document.
+/// @cond
 template <>
 struct std::is_error_code_enum<keel::errc> : std::true_type {};
+/// @endcond
 
 namespace keel {
 
@@ -120,6 +123,7 @@ class error : public std::system_error {
       : std::system_error(code, api + ": " + rule),
         details_(std::make_shared<const details>(details{std::move(api), std::move(rule)})) {}
 
+  /// An error of @p code raised by @p api for breaking @p rule.
   error(errc code, std::string api, std::string rule)
       : error(make_error_code(code), std::move(api), std::move(rule)) {}
 

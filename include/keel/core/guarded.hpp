@@ -58,8 +58,11 @@ class guarded : private detail::mutex_holder<typename Policy::mutex_type> {
   using holder = detail::mutex_holder<typename Policy::mutex_type>;
 
  public:
+  /// The type of the protected value.
   using value_type = T;
+  /// The mutex policy.
   using policy_type = Policy;
+  /// The mutex type of the policy.
   using mutex_type = typename Policy::mutex_type;
 
   /** @brief Constructs the T in place from @p args. */

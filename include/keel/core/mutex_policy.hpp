@@ -51,25 +51,37 @@ inline constexpr bool is_mutex_policy_v = is_mutex_policy<Policy>::value;
  * Empty, trivially constructible; every call compiles to nothing.
  */
 struct null_shared_mutex {
+  /// Does nothing: the null policy locks nothing.
   constexpr void lock() noexcept {}
+  /// Always succeeds: the null policy locks nothing.
   constexpr bool try_lock() noexcept { return true; }
+  /// Does nothing: the null policy locks nothing.
   constexpr void unlock() noexcept {}
+  /// Does nothing: the null policy locks nothing.
   constexpr void lock_shared() noexcept {}
+  /// Always succeeds: the null policy locks nothing.
   constexpr bool try_lock_shared() noexcept { return true; }
+  /// Does nothing: the null policy locks nothing.
   constexpr void unlock_shared() noexcept {}
 };
 
 /** @brief Readers in parallel, writers alone, through std::shared_mutex. */
 struct std_shared_mutex_policy {
+  /// The mutex type the policy locks.
   using mutex_type = std::shared_mutex;
+  /// The policy's name, as error messages print it.
   static constexpr std::string_view name = "std";
+  /// Whether the policy excludes other threads (false only for the null policy).
   static constexpr bool is_thread_safe = true;
 };
 
 /** @brief No locking at all: zero cost, for single-threaded use only. */
 struct null_mutex_policy {
+  /// The mutex type the policy locks.
   using mutex_type = null_shared_mutex;
+  /// The policy's name, as error messages print it.
   static constexpr std::string_view name = "null";
+  /// Whether the policy excludes other threads (false only for the null policy).
   static constexpr bool is_thread_safe = false;
 };
 
@@ -153,8 +165,11 @@ class checked_shared_mutex {
  * instead of hanging. Costs a second small mutex per lock and unlock.
  */
 struct checked_mutex_policy {
+  /// The mutex type the policy locks.
   using mutex_type = detail::checked_shared_mutex;
+  /// The policy's name, as error messages print it.
   static constexpr std::string_view name = "checked";
+  /// Whether the policy excludes other threads (false only for the null policy).
   static constexpr bool is_thread_safe = true;
 };
 

@@ -47,7 +47,9 @@ class unique_handle {
                 "static null() and static noexcept close(native_type), and no state");
 
  public:
+  /// The traits that say how to close the handle and what null is.
   using traits_type = Traits;
+  /// The native handle type of the traits.
   using native_type = typename Traits::native_type;
 
   /** @brief An empty owner. */
@@ -58,7 +60,9 @@ class unique_handle {
   unique_handle(const unique_handle&) = delete;
   unique_handle& operator=(const unique_handle&) = delete;
 
+  /// Takes the other object's handle; the other is left empty.
   constexpr unique_handle(unique_handle&& other) noexcept : handle_(other.release()) {}
+  /// Releases what this holds, then takes the other object's handle; the other is left empty.
   unique_handle& operator=(unique_handle&& other) noexcept {
     // reset() after release() makes self-move a no-op rather than a close.
     reset(other.release());
@@ -84,8 +88,10 @@ class unique_handle {
     if (!(old == native)) close_if_owned(old);
   }
 
+  /// Whether this holds a handle.
   constexpr explicit operator bool() const noexcept { return !(handle_ == Traits::null()); }
 
+  /// Exchanges what this and the other object hold.
   void swap(unique_handle& other) noexcept {
     using std::swap;
     swap(handle_, other.handle_);

@@ -786,6 +786,9 @@ struct block : ref_counted {
  *   basic_concurrent_update to fence a running execution on the update.
  */
 struct backend {
+  // The operations of the runtime backend requirement (keel/runtime/backend.hpp),
+  // called by keel's runtime templates, not by users: documented there.
+  /// @cond KEEL_BACKEND_OPERATIONS
   using device_type = device;
   using stream_handle = detail::stream_state*;
   using event_handle = detail::event_state*;
@@ -1690,6 +1693,7 @@ struct backend {
     g->staging.clear();  // detached from the stream: ours alone until the claim ends
     detail::group_state::end_claim(g);
   }
+  /// @endcond
 };
 
 }  // namespace keel::host

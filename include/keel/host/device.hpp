@@ -267,6 +267,7 @@ class device_state {
  */
 class device {
  public:
+  /// A host device with @p options (compute workers, limits, spin budget).
   explicit device(device_options options = {}) : state_(new detail::device_state(options)) {
     state_->owner_.store(this, std::memory_order_release);
   }
@@ -335,11 +336,14 @@ inline void detail::device_state::delete_view() noexcept { delete self_view_; }
  */
 class launch_context {
  public:
+  /// The context of a launch on @p dev.
   explicit launch_context(device& dev) noexcept : device_(&dev.state()) {}
   /// @cond
   explicit launch_context(detail::device_state& dev) noexcept : device_(&dev) {}
   /// @endcond
+  /// The device the launch runs on.
   device& get_device() const noexcept { return device_->facade(); }
+  /// How many compute workers parallel_for may use.
   unsigned workers() const noexcept { return device_->compute_workers(); }
   /** @brief fn(begin, end) over [0, count) in chunks of at least @p grain. */
   template <class F>

@@ -94,10 +94,12 @@ constexpr bool can_cast(dtype from, dtype to) noexcept {
 
 /** @brief A float16 value by its bits (IEEE binary16). */
 struct float16 {
+  /// The value's bit pattern.
   std::uint16_t bits;
 };
 /** @brief A bfloat16 value by its bits (the high half of a binary32). */
 struct bfloat16 {
+  /// The value's bit pattern.
   std::uint16_t bits;
 };
 

@@ -58,6 +58,7 @@ struct prepare_options {
   /// slice per worker. The default splits large work across every core, as
   /// a device kernel uses all of its device; 1 keeps phase two on one thread.
   std::size_t workers = default_workers();
+  /// Whether the executor is run many times (repeatable) or once.
   executor_use use = executor_use::repeatable;
 };
 
@@ -109,12 +110,15 @@ constexpr std::size_t round_up(std::size_t n, std::size_t to) noexcept { return 
 class executor {
  public:
   executor() noexcept = default;
+  /// An executor of @p plan prepared with @p options.
   executor(std::shared_ptr<const detail::plan> plan, prepare_options options) noexcept
       : plan_(std::move(plan)), options_(options) {}
+  /// Takes @p other's plan and run count; @p other is left empty.
   executor(executor&& other) noexcept
       : plan_(std::move(other.plan_)), options_(other.options_), runs_(other.runs_.load(std::memory_order_relaxed)) {
     other.runs_.store(0, std::memory_order_relaxed);
   }
+  /// Drops the plan held, then takes the other executor's plan and run count; the other is left empty.
   executor& operator=(executor&& other) noexcept {
     if (this != &other) {
       plan_ = std::move(other.plan_);
@@ -127,9 +131,13 @@ class executor {
   executor(const executor&) = delete;
   executor& operator=(const executor&) = delete;
 
+  /// Whether this holds a handle.
   explicit operator bool() const noexcept { return plan_ != nullptr; }
+  /// The operator the executor runs.
   op_kind op() const noexcept { return plan_->op; }
+  /// Whether the executor is run many times (repeatable) or once.
   executor_use use() const noexcept { return options_.use; }
+  /// The compute workers phase two may split across.
   std::size_t workers() const noexcept { return options_.workers; }
   /** @brief How many times run() started. */
   std::size_t runs() const noexcept { return runs_.load(std::memory_order_relaxed); }
@@ -141,7 +149,9 @@ class executor {
            options_.workers * detail::round_up(plan_->scratch_bytes, workspace_alignment);
   }
 
+  /// How many stages phase two runs, one after another.
   std::size_t stage_count() const noexcept { return plan_->stage_count(); }
+  /// How many chunks stage @p stage splits into.
   std::size_t chunk_count(std::size_t stage) const noexcept { return plan_->chunk_count(stage); }
 
   /**

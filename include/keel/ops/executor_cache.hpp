@@ -266,6 +266,8 @@ void launch_bound(const Stream& stream, shared_plan_ref p, const tensor* const (
  * element-wise operators, into the launch itself (exec(): nothing copied).
  */
 struct add_op {
+  // The protocol exec() and executor_cache call (key, prepare, check, bind, launch): internal.
+  /// @cond KEEL_OP_PROTOCOL
   static constexpr op_kind kind = op_kind::add;
   static constexpr bool binds_at_launch = true;  // exec() launches the shared plan with this call bound
   static detail::plan_key key(const tensor& self, const tensor& other, const scalar& alpha, const tensor& out) {
@@ -300,9 +302,13 @@ struct add_op {
     if (detail::needs_full_check(p, out, {&self, &other})) check(self, other, out);  // throws if refused
     detail::launch_bound(stream, std::move(p), {&out, &self, &other}, &alpha);
   }
+  /// @endcond
 };
 
+/// @brief The tag of addcmul (out = self + value * t1 * t2) for exec() and executor_cache.
 struct addcmul_op {
+  // The protocol exec() and executor_cache call (key, prepare, check, bind, launch): internal.
+  /// @cond KEEL_OP_PROTOCOL
   static constexpr op_kind kind = op_kind::addcmul;
   static constexpr bool binds_at_launch = true;  // exec() launches the shared plan with this call bound
   static detail::plan_key key(const tensor& self, const tensor& t1, const tensor& t2, const scalar& value, const tensor& out) {
@@ -339,9 +345,13 @@ struct addcmul_op {
     if (detail::needs_full_check(p, out, {&self, &t1, &t2})) check(self, t1, t2, out);  // throws if refused
     detail::launch_bound(stream, std::move(p), {&out, &self, &t1, &t2}, &value);
   }
+  /// @endcond
 };
 
+/// @brief The tag of cast (out = self converted to out's dtype) for exec() and executor_cache.
 struct cast_op {
+  // The protocol exec() and executor_cache call (key, prepare, check, bind, launch): internal.
+  /// @cond KEEL_OP_PROTOCOL
   static constexpr op_kind kind = op_kind::cast;
   static constexpr bool binds_at_launch = true;  // exec() launches the shared plan with this call bound
   static detail::plan_key key(const tensor& self, const tensor& out) {
@@ -370,12 +380,16 @@ struct cast_op {
     if (detail::needs_full_check(p, out, {&self})) check(self, out);  // throws if refused
     detail::launch_bound(stream, std::move(p), {&out, &self}, nullptr);
   }
+  /// @endcond
 };
 
 // Pooling and baddbmm plans hold whole tensor views (hundreds of bytes) and
 // do enough work that copying the plan on a hit does not show: exec()
 // acquires an executor for them and runs it with a stream-ordered workspace.
+/// @brief The tag of adaptive_avg_pool2d for exec() and executor_cache.
 struct adaptive_avg_pool2d_op {
+  // The protocol exec() and executor_cache call (key, prepare, check, bind, launch): internal.
+  /// @cond KEEL_OP_PROTOCOL
   static constexpr op_kind kind = op_kind::adaptive_avg_pool2d;
   static detail::plan_key key(const tensor& self, std::int64_t oh, std::int64_t ow, const tensor& out) {
     detail::plan_key k(kind);
@@ -396,9 +410,13 @@ struct adaptive_avg_pool2d_op {
     static_cast<detail::pool_plan&>(*p).bind(self, out);
     return p;
   }
+  /// @endcond
 };
 
+/// @brief The tag of baddbmm (out = beta * self + alpha * b1 @ b2) for exec() and executor_cache.
 struct baddbmm_op {
+  // The protocol exec() and executor_cache call (key, prepare, check, bind, launch): internal.
+  /// @cond KEEL_OP_PROTOCOL
   static constexpr op_kind kind = op_kind::baddbmm;
   static detail::plan_key key(const tensor& self, const tensor& b1, const tensor& b2, const scalar& beta,
                               const scalar& alpha, const tensor& out) {
@@ -427,6 +445,7 @@ struct baddbmm_op {
     static_cast<detail::baddbmm_plan&>(*p).bind(self, b1, b2, out, beta.to_float(), alpha.to_float());
     return p;
   }
+  /// @endcond
 };
 
 /// @cond
@@ -498,10 +517,12 @@ class executor_cache {
     return executor(p->shared(), options_);
   }
 
+  /// How many executors the cache holds.
   std::size_t size() const {
     std::shared_lock<mutex_type> lock(mutex_);
     return lru_.size();
   }
+  /// The most executors the cache holds before it evicts the least recently used.
   std::size_t capacity() const noexcept { return capacity_; }
   /** @brief Lookups that found their key (sums the entries' counts: O(size())). */
   std::size_t hits() const {
@@ -510,6 +531,7 @@ class executor_cache {
     for (const entry& e : lru_) n += static_cast<std::size_t>(e.plan.get()->leased());
     return n;
   }
+  /// How many lookups prepared a new executor.
   std::size_t misses() const noexcept { return misses_.load(std::memory_order_relaxed); }
   /** @brief Drops every plan (executors and launches already made keep theirs). */
   void clear() {
@@ -518,6 +540,7 @@ class executor_cache {
     for (const entry& e : lru_) retire(e);
     lru_.clear();
   }
+  /// The kernel table the cache prepares with.
   const kernel_table& kernels() const noexcept { return *kernels_; }
 
  private:

@@ -26,14 +26,20 @@ namespace keel::ops {
 class scalar {
  public:
   constexpr scalar() noexcept : type_(dtype::int64), i_(0) {}
+  /// A scalar holding @p v, with its dtype.
   constexpr scalar(float v) noexcept : type_(dtype::float32), f_(v) {}
+  /// A scalar holding @p v, with its dtype.
   constexpr scalar(double v) noexcept : type_(dtype::float32), f_(v) {}
+  /// A scalar holding @p v, with its dtype.
   constexpr scalar(std::int32_t v) noexcept : type_(dtype::int32), i_(v) {}
+  /// A scalar holding @p v, with its dtype.
   constexpr scalar(std::int64_t v) noexcept : type_(dtype::int64), i_(v) {}
+  /// A scalar holding @p v, with its dtype.
   constexpr scalar(bool v) noexcept : type_(dtype::boolean), i_(v ? 1 : 0) {}
 
   /** @brief The scalar's dtype. */
   constexpr dtype type() const noexcept { return type_; }
+  /// Whether the dtype is a floating-point one.
   constexpr bool is_floating() const noexcept { return ops::is_floating(type_); }
 
   /** @brief The value as double (exact for floating scalars). */

@@ -34,7 +34,9 @@ namespace keel::ops {
  */
 class tensor {
  public:
+  /// The most dimensions a view has.
   static constexpr std::size_t max_dims = 8;
+  /// A list of sizes or strides.
   using dims = std::initializer_list<std::int64_t>;
 
   /** @brief The null tensor: operators report it as a null parameter. */
@@ -78,14 +80,22 @@ class tensor {
   void* data() const noexcept { return data_; }
   /** @brief The address of element (0, 0, ...): data + offset * element_size. */
   char* first() const noexcept { return static_cast<char*>(data_) + offset_ * static_cast<std::int64_t>(element_size(type_)); }
+  /// The element dtype.
   dtype type() const noexcept { return type_; }
+  /// The number of dimensions.
   std::size_t dim() const noexcept { return ndim_; }
+  /// The size of dimension @p i.
   std::int64_t size(std::size_t i) const noexcept { return shape_[i]; }
+  /// The stride of dimension @p i, in elements.
   std::int64_t stride(std::size_t i) const noexcept { return strides_[i]; }
+  /// The offset of the first element from data(), in elements.
   std::int64_t storage_offset() const noexcept { return offset_; }
+  /// The sizes, one per dimension.
   const std::int64_t* sizes() const noexcept { return shape_.data(); }
+  /// The strides in elements, one per dimension.
   const std::int64_t* strides() const noexcept { return strides_.data(); }
 
+  /// The number of elements (the product of the sizes).
   std::int64_t numel() const noexcept {
     std::int64_t n = 1;
     for (std::size_t i = 0; i < ndim_; ++i) n *= shape_[i];

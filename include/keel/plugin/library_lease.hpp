@@ -250,15 +250,19 @@ class imported;
 class library_lease {
  public:
   library_lease() noexcept = default;
+  /// Another lease on the same library: it stays loaded while any lease lives.
   library_lease(const library_lease& other) noexcept : record_(other.record_) {
     // A holder already exists, so the count cannot reach zero under us.
     if (record_ != nullptr) record_->count.fetch_add(1, std::memory_order_relaxed);
   }
+  /// Takes the other object's handle; the other is left empty.
   library_lease(library_lease&& other) noexcept : record_(std::exchange(other.record_, nullptr)) {}
+  /// Releases this lease, then shares the other's library.
   library_lease& operator=(const library_lease& other) noexcept {
     library_lease(other).swap(*this);
     return *this;
   }
+  /// Releases what this holds, then takes the other object's handle; the other is left empty.
   library_lease& operator=(library_lease&& other) noexcept {
     library_lease(std::move(other)).swap(*this);
     return *this;
@@ -300,6 +304,7 @@ class library_lease {
   template <class T>
   imported<T> import(const std::string& symbol) const;
 
+  /// Exchanges what this and the other object hold.
   void swap(library_lease& other) noexcept { std::swap(record_, other.record_); }
   friend void swap(library_lease& a, library_lease& b) noexcept { a.swap(b); }
   friend bool operator==(const library_lease& a, const library_lease& b) noexcept {
@@ -320,9 +325,13 @@ template <class R, class... Args>
 class imported<R(Args...)> {
  public:
   imported() noexcept = default;
+  /// Calls the imported function with @p args.
   R operator()(Args... args) const { return function_(std::forward<Args>(args)...); }
+  /// Whether this holds a symbol.
   explicit operator bool() const noexcept { return function_ != nullptr; }
+  /// The function's address, null when empty.
   R (*get() const noexcept)(Args...) { return function_; }
+  /// The lease that keeps the symbol's library loaded.
   const library_lease& lease() const noexcept { return lease_; }
 
  private:
@@ -339,10 +348,15 @@ class imported {
 
  public:
   imported() noexcept = default;
+  /// The imported object.
   T& operator*() const noexcept { return *object_; }
+  /// Member access to the imported object.
   T* operator->() const noexcept { return object_; }
+  /// The symbol's address, null when empty.
   T* get() const noexcept { return object_; }
+  /// Whether this holds a symbol.
   explicit operator bool() const noexcept { return object_ != nullptr; }
+  /// The lease that keeps the symbol's library loaded.
   const library_lease& lease() const noexcept { return lease_; }
 
  private:
@@ -403,12 +417,15 @@ class library_loader {
    *   initialisation asked for a lease on it).
    */
   library_lease acquire(std::string_view path, const load_options& options = {});
+  /// A lease on the library at @p path, loaded with @p options by the first lease.
   library_lease acquire(const char* path, const load_options& options = {}) {
     return acquire(std::string_view(path), options);
   }
+  /// A lease on the library at @p path, loaded with @p options by the first lease.
   library_lease acquire(const std::string& path, const load_options& options = {}) {
     return acquire(std::string_view(path), options);
   }
+  /// A lease on the library at @p path, loaded with @p options by the first lease.
   library_lease acquire(const std::filesystem::path& path, const load_options& options = {}) {
     return acquire(std::string_view(path.native()), options);
   }

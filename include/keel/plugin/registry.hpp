@@ -130,8 +130,11 @@ class registry final : private detail::registry_hooks {
   static_assert(is_mutex_policy_v<MutexPolicy>, "registry<Entry, MutexPolicy>: MutexPolicy must be a mutex policy");
 
  public:
+  /// The type of a registered entry.
   using entry_type = Entry;
+  /// The mutex policy.
   using policy_type = MutexPolicy;
+  /// The mutex type the policy locks.
   using mutex_type = typename MutexPolicy::mutex_type;
 
   /** @brief An empty registry whose plugin entries follow @p loader's leases. */
@@ -208,14 +211,17 @@ class registry final : private detail::registry_hooks {
     for (const auto& [name, n] : entries_) f(std::string_view(name), static_cast<const Entry&>(n.entry));
   }
 
+  /// Whether an entry named @p name is registered.
   bool contains(std::string_view name) const {
     shared_lock lock(*this);
     return entries_.find(name) != entries_.end();
   }
+  /// How many entries are registered.
   std::size_t size() const {
     shared_lock lock(*this);
     return entries_.size();
   }
+  /// The registered names, a snapshot.
   std::vector<std::string> names() const {
     shared_lock lock(*this);
     std::vector<std::string> result;

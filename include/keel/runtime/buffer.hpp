@@ -31,7 +31,9 @@ namespace keel {
 template <KEEL_RUNTIME_BACKEND B, memory_kind Kind>
 class basic_buffer {
  public:
+  /// The backend's native handle type.
   using native_handle_type = typename B::buffer_handle;
+  /// Whether the buffer is device or pinned host memory.
   static constexpr memory_kind kind = Kind;
 
   basic_buffer() noexcept = default;
@@ -45,7 +47,9 @@ class basic_buffer {
     b.handle_ = native;
     return b;
   }
+  /// Takes the other object's handle; the other is left empty.
   basic_buffer(basic_buffer&& o) noexcept : handle_(std::exchange(o.handle_, native_handle_type{})) {}
+  /// Releases what this holds, then takes the other object's handle; the other is left empty.
   basic_buffer& operator=(basic_buffer&& o) noexcept {
     reset(o.release());
     return *this;
@@ -54,24 +58,31 @@ class basic_buffer {
   basic_buffer& operator=(const basic_buffer&) = delete;
   ~basic_buffer() { reset(); }
 
+  /// The native handle, null when empty.
   native_handle_type get() const noexcept { return handle_; }
+  /// The native handle, null when empty.
   native_handle_type native_handle() const noexcept { return handle_; }
+  /// Gives up ownership: returns the handle and leaves this empty; the caller destroys it.
   native_handle_type release() noexcept { return std::exchange(handle_, native_handle_type{}); }
   /** @brief Releases the owned memory in stream order and takes @p native. */
   void reset(native_handle_type native = native_handle_type{}) noexcept {
     native_handle_type old = std::exchange(handle_, native);
     if (old != native_handle_type{} && old != native) B::free_async(old);
   }
+  /// Whether this holds a handle.
   explicit operator bool() const noexcept { return handle_ != native_handle_type{}; }
+  /// Exchanges what this and the other object hold.
   void swap(basic_buffer& o) noexcept { std::swap(handle_, o.handle_); }
   friend void swap(basic_buffer& a, basic_buffer& b) noexcept { a.swap(b); }
 
   /** @brief The memory (host-addressable on the host backend). @throws keel::error invalid_handle if empty. */
   void* data() const { return B::data(checked("keel::buffer::data")); }
+  /// data() as a pointer to @p T. @throws keel::error invalid_handle if empty.
   template <class T>
   T* data_as() const {
     return static_cast<T*>(data());
   }
+  /// The size in bytes. @throws keel::error invalid_handle when empty.
   std::size_t size() const { return B::size(checked("keel::buffer::size")); }
   /** @brief A span sharing ownership of the allocation (for copies and kernel arguments). */
   memory_span span() const {

@@ -55,13 +55,11 @@ class event_ops {
   /** @brief The flags the event was created with. */
   event_flags flags() const { return B::flags_of(checked("keel::event::flags")); }
 
-  /// @cond
   typename B::event_handle checked(const char* api) const {
     auto h = static_cast<const Derived&>(*this).native_handle();
     if (h == typename B::event_handle{}) throw_empty(api);
     return h;
   }
-  /// @endcond
 };
 
 }  // namespace detail
@@ -76,6 +74,7 @@ class event_ops {
 template <KEEL_RUNTIME_BACKEND B>
 class basic_event_ref : public detail::event_ops<basic_event_ref<B>, B> {
  public:
+  /// The backend's native handle type.
   using native_handle_type = typename B::event_handle;
   constexpr basic_event_ref() noexcept = default;
   /** @brief Views a native event made elsewhere. @throws keel::error null_parameter. */
@@ -83,7 +82,9 @@ class basic_event_ref : public detail::event_ops<basic_event_ref<B>, B> {
     if (native == native_handle_type{}) throw_error(errc::null_parameter, "keel::event_ref::adopt", "null event");
     return basic_event_ref(native);
   }
+  /// The native handle, null when empty.
   constexpr native_handle_type native_handle() const noexcept { return native_; }
+  /// Whether this holds a handle.
   constexpr explicit operator bool() const noexcept { return native_ != native_handle_type{}; }
 
  private:
@@ -112,30 +113,43 @@ class basic_event : public detail::event_ops<basic_event<B>, B> {
   using handle_type = unique_handle<detail::event_traits<B>>;
 
  public:
+  /// The backend's native handle type.
   using native_handle_type = typename B::event_handle;
+  /// The backend's device type.
   using device_type = typename B::device_type;
 
   basic_event() noexcept = default;
   /** @brief Creates an event. @throws keel::error resource_limit when no external event is left. */
   explicit basic_event(device_type& dev, event_flags flags = event_flags::default_)
       : handle_(B::create_event(dev, flags)) {}
+  /// Takes ownership of @p native, made elsewhere. @throws keel::error null_parameter for a null handle.
   static basic_event adopt(native_handle_type native) {
     if (native == native_handle_type{}) throw_error(errc::null_parameter, "keel::event::adopt", "null event");
     basic_event e;
     e.handle_.reset(native);
     return e;
   }
+  /// Takes the other object's handle; the other is left empty.
   basic_event(basic_event&&) noexcept = default;
+  /// Releases what this holds, then takes the other object's handle; the other is left empty.
   basic_event& operator=(basic_event&&) noexcept = default;
 
+  /// The native handle, null when empty.
   native_handle_type native_handle() const noexcept { return handle_.get(); }
+  /// The native handle, null when empty.
   native_handle_type get() const noexcept { return handle_.get(); }
+  /// Gives up ownership: returns the handle and leaves this empty; the caller destroys it.
   native_handle_type release() noexcept { return handle_.release(); }
+  /// Destroys the handle held (if any) and takes ownership of @p native instead.
   void reset(native_handle_type native = native_handle_type{}) noexcept { handle_.reset(native); }
+  /// Whether this holds a handle.
   explicit operator bool() const noexcept { return static_cast<bool>(handle_); }
+  /// Exchanges what this and the other object hold.
   void swap(basic_event& other) noexcept { handle_.swap(other.handle_); }
   friend void swap(basic_event& a, basic_event& b) noexcept { a.swap(b); }
+  /// A non-owning view of the same handle.
   basic_event_ref<B> ref() const noexcept { return basic_event_ref<B>(handle_.get()); }
+  /// Converts to a non-owning view of the same handle.
   operator basic_event_ref<B>() const noexcept { return ref(); }
 
  private:
@@ -164,23 +178,31 @@ class basic_external_event_pool;
 template <KEEL_RUNTIME_BACKEND B>
 class basic_pooled_event : public detail::event_ops<basic_pooled_event<B>, B> {
  public:
+  /// The backend's native handle type.
   using native_handle_type = typename B::event_handle;
   basic_pooled_event() noexcept = default;
+  /// Takes the other object's handle; the other is left empty.
   basic_pooled_event(basic_pooled_event&& o) noexcept
       : pool_(std::exchange(o.pool_, nullptr)), event_(std::move(o.event_)) {}
+  /// Releases what this holds, then takes the other object's handle; the other is left empty.
   basic_pooled_event& operator=(basic_pooled_event&& o) noexcept {
     basic_pooled_event tmp(std::move(o));
     swap(tmp);
     return *this;
   }
   ~basic_pooled_event() { give_back(); }
+  /// The native handle, null when empty.
   native_handle_type native_handle() const noexcept { return event_.native_handle(); }
+  /// Whether this holds a handle.
   explicit operator bool() const noexcept { return static_cast<bool>(event_); }
+  /// Exchanges what this and the other object hold.
   void swap(basic_pooled_event& o) noexcept {
     std::swap(pool_, o.pool_);
     event_.swap(o.event_);
   }
+  /// A non-owning view of the same handle.
   basic_event_ref<B> ref() const noexcept { return event_.ref(); }
+  /// Converts to a non-owning view of the same handle.
   operator basic_event_ref<B>() const noexcept { return ref(); }
 
  private:
@@ -204,7 +226,9 @@ class basic_pooled_event : public detail::event_ops<basic_pooled_event<B>, B> {
 template <KEEL_RUNTIME_BACKEND B>
 class basic_external_event_pool {
  public:
+  /// The backend's device type.
   using device_type = typename B::device_type;
+  /// A pool of up to @p capacity external events of @p dev, made as they are first acquired.
   basic_external_event_pool(device_type& dev, std::size_t capacity) : device_(&dev), capacity_(capacity) {}
   basic_external_event_pool(const basic_external_event_pool&) = delete;
   basic_external_event_pool& operator=(const basic_external_event_pool&) = delete;
@@ -229,6 +253,7 @@ class basic_external_event_pool {
     return basic_pooled_event<B>(this, std::move(e));
   }
 
+  /// How many external events the pool holds.
   std::size_t capacity() const noexcept { return capacity_; }
   /** @brief Events made so far (on loan or idle). */
   std::size_t size() const {

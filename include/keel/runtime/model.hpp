@@ -41,13 +41,11 @@ class model_ops {
   /** @brief Task groups marked in the model. */
   std::size_t group_count() const { return B::group_count(checked("keel::model::group_count")); }
 
-  /// @cond
   typename B::model_handle checked(const char* api) const {
     auto h = static_cast<const Derived&>(*this).native_handle();
     if (h == typename B::model_handle{}) throw_empty(api);
     return h;
   }
-  /// @endcond
 };
 
 }  // namespace detail
@@ -62,13 +60,17 @@ class model_ops {
 template <KEEL_RUNTIME_BACKEND B>
 class basic_model_ref : public detail::model_ops<basic_model_ref<B>, B> {
  public:
+  /// The backend's native handle type.
   using native_handle_type = typename B::model_handle;
   constexpr basic_model_ref() noexcept = default;
+  /// A view of @p native, made elsewhere; keel never destroys it. @throws keel::error null_parameter for a null handle.
   static basic_model_ref adopt(native_handle_type native) {
     if (native == native_handle_type{}) throw_error(errc::null_parameter, "keel::model_ref::adopt", "null model");
     return basic_model_ref(native);
   }
+  /// The native handle, null when empty.
   constexpr native_handle_type native_handle() const noexcept { return native_; }
+  /// Whether this holds a handle.
   constexpr explicit operator bool() const noexcept { return native_ != native_handle_type{}; }
 
  private:
@@ -93,25 +95,37 @@ class basic_model : public detail::model_ops<basic_model<B>, B> {
   using handle_type = unique_handle<detail::model_traits<B>>;
 
  public:
+  /// The backend's native handle type.
   using native_handle_type = typename B::model_handle;
   basic_model() noexcept = default;
+  /// Takes ownership of @p native, made elsewhere. @throws keel::error null_parameter for a null handle.
   static basic_model adopt(native_handle_type native) {
     if (native == native_handle_type{}) throw_error(errc::null_parameter, "keel::model::adopt", "null model");
     basic_model m;
     m.handle_.reset(native);
     return m;
   }
+  /// Takes the other object's handle; the other is left empty.
   basic_model(basic_model&&) noexcept = default;
+  /// Releases what this holds, then takes the other object's handle; the other is left empty.
   basic_model& operator=(basic_model&&) noexcept = default;
 
+  /// The native handle, null when empty.
   native_handle_type native_handle() const noexcept { return handle_.get(); }
+  /// The native handle, null when empty.
   native_handle_type get() const noexcept { return handle_.get(); }
+  /// Gives up ownership: returns the handle and leaves this empty; the caller destroys it.
   native_handle_type release() noexcept { return handle_.release(); }
+  /// Destroys the handle held (if any) and takes ownership of @p native instead.
   void reset(native_handle_type native = native_handle_type{}) noexcept { handle_.reset(native); }
+  /// Whether this holds a handle.
   explicit operator bool() const noexcept { return static_cast<bool>(handle_); }
+  /// Exchanges what this and the other object hold.
   void swap(basic_model& other) noexcept { handle_.swap(other.handle_); }
   friend void swap(basic_model& a, basic_model& b) noexcept { a.swap(b); }
+  /// A non-owning view of the same handle.
   basic_model_ref<B> ref() const noexcept { return basic_model_ref<B>(handle_.get()); }
+  /// Converts to a non-owning view of the same handle.
   operator basic_model_ref<B>() const noexcept { return ref(); }
 
  private:
@@ -140,6 +154,7 @@ class basic_model : public detail::model_ops<basic_model<B>, B> {
 template <KEEL_RUNTIME_BACKEND B>
 class [[nodiscard]] basic_capture_scope {
  public:
+  /// Begins a capture on @p stream in @p mode. @throws keel::error capture_violation when the stream cannot begin one.
   explicit basic_capture_scope(basic_stream_ref<B> stream, capture_mode mode = capture_mode::global)
       : stream_(stream) {
     B::capture_begin(stream_.checked("keel::capture_scope"), mode);
@@ -162,7 +177,9 @@ class [[nodiscard]] basic_capture_scope {
     if (active_) B::capture_discard(stream_.native_handle());
     active_ = false;
   }
+  /// Whether the capture is still in progress (end() not called, no exception).
   bool active() const noexcept { return active_; }
+  /// The stream the capture began on.
   basic_stream_ref<B> stream() const noexcept { return stream_.get(); }
 
  private:

@@ -174,13 +174,11 @@ class stream_ops {
   /** @brief A number naming the stream in diagnostics. */
   std::uint64_t id() const { return B::id_of(checked("keel::stream::id")); }
 
-  /// @cond
   typename B::stream_handle checked(const char* api) const {
     auto h = static_cast<const Derived&>(*this).native_handle();
     if (h == typename B::stream_handle{}) throw_empty(api);
     return h;
   }
-  /// @endcond
 };
 
 }  // namespace detail
@@ -199,6 +197,7 @@ class basic_stream_ref : public detail::stream_ops<basic_stream_ref<B>, B> {
   static_assert(detail::check_backend<B>::value);
 
  public:
+  /// The backend's native handle type.
   using native_handle_type = typename B::stream_handle;
 
   /** @brief An empty view. */
@@ -210,7 +209,9 @@ class basic_stream_ref : public detail::stream_ops<basic_stream_ref<B>, B> {
     return basic_stream_ref(native);
   }
 
+  /// The native handle, null when empty.
   constexpr native_handle_type native_handle() const noexcept { return native_; }
+  /// Whether this holds a handle.
   constexpr explicit operator bool() const noexcept { return native_ != native_handle_type{}; }
   friend constexpr bool operator==(basic_stream_ref a, basic_stream_ref b) noexcept { return a.native_ == b.native_; }
   friend constexpr bool operator!=(basic_stream_ref a, basic_stream_ref b) noexcept { return !(a == b); }
@@ -282,7 +283,9 @@ class basic_stream : public detail::stream_ops<basic_stream<B>, B> {
   using handle_type = unique_handle<detail::stream_traits<B>>;
 
  public:
+  /// The backend's native handle type.
   using native_handle_type = typename B::stream_handle;
+  /// The backend's device type.
   using device_type = typename B::device_type;
 
   /** @brief An empty stream. */
@@ -297,16 +300,22 @@ class basic_stream : public detail::stream_ops<basic_stream<B>, B> {
     return s;
   }
 
+  /// Takes the other object's handle; the other is left empty.
   basic_stream(basic_stream&&) noexcept = default;
+  /// Releases what this holds, then takes the other object's handle; the other is left empty.
   basic_stream& operator=(basic_stream&&) noexcept = default;
 
+  /// The native handle, null when empty.
   native_handle_type native_handle() const noexcept { return handle_.get(); }
+  /// The native handle, null when empty.
   native_handle_type get() const noexcept { return handle_.get(); }
   /** @brief Gives up ownership; the caller must destroy the native stream. */
   native_handle_type release() noexcept { return handle_.release(); }
   /** @brief Destroys the owned stream (waiting for its work) and takes @p native. */
   void reset(native_handle_type native = native_handle_type{}) noexcept { handle_.reset(native); }
+  /// Whether this holds a handle.
   explicit operator bool() const noexcept { return static_cast<bool>(handle_); }
+  /// Exchanges what this and the other object hold.
   void swap(basic_stream& other) noexcept { handle_.swap(other.handle_); }
   friend void swap(basic_stream& a, basic_stream& b) noexcept { a.swap(b); }
 
@@ -318,6 +327,7 @@ class basic_stream : public detail::stream_ops<basic_stream<B>, B> {
 
   /** @brief A non-owning view. */
   basic_stream_ref<B> ref() const noexcept { return basic_stream_ref<B>(handle_.get()); }
+  /// Converts to a non-owning view of the same handle.
   operator basic_stream_ref<B>() const noexcept { return ref(); }
 
  private:

@@ -37,13 +37,11 @@ class group_ops {
   /** @brief Whether the model the group belongs to is alive (an update needs it). */
   bool model_alive() const { return B::group_model_alive(checked("keel::task_group::model_alive")); }
 
-  /// @cond
   typename B::group_handle checked(const char* api) const {
     auto h = static_cast<const Derived&>(*this).native_handle();
     if (h == typename B::group_handle{}) throw_empty(api);
     return h;
   }
-  /// @endcond
 };
 
 }  // namespace detail
@@ -58,14 +56,18 @@ class group_ops {
 template <KEEL_RUNTIME_BACKEND B>
 class basic_task_group_ref : public detail::group_ops<basic_task_group_ref<B>, B> {
  public:
+  /// The backend's native handle type.
   using native_handle_type = typename B::group_handle;
   constexpr basic_task_group_ref() noexcept = default;
+  /// A view of @p native, made elsewhere; keel never destroys it. @throws keel::error null_parameter for a null handle.
   static basic_task_group_ref adopt(native_handle_type native) {
     if (native == native_handle_type{})
       throw_error(errc::null_parameter, "keel::task_group_ref::adopt", "null task group");
     return basic_task_group_ref(native);
   }
+  /// The native handle, null when empty.
   constexpr native_handle_type native_handle() const noexcept { return native_; }
+  /// Whether this holds a handle.
   constexpr explicit operator bool() const noexcept { return native_ != native_handle_type{}; }
 
  private:
@@ -89,25 +91,37 @@ class basic_task_group : public detail::group_ops<basic_task_group<B>, B> {
   using handle_type = unique_handle<detail::group_traits<B>>;
 
  public:
+  /// The backend's native handle type.
   using native_handle_type = typename B::group_handle;
   basic_task_group() noexcept = default;
+  /// Takes ownership of @p native, made elsewhere. @throws keel::error null_parameter for a null handle.
   static basic_task_group adopt(native_handle_type native) {
     if (native == native_handle_type{}) throw_error(errc::null_parameter, "keel::task_group::adopt", "null task group");
     basic_task_group g;
     g.handle_.reset(native);
     return g;
   }
+  /// Takes the other object's handle; the other is left empty.
   basic_task_group(basic_task_group&&) noexcept = default;
+  /// Releases what this holds, then takes the other object's handle; the other is left empty.
   basic_task_group& operator=(basic_task_group&&) noexcept = default;
 
+  /// The native handle, null when empty.
   native_handle_type native_handle() const noexcept { return handle_.get(); }
+  /// The native handle, null when empty.
   native_handle_type get() const noexcept { return handle_.get(); }
+  /// Gives up ownership: returns the handle and leaves this empty; the caller destroys it.
   native_handle_type release() noexcept { return handle_.release(); }
+  /// Destroys the handle held (if any) and takes ownership of @p native instead.
   void reset(native_handle_type native = native_handle_type{}) noexcept { handle_.reset(native); }
+  /// Whether this holds a handle.
   explicit operator bool() const noexcept { return static_cast<bool>(handle_); }
+  /// Exchanges what this and the other object hold.
   void swap(basic_task_group& other) noexcept { handle_.swap(other.handle_); }
   friend void swap(basic_task_group& a, basic_task_group& b) noexcept { a.swap(b); }
+  /// A non-owning view of the same handle.
   basic_task_group_ref<B> ref() const noexcept { return basic_task_group_ref<B>(handle_.get()); }
+  /// Converts to a non-owning view of the same handle.
   operator basic_task_group_ref<B>() const noexcept { return ref(); }
 
  private:
@@ -128,6 +142,7 @@ class basic_task_group : public detail::group_ops<basic_task_group<B>, B> {
 template <KEEL_RUNTIME_BACKEND B>
 class [[nodiscard]] basic_task_group_scope {
  public:
+  /// Begins marking a task group on the capturing @p stream.
   explicit basic_task_group_scope(basic_stream_ref<B> stream) : stream_(stream) {
     B::group_begin(stream_.checked("keel::task_group_scope"));
   }
@@ -167,6 +182,7 @@ class [[nodiscard]] basic_task_group_scope {
 template <KEEL_RUNTIME_BACKEND B>
 class [[nodiscard]] basic_update_scope {
  public:
+  /// Begins an update of @p group issued on @p update_stream (not capturing).
   basic_update_scope(basic_stream_ref<B> update_stream, basic_task_group_ref<B> group) : stream_(update_stream) {
     B::update_begin(stream_.checked("keel::update_scope"), group.checked("keel::update_scope"));
   }
@@ -238,6 +254,7 @@ class [[nodiscard]] basic_update_scope {
 template <KEEL_RUNTIME_BACKEND B>
 class basic_concurrent_update {
  public:
+  /// The backend's device type.
   using device_type = typename B::device_type;
   /** @brief Makes its own external event. @throws keel::error resource_limit. */
   explicit basic_concurrent_update(device_type& dev) : owned_(dev, event_flags::external), event_(owned_.ref()) {}
@@ -273,6 +290,7 @@ class basic_concurrent_update {
     scope.end();
   }
 
+  /// The external event the model waits on before the group runs (recorded after each update).
   basic_event_ref<B> event() const noexcept { return event_; }
 
  private:

@@ -51,9 +51,13 @@ enum class memory_kind : std::uint8_t { device, pinned_host, pageable_host };
  * Thread safety: a value; copies are independent. Exceptions: none of its own.
  */
 struct memory_span {
+  /// The first byte.
   void* data = nullptr;
+  /// The length in bytes.
   std::size_t bytes = 0;
+  /// Which kind of memory the range lies in.
   memory_kind where = memory_kind::pageable_host;
+  /// Shares ownership of the allocation; empty for memory the caller keeps alive.
   std::shared_ptr<void> owner;
 };
 
@@ -83,7 +87,9 @@ constexpr copy_kind copy_direction(memory_kind dst, memory_kind src) noexcept {
  */
 class kernel_kind {
  public:
+  /// A kind named @p name (the view must outlive the kind: a string literal).
   constexpr explicit kernel_kind(std::string_view name) noexcept : name_(name) {}
+  /// The kind's name, as launches and updates compare it.
   constexpr std::string_view name() const noexcept { return name_; }
   friend constexpr bool operator==(kernel_kind a, kernel_kind b) noexcept { return a.name_ == b.name_; }
   friend constexpr bool operator!=(kernel_kind a, kernel_kind b) noexcept { return !(a == b); }
@@ -100,11 +106,14 @@ enum class capture_state : std::uint8_t { none, active, invalidated };
  * the same process) can ask, to avoid calls that would break a capture.
  */
 struct capture_info {
+  /// None, active or invalidated.
   capture_state state = capture_state::none;
+  /// The mode of the capture (meaningful while capturing).
   capture_mode mode = capture_mode::global;
   bool group_open = false;       ///< a task group is being marked on this stream
   bool updating = false;         ///< the stream is between update begin and end
   std::uint64_t capture_id = 0;  ///< unique per capture, 0 when not capturing
+  /// Whether a capture is active on the stream.
   bool capturing() const noexcept { return state == capture_state::active; }
 };
 

@@ -14,17 +14,29 @@ namespace keel::ops {
  * (self strides may be zero: broadcast). a is M x K, bm is K x N.
  */
 struct gemm_args {
-  const float* a = nullptr;
-  const float* bm = nullptr;
-  const float* self = nullptr;  // null when beta == 0: self is never read
-  float* out = nullptr;
+  const float* a = nullptr;     ///< the left operands, batch x M x K
+  const float* bm = nullptr;    ///< the right operands, batch x K x N
+  const float* self = nullptr;  ///< the added term; null when beta == 0: self is never read
+  float* out = nullptr;         ///< the results, batch x M x N
   std::int64_t batch = 0, m = 0, n = 0, k = 0;
-  std::int64_t a_stride[3] = {};     // batch, row, col
-  std::int64_t b_stride[3] = {};
-  std::int64_t self_stride[3] = {};
-  std::int64_t out_stride[3] = {};
+  std::int64_t a_stride[3] = {};     ///< a's strides in elements: batch, row, col
+  std::int64_t b_stride[3] = {};     ///< bm's strides in elements: batch, row, col
+  std::int64_t self_stride[3] = {};  ///< self's strides in elements (zero broadcasts): batch, row, col
+  std::int64_t out_stride[3] = {};   ///< out's strides in elements: batch, row, col
   float alpha = 1, beta = 0;
 };
+/** @var gemm_args::batch
+ *  @brief How many products. */
+/** @var gemm_args::m
+ *  @brief Rows of a and out. */
+/** @var gemm_args::n
+ *  @brief Columns of bm and out. */
+/** @var gemm_args::k
+ *  @brief Columns of a, rows of bm. */
+/** @var gemm_args::alpha
+ *  @brief The product's factor. */
+/** @var gemm_args::beta
+ *  @brief self's factor (0: self is not read). */
 
 /**
  * @brief Bytes one call of a contiguous float32 add, addcmul or
@@ -78,32 +90,41 @@ struct kernel_table {
   /// targets with FMA, twice (multiply, then add) on the others.
   bool fused_multiply_add = false;
 
-  // out = a + alpha * b
+  /// out = a + alpha * b, float32, with element strides sa, sb (0 broadcasts) and contiguous out.
   void (*add_f32)(float* out, const float* a, std::ptrdiff_t sa, const float* b, std::ptrdiff_t sb, float alpha,
                   std::size_t n) = nullptr;
+  /// out = a + alpha * b, int32 (wrapping), strides as add_f32.
   void (*add_i32)(std::int32_t* out, const std::int32_t* a, std::ptrdiff_t sa, const std::int32_t* b,
                   std::ptrdiff_t sb, std::int32_t alpha, std::size_t n) = nullptr;
+  /// out = a + alpha * b, int64 (wrapping), strides as add_f32.
   void (*add_i64)(std::int64_t* out, const std::int64_t* a, std::ptrdiff_t sa, const std::int64_t* b,
                   std::ptrdiff_t sb, std::int64_t alpha, std::size_t n) = nullptr;
-  // out = s + value * t1 * t2
+  /// out = s + value * t1 * t2, float32, with element strides ss, s1, s2 (0 broadcasts).
   void (*addcmul_f32)(float* out, const float* s, std::ptrdiff_t ss, const float* t1, std::ptrdiff_t s1,
                       const float* t2, std::ptrdiff_t s2, float value, std::size_t n) = nullptr;
 
   // Contiguous conversions, round to nearest even, NaN and infinities kept.
+  /// float32 to IEEE binary16 bits.
   void (*f32_to_f16)(std::uint16_t* out, const float* in, std::size_t n) = nullptr;
+  /// IEEE binary16 bits to float32 (exact).
   void (*f16_to_f32)(float* out, const std::uint16_t* in, std::size_t n) = nullptr;
+  /// float32 to bfloat16 bits.
   void (*f32_to_bf16)(std::uint16_t* out, const float* in, std::size_t n) = nullptr;
+  /// bfloat16 bits to float32 (exact).
   void (*bf16_to_f32)(float* out, const std::uint16_t* in, std::size_t n) = nullptr;
 
-  // One (H, W) plane with unit column stride and the given row stride into a
-  // contiguous (oh, ow) plane; scratch holds pool_row_scratch_floats(w) floats.
+  /// One (H, W) plane with unit column stride and the given row stride into a
+  /// contiguous (oh, ow) plane; scratch holds pool_row_scratch_floats(w) floats.
   void (*adaptive_avg_pool2d_f32)(const float* in, std::size_t h, std::size_t w, std::ptrdiff_t row_stride,
                                   float* out, std::size_t oh, std::size_t ow, float* scratch) = nullptr;
 
   // Batched GEMM over tiles [begin, end) of gemm_tile_count(args); each
   // call needs gemm_workspace_floats() floats of scratch.
+  /// How many tiles the product of @p args splits into.
   std::size_t (*gemm_tile_count)(const gemm_args& args) = nullptr;
+  /// Floats of scratch one gemm_f32 call needs.
   std::size_t (*gemm_workspace_floats)() = nullptr;
+  /// Computes tiles [tile_begin, tile_end) of the product, with scratch of gemm_workspace_floats() floats.
   void (*gemm_f32)(const gemm_args& args, std::size_t tile_begin, std::size_t tile_end, float* scratch) = nullptr;
 };
 

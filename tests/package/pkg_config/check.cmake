@@ -1,0 +1,46 @@
+# SPDX-License-Identifier: Apache-2.0
+# keel.pc as a build without CMake uses it: the consumer compiled and linked
+# with `pkg-config --cflags --libs keel` from the installed prefix, then run.
+#   cmake -DKEEL_PREFIX=<prefix> -DCXX=<compiler> -DSOURCE=<consumer.cpp> -DWORK_DIR=<dir> [-DEXPECT_SYSTEM=ON] -P check.cmake
+find_program(pkg_config NAMES pkg-config pkgconf REQUIRED)
+set(pc_file "${KEEL_PREFIX}/share/pkgconfig/keel.pc")
+if(NOT EXISTS "${pc_file}")
+  message(FATAL_ERROR "keel.pc was not installed at ${pc_file}")
+endif()
+set(ENV{PKG_CONFIG_PATH} "${KEEL_PREFIX}/share/pkgconfig")
+foreach(what cflags libs)
+  execute_process(COMMAND "${pkg_config}" --${what} keel OUTPUT_VARIABLE ${what} ERROR_VARIABLE error
+                  RESULT_VARIABLE result OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "pkg-config --${what} keel failed: ${error}")
+  endif()
+endforeach()
+execute_process(COMMAND "${pkg_config}" --modversion keel OUTPUT_VARIABLE version OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(NOT version MATCHES "^[0-9]+\\.[0-9]+\\.[0-9]+$")
+  message(FATAL_ERROR "keel.pc has no version: '${version}'")
+endif()
+# The include directory is the prefix's, wherever the prefix was installed.
+file(REAL_PATH "${KEEL_PREFIX}/include" include_dir)
+if(EXPECT_SYSTEM)
+  set(include_flag "-isystem")
+else()
+  set(include_flag "-I")
+endif()
+string(REPLACE "//" "/" normalized "${cflags}")
+if(NOT normalized MATCHES "${include_flag} ?[^ ]*/include( |$)")
+  message(FATAL_ERROR "pkg-config --cflags keel does not name the include directory with ${include_flag}: ${cflags}")
+endif()
+separate_arguments(cflags_list UNIX_COMMAND "${cflags}")
+separate_arguments(libs_list UNIX_COMMAND "${libs}")
+file(MAKE_DIRECTORY "${WORK_DIR}")
+execute_process(COMMAND "${CXX}" -std=c++17 -Wall -Wextra -Werror ${cflags_list} "${SOURCE}" -o "${WORK_DIR}/consumer"
+                        ${libs_list}
+                RESULT_VARIABLE result ERROR_VARIABLE error)
+if(NOT result EQUAL 0)
+  message(FATAL_ERROR "compiling the consumer with `pkg-config --cflags --libs keel` failed:\n${cflags} ${libs}\n${error}")
+endif()
+execute_process(COMMAND "${WORK_DIR}/consumer" RESULT_VARIABLE result OUTPUT_VARIABLE out)
+if(NOT result EQUAL 0 OR NOT out MATCHES "cleaned=1 value=42")
+  message(FATAL_ERROR "the pkg-config consumer failed (${result}): ${out}")
+endif()
+message(STATUS "pkg-config keel: ${cflags} ${libs} -> ${out}")

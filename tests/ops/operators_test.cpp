@@ -209,6 +209,39 @@ TEST_CASE("executor: workspace size, once versus repeatable, empty executors", "
   no_ws.run(nullptr, 0);
 }
 
+TEST_CASE("executor: every accessor of an empty executor is defined or the invalid_state run() throws",
+          "[ops][executor]") {
+  auto code_of = [](auto&& f) {
+    try {
+      f();
+    } catch (const keel::error& e) {
+      INFO(e.what());
+      CHECK(std::string(e.rule()).find("empty") != std::string::npos);
+      return e.code();
+    }
+    return std::error_code{};
+  };
+  auto a = make_tensor(dtype::float32, {16});
+  executor prepared = prepare_add(dynamic_kernels(), a.view, a.view, 1.0f, a.view);
+  executor moved_to = std::move(prepared);
+  executor never_prepared;
+  for (executor* empty : {&never_prepared, &prepared}) {  // NOLINT(bugprone-use-after-move): the moved-from state is specified
+    const executor& ex = *empty;
+    CHECK_FALSE(ex);
+    CHECK(ex.workspace_size() == 0);
+    CHECK(ex.runs() == 0);
+    CHECK(ex.plan() == nullptr);
+    CHECK(code_of([&] { (void)ex.op(); }) == keel::errc::invalid_state);
+    CHECK(code_of([&] { (void)ex.stage_count(); }) == keel::errc::invalid_state);
+    CHECK(code_of([&] { (void)ex.chunk_count(0); }) == keel::errc::invalid_state);
+    CHECK(code_of([&] { empty->begin_run(nullptr, 0); }) == keel::errc::invalid_state);
+    CHECK(code_of([&] { empty->run(nullptr, 0); }) == keel::errc::invalid_state);
+  }
+  CHECK(moved_to.op() == op_kind::add);
+  CHECK(moved_to.stage_count() == 1);
+  CHECK(moved_to.chunk_count(0) == 1);
+}
+
 TEST_CASE("executor: an element-wise split gives each worker 64K elements at least, and keeps a large one streaming",
           "[ops][executor]") {
   const kernel_table& k = dynamic_kernels();

@@ -99,6 +99,9 @@ constexpr std::size_t round_up(std::size_t n, std::size_t to) noexcept { return 
  * can keep it alive), not the tensors' memory. Thread safety: one thread runs
  * an executor at a time; the chunks of one run may execute on many workers at
  * once. Exceptions: run() throws keel::error before touching memory; chunks never throw.
+ * An empty executor (default-constructed or moved from) is false, has no
+ * workspace and no runs; op(), stage_count(), chunk_count() and run() throw
+ * invalid_state on it.
  *
  * @code
  * ops::executor ex = ops::prepare_add(kernels, self, other, 1.0f, out);  // phase one
@@ -128,7 +131,8 @@ class executor {
   executor& operator=(const executor&) = delete;
 
   explicit operator bool() const noexcept { return plan_ != nullptr; }
-  op_kind op() const noexcept { return plan_->op; }
+  /** @brief The operator. @throws keel::error invalid_state on an empty executor, as run() does. */
+  op_kind op() const { return planned("keel::ops::executor::op").op; }
   executor_use use() const noexcept { return options_.use; }
   std::size_t workers() const noexcept { return options_.workers; }
   /** @brief How many times run() started. */
@@ -141,12 +145,17 @@ class executor {
            options_.workers * detail::round_up(plan_->scratch_bytes, workspace_alignment);
   }
 
-  std::size_t stage_count() const noexcept { return plan_->stage_count(); }
-  std::size_t chunk_count(std::size_t stage) const noexcept { return plan_->chunk_count(stage); }
+  /** @brief Stages of phase two. @throws keel::error invalid_state on an empty executor. */
+  std::size_t stage_count() const { return planned("keel::ops::executor::stage_count").stage_count(); }
+  /** @brief Chunks of stage `stage`. @throws keel::error invalid_state on an empty executor. */
+  std::size_t chunk_count(std::size_t stage) const {
+    return planned("keel::ops::executor::chunk_count").chunk_count(stage);
+  }
 
   /**
    * @brief Runs one chunk on worker `worker` (< workers()). For pools that
-   * schedule chunks themselves; call begin_run() once before the first.
+   * schedule chunks themselves; call begin_run() once before the first
+   * (it refuses an empty executor, which this does not check again).
    * @note Throws: nothing.
    */
   void run_chunk(std::size_t stage, std::size_t chunk, std::size_t worker, void* workspace) const noexcept {
@@ -166,7 +175,7 @@ class executor {
    */
   void begin_run(const void* workspace, std::size_t workspace_bytes) {
     const char* api = "keel::ops::executor::run";
-    if (!plan_) throw_error(errc::invalid_state, api, "the executor is empty (moved from or never prepared)");
+    planned(api);
     const std::size_t need = workspace_size();
     if (need != 0 && workspace == nullptr) throw_error(errc::null_parameter, api, "workspace is null");
     if (workspace_bytes < need) {
@@ -216,6 +225,12 @@ class executor {
   const std::shared_ptr<const detail::plan>& plan() const noexcept { return plan_; }
 
  private:
+  // The plan, or the empty executor's invalid_state error naming `api`.
+  const detail::plan& planned(const char* api) const {
+    if (!plan_) throw_error(errc::invalid_state, api, "the executor is empty (moved from or never prepared)");
+    return *plan_;
+  }
+
   static char* aligned(void* p) noexcept {
     if (p == nullptr) return nullptr;
     const auto v = reinterpret_cast<std::uintptr_t>(p);

@@ -206,6 +206,16 @@ inline std::string truncated_segments(const std::string& path, std::uint64_t fil
   return {};
 }
 
+// What a stat's file type is, for the error that refuses anything but a regular file.
+inline const char* file_type_name(mode_t mode) noexcept {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "an unknown file type";
+}
+
 // dlopen(RTLD_NOLOAD) never loads: it only answers whether the object is
 // mapped (and if so takes a reference we must give back).
 inline void* probe_mapped(const std::string& path) noexcept {
@@ -396,7 +406,8 @@ class library_loader {
    * @brief Leases the library at @p path, loading and initialising it if no
    * lease on it exists. Options apply to the load only.
    * @throws keel::error naming the path and the reason: errc::library_load_failed
-   *   (no such file, not a library, unresolved symbols, keel_plugin_init or
+   *   (no such file, not a regular file: a directory, FIFO, socket or device
+   *   is refused before anything opens it, not a library, unresolved symbols, keel_plugin_init or
    *   keel_plugin_register failed or threw), errc::symbol_not_found (a required
    *   entry point is missing), errc::invalid_parameter (a name the plugin
    *   registers is already taken), errc::would_deadlock (the library's own
@@ -541,6 +552,13 @@ inline library_lease library_loader::acquire(std::string_view spelling, const lo
   struct stat st {};
   if (::stat(canonical.c_str(), &st) != 0) {
     fail(errc::library_load_failed, canonical.string(), std::error_code(errno, std::generic_category()).message());
+  }
+  // Decided on the stat alone: opening a FIFO blocks until a writer comes
+  // (dlopen, even its RTLD_NOLOAD probe, and the truncation check open the
+  // file), and no library is anything but a regular file.
+  if (!S_ISREG(st.st_mode)) {
+    fail(errc::library_load_failed, canonical.string(),
+         std::string("not a regular file (") + detail::file_type_name(st.st_mode) + "), so not a loadable library");
   }
   const file_key key{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
 

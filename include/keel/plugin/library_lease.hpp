@@ -147,8 +147,13 @@ class registry_hooks {
   /// Destroys whatever ctx's library staged or committed in this load.
   virtual void abort_load(const load_context& ctx) noexcept = 0;
   virtual void end_load(std::thread::id loading_thread) noexcept = 0;
-  /// Removes (destroys) every entry @p owner made; adds their registrars to @p replay.
-  virtual void remove_owner(owner_id owner, std::vector<registrar_base*>& replay) noexcept = 0;
+  /// Whether remove_owner() can take its lock on the calling thread: false
+  /// when this thread already holds it (a lease released inside a callback
+  /// the registry runs) and the mutex policy can tell (checked_mutex_policy).
+  virtual bool can_remove_owner() const noexcept = 0;
+  /// Removes (destroys) every entry @p owner made; adds their registrars to
+  /// @p replay. False (reported, nothing removed) when its lock refused.
+  virtual bool remove_owner(owner_id owner, std::vector<registrar_base*>& replay) noexcept = 0;
 
  protected:
   ~registry_hooks() = default;
@@ -255,7 +260,9 @@ class imported;
  * @endcode
  *
  * Do not drop the last lease from inside a registry callback (the unload
- * needs the registry's exclusive lock) or from the plugin's own code.
+ * needs the registry's exclusive lock) or from the plugin's own code. With
+ * checked_mutex_policy the first is detected: the would_deadlock goes to the
+ * error handler, and the library stays loaded (the loader keeps the lease).
  */
 class library_lease {
  public:
@@ -769,8 +776,27 @@ inline release_result library_loader::release(record& rec) noexcept {
   // still running them, so no entry runs once finalisation has begun (the
   // mirror of the load, where entries appear only after init succeeded), and
   // they are destroyed while the library's code is still mapped.
+  // A registry whose lock this thread holds (the last lease dropped inside
+  // a callback it runs) cannot remove the entries: waiting for its own lock
+  // would deadlock, and unloading under them would leave them dangling. The
+  // loader then keeps this last reference, and the library stays loaded with
+  // its entries for the rest of the process: reported, not std::terminate.
+  bool removable = true;
+  for (auto* h : hooks) removable = removable && h->can_remove_owner();
   std::vector<detail::registrar_base*> replay;
-  for (auto* h : hooks) h->remove_owner(rec.id, replay);
+  for (std::size_t i = 0; removable && i < hooks.size(); ++i) removable = hooks[i]->remove_owner(rec.id, replay);
+  if (!removable) {
+    const std::string message = rec.path +
+                                ": the last lease was released on a thread that holds a registry's lock (inside a "
+                                "callback the registry runs); removing the library's entries would deadlock, so the "
+                                "library stays loaded, its last lease kept by the loader";
+    report_error(make_error_code(errc::would_deadlock), "library_lease::release", message.c_str());
+    std::lock_guard<std::mutex> lock(mutex_);
+    rec.count.store(1, std::memory_order_release);
+    rec.state = detail::library_state::loaded;
+    changed_.notify_all();
+    return release_result::shared;
+  }
   finalize(rec);
   const auto* map = static_cast<const struct link_map*>(rec.link_map);
   const std::uintptr_t base = map != nullptr ? static_cast<std::uintptr_t>(map->l_addr) : 0;

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "keel/core/error.hpp"
+#include "keel/ops/tensor.hpp"
 
 namespace keel::ops {
 
@@ -90,6 +91,22 @@ class plan {
 
 constexpr std::size_t round_up(std::size_t n, std::size_t to) noexcept { return (n + to - 1) / to * to; }
 
+// The workspace layout's size: alignment slack, the shared part, then one
+// scratch slice per worker (at least one: phase two always has worker 0).
+inline checked_size workspace_bytes(const plan& p, std::size_t workers) noexcept {
+  if (p.shared_bytes == 0 && p.scratch_bytes == 0) return 0;
+  return checked_size(workspace_alignment) + checked_size(p.shared_bytes).round_up(workspace_alignment) +
+         checked_size(std::max<std::size_t>(workers, 1)) * checked_size(p.scratch_bytes).round_up(workspace_alignment);
+}
+
+// Phase one's last check: the whole workspace fits (plans check their parts).
+inline void check_workspace(const char* api, const plan& p, std::size_t workers) {
+  check_size(api, workspace_bytes(p, workers), [&] {
+    return "the workspace (" + std::to_string(p.shared_bytes) + " shared bytes and " + std::to_string(workers) +
+           " per-worker slices of " + std::to_string(p.scratch_bytes) + " bytes)";
+  });
+}
+
 }  // namespace detail
 
 /**
@@ -138,11 +155,15 @@ class executor {
   /** @brief How many times run() started. */
   std::size_t runs() const noexcept { return runs_.load(std::memory_order_relaxed); }
 
-  /** @brief Bytes of workspace phase two needs (0: none; pass any pointer). */
+  /**
+   * @brief Bytes of workspace phase two needs (0: none; pass any pointer).
+   * Phase one refuses plans whose workspace does not fit (check_workspace);
+   * an executor made from one anyway reports SIZE_MAX, which no workspace meets.
+   */
   std::size_t workspace_size() const noexcept {
-    if (!plan_ || (plan_->shared_bytes == 0 && plan_->scratch_bytes == 0)) return 0;
-    return workspace_alignment + detail::round_up(plan_->shared_bytes, workspace_alignment) +
-           options_.workers * detail::round_up(plan_->scratch_bytes, workspace_alignment);
+    if (!plan_) return 0;
+    const detail::checked_size need = detail::workspace_bytes(*plan_, options_.workers);
+    return need.fits() ? need.value() : SIZE_MAX;
   }
 
   /** @brief Stages of phase two. @throws keel::error invalid_state on an empty executor. */

@@ -112,6 +112,25 @@ TEST_CASE("checked_mutex_policy: re-locking from the holding thread is an error,
   CHECK(other_got_it);
 }
 
+TEST_CASE("held_by_this_thread: a checked mutex answers for the calling thread, the others cannot tell",
+          "[core][mutex_policy]") {
+  keel::checked_mutex_policy::mutex_type checked;
+  std::shared_mutex plain;
+  static_assert(keel::detail::tracks_holders<keel::checked_mutex_policy::mutex_type>::value);
+  static_assert(!keel::detail::tracks_holders<std::shared_mutex>::value);
+  CHECK_FALSE(keel::detail::held_by_this_thread(checked));
+  {
+    std::shared_lock<decltype(checked)> held(checked);
+    std::unique_lock<std::shared_mutex> plain_held(plain);
+    CHECK(keel::detail::held_by_this_thread(checked));
+    CHECK_FALSE(keel::detail::held_by_this_thread(plain));  // std::shared_mutex keeps no holders
+    bool seen_elsewhere = true;
+    std::thread([&] { seen_elsewhere = keel::detail::held_by_this_thread(checked); }).join();
+    CHECK_FALSE(seen_elsewhere);
+  }
+  CHECK_FALSE(keel::detail::held_by_this_thread(checked));
+}
+
 TEST_CASE("checked_mutex_policy: other threads still wait normally", "[core][mutex_policy]") {
   keel::checked_mutex_policy::mutex_type mutex;
   std::atomic<bool> writer_done{false};

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "backends.hpp"
@@ -131,6 +132,36 @@ KEEL_OPS_BACKEND_TEST("operators: phase one reports null and invalid arguments b
                         (void)F::prepare_adaptive_avg_pool2d(a.view({2, 4}), 1, 1, out.view({1, 1}));
                       }),
                       keel::errc::invalid_parameter));
+}
+
+KEEL_OPS_BACKEND_TEST("operators: a workspace size that would wrap is refused at phase one", "[ops][stream]") {
+  using F = TestType;
+  typename F::stream s{F::device()};
+  floats<F> a(s, 8, 1.0f), out(s, 8, 0.0f);
+  s.synchronize();
+  auto refusal_of = [](auto&& f) -> std::string {
+    try {
+      f();
+    } catch (const keel::error& e) {
+      INFO(e.what());
+      CHECK(keel_test::is(e.code(), keel::errc::invalid_parameter));
+      return e.what();
+    }
+    return "no error";
+  };
+  // Stride-0 float16 views of 2^62 elements over 2 bytes of device memory:
+  // their float32 copies in the workspace would take 2^64 bytes.
+  const std::int64_t two_58 = std::int64_t{1} << 58, two_60 = std::int64_t{1} << 60;
+  const tensor plane(a.dev.data(), dtype::float16, {1, 1, two_58, 16}, {0, 0, 0, 0});
+  const tensor pooled(out.dev.data(), dtype::float16, {1, 1, 2, 2});
+  CHECK_THAT(refusal_of([&] { (void)F::prepare_adaptive_avg_pool2d(plane, 2, 2, pooled); }),
+             Catch::Contains("per-worker scratch") && Catch::Contains("PTRDIFF_MAX"));
+  const tensor b1(a.dev.data(), dtype::float16, {4, 1, two_60}, {0, 0, 0});
+  const tensor b2(a.dev.data(), dtype::float16, {4, two_60, 1}, {0, 0, 0});
+  const tensor product(out.dev.data(), dtype::float16, {4, 1, 1});
+  const tensor bias(a.dev.data(), dtype::float16, {4, 1, 1}, {0, 0, 0});
+  CHECK_THAT(refusal_of([&] { (void)F::prepare_baddbmm(bias, b1, b2, scalar(1.0f), scalar(1.0f), product); }),
+             Catch::Contains("half-precision baddbmm") && Catch::Contains("PTRDIFF_MAX"));
 }
 
 KEEL_OPS_BACKEND_TEST("run_on: phase two on a stream matches the synchronous run, workspace included", "[ops][stream]") {

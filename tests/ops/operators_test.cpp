@@ -209,6 +209,39 @@ TEST_CASE("executor: workspace size, once versus repeatable, empty executors", "
   no_ws.run(nullptr, 0);
 }
 
+TEST_CASE("executor: every accessor of an empty executor is defined or the invalid_state run() throws",
+          "[ops][executor]") {
+  auto code_of = [](auto&& f) {
+    try {
+      f();
+    } catch (const keel::error& e) {
+      INFO(e.what());
+      CHECK(std::string(e.rule()).find("empty") != std::string::npos);
+      return e.code();
+    }
+    return std::error_code{};
+  };
+  auto a = make_tensor(dtype::float32, {16});
+  executor prepared = prepare_add(dynamic_kernels(), a.view, a.view, 1.0f, a.view);
+  executor moved_to = std::move(prepared);
+  executor never_prepared;
+  for (executor* empty : {&never_prepared, &prepared}) {  // NOLINT(bugprone-use-after-move): the moved-from state is specified
+    const executor& ex = *empty;
+    CHECK_FALSE(ex);
+    CHECK(ex.workspace_size() == 0);
+    CHECK(ex.runs() == 0);
+    CHECK(ex.plan() == nullptr);
+    CHECK(code_of([&] { (void)ex.op(); }) == keel::errc::invalid_state);
+    CHECK(code_of([&] { (void)ex.stage_count(); }) == keel::errc::invalid_state);
+    CHECK(code_of([&] { (void)ex.chunk_count(0); }) == keel::errc::invalid_state);
+    CHECK(code_of([&] { empty->begin_run(nullptr, 0); }) == keel::errc::invalid_state);
+    CHECK(code_of([&] { empty->run(nullptr, 0); }) == keel::errc::invalid_state);
+  }
+  CHECK(moved_to.op() == op_kind::add);
+  CHECK(moved_to.stage_count() == 1);
+  CHECK(moved_to.chunk_count(0) == 1);
+}
+
 TEST_CASE("executor: an element-wise split gives each worker 64K elements at least, and keeps a large one streaming",
           "[ops][executor]") {
   const kernel_table& k = dynamic_kernels();
@@ -280,5 +313,65 @@ TEST_CASE("executor: chunks on two workers give the serial result", "[ops][execu
     std::vector<unsigned char> ws(ex.workspace_size());
     ex.run(ws.data(), ws.size(), two_workers{});
     CHECK(serial.bytes == parallel.bytes);
+  }
+}
+
+// Views may describe far more elements than memory holds (stride 0), so
+// every size phase one derives from shapes is checked instead of wrapping: a
+// wrapped workspace_size() of a few hundred bytes let phase two write far
+// past the workspace. Phase one never touches the views' memory here.
+TEST_CASE("workspace sizes that do not fit are refused at phase one, naming the tensors and the rule",
+          "[ops][operators][executor]") {
+  const kernel_table& k = dynamic_kernels();
+  using E = keel::errc;
+  const std::int64_t two_62 = std::int64_t{1} << 62, two_60 = std::int64_t{1} << 60, two_58 = std::int64_t{1} << 58;
+  std::uint16_t storage[4] = {};
+  SECTION("adaptive_avg_pool2d: a float16 plane of 2^62 elements (one float32 copy per worker)") {
+    const tensor self(storage, dtype::float16, {1, 1, two_58, 16}, {0, 0, 0, 0});
+    REQUIRE(self.numel() == two_62);
+    auto out = make_tensor(dtype::float16, {1, 1, 2, 2});
+    expect_error([&] { (void)prepare_adaptive_avg_pool2d(k, self, 2, 2, out.view, {1, executor_use::once}); },
+                 E::invalid_parameter, "per-worker scratch for self [1, 1, " + std::to_string(two_58) + ", 16]", out);
+    expect_error([&] { (void)prepare_adaptive_avg_pool2d(k, self, 2, 2, out.view); }, E::invalid_parameter,
+                 "PTRDIFF_MAX", out);
+  }
+  SECTION("baddbmm: float16 with k = 2^60 (float32 copies of the inputs in the workspace)") {
+    const tensor b1(storage, dtype::float16, {4, 1, two_60}, {0, 0, 0});
+    const tensor b2(storage + 1, dtype::float16, {4, two_60, 1}, {0, 0, 0});
+    auto out = make_tensor(dtype::float16, {4, 1, 1});
+    expect_error([&] { (void)prepare_baddbmm(k, tensor(), b1, b2, 0.0f, 1.0f, out.view, {1, executor_use::once}); },
+                 E::invalid_parameter, "shared workspace of a half-precision baddbmm (float32 copies of batch1 [4, 1, " +
+                     std::to_string(two_60) + "]", out);
+    const tensor self(storage + 2, dtype::float16, {4, 1, 1}, {0, 0, 0});
+    auto small1 = make_tensor(dtype::float16, {4, 1, 8});
+    const tensor wide2(storage, dtype::float16, {4, 8, 1}, {0, 0, 0});
+    CHECK_NOTHROW(prepare_baddbmm(k, self, small1.view, wide2, 1.0f, 1.0f, out.view));  // the same rule, in range
+  }
+  SECTION("the whole workspace: a scratch slice per worker for more workers than fit") {
+    auto in = make_tensor(dtype::float16, {2, 3, 8, 8});
+    auto out = make_tensor(dtype::float16, {2, 3, 2, 2});
+    prepare_options many{SIZE_MAX / 64, executor_use::repeatable};
+    expect_error([&] { (void)prepare_adaptive_avg_pool2d(k, in.view, 2, 2, out.view, many); }, E::invalid_parameter,
+                 "per-worker slices", out);
+    auto b1 = make_tensor(dtype::float32, {2, 3, 4});
+    auto b2 = make_tensor(dtype::float32, {2, 4, 5});
+    auto bout = make_tensor(dtype::float32, {2, 3, 5});
+    expect_error([&] { (void)prepare_baddbmm(k, tensor(), b1.view, b2.view, 0.0f, 1.0f, bout.view, many); },
+                 E::invalid_parameter, "the workspace (", bout);
+    // Element-wise operators have no workspace: any number of workers sizes nothing, and chunks stay sane.
+    auto a = make_tensor(dtype::float32, {1 << 20});
+    executor ex = prepare_add(k, a.view, a.view, 1.0f, a.view, {SIZE_MAX, executor_use::repeatable});
+    CHECK(ex.workspace_size() == 0);
+    CHECK(ex.chunk_count(0) >= 1);
+    CHECK(ex.chunk_count(0) <= (std::size_t{1} << 20) / detail::elementwise_plan::min_chunk_items);
+  }
+  SECTION("in range: workspace_size() is what the layout adds up to, with one slice for workers = 0") {
+    auto in = make_tensor(dtype::float16, {2, 3, 8, 8});
+    auto out = make_tensor(dtype::float16, {2, 3, 2, 2});
+    executor one = prepare_adaptive_avg_pool2d(k, in.view, 2, 2, out.view, {1, executor_use::repeatable});
+    executor none = prepare_adaptive_avg_pool2d(k, in.view, 2, 2, out.view, {0, executor_use::repeatable});
+    CHECK(none.workspace_size() == one.workspace_size());
+    std::vector<unsigned char> ws(none.workspace_size());
+    none.run(ws.data(), ws.size());  // worker 0's slice is inside the workspace (ASan)
   }
 }

@@ -1,10 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // library_lease and library_loader: counting, identity, imports, and the
 // rollback of every failure.
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <cstring>
 #include <filesystem>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -227,6 +234,62 @@ TEST_CASE("library_lease: every failed acquisition leaves count, registry and lo
     passes().remove("fold_constants");
   }
   CHECK(passes().remove("host_pass"));
+}
+
+TEST_CASE("library_lease: a FIFO, a socket, a device or a directory is library_load_failed before anything opens it",
+          "[plugin][library_lease]") {
+  const fs::path dir = fs::temp_directory_path() / ("keel_lease_special_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "plugin_dir.so");
+  const fs::path fifo = dir / "fifo.so";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const fs::path socket_path = dir / "socket.so";
+  const int sock = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  REQUIRE(sock >= 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  REQUIRE(socket_path.native().size() < sizeof address.sun_path);
+  std::strcpy(address.sun_path, socket_path.c_str());
+  REQUIRE(::bind(sock, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+  const std::vector<std::string> loaded_before = loader().loaded();
+
+  auto expect_refused = [&](const fs::path& path, const std::string& kind) {
+    INFO(path.string());
+    // Opening the FIFO blocks until a writer comes: acquire on a worker, and
+    // if it is still waiting after a few seconds, play the writer (open and
+    // close) until it returns, so the test fails instead of hanging.
+    auto attempt = std::async(std::launch::async, [&]() -> std::string {
+      try {
+        (void)loader().acquire(path);
+        return "acquired";
+      } catch (const keel::error& e) {
+        return std::string(e.code() == keel::errc::library_load_failed ? "library_load_failed: " : "other: ") +
+               e.what();
+      }
+    });
+    bool blocked = false;
+    if (attempt.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+      blocked = true;
+      while (attempt.wait_for(std::chrono::milliseconds(10)) != std::future_status::ready) {
+        const int fd = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK);
+        if (fd >= 0) ::close(fd);
+      }
+    }
+    const std::string outcome = attempt.get();
+    INFO(outcome);
+    CHECK_FALSE(blocked);
+    CHECK(outcome.rfind("library_load_failed: ", 0) == 0);
+    CHECK_THAT(outcome, Catch::Contains("not a regular file (" + kind + ")"));
+    CHECK_THAT(outcome, Catch::Contains(fs::canonical(path).string()));
+    CHECK(loader().loaded() == loaded_before);
+    CHECK(loader().use_count(path.string()) == 0);
+  };
+  expect_refused(fifo, "a FIFO");
+  expect_refused(socket_path, "a socket");
+  expect_refused(dir / "plugin_dir.so", "a directory");
+  expect_refused("/dev/null", "a character device");
+  ::close(sock);
+  fs::remove_all(dir);
 }
 
 TEST_CASE("library_lease: a failing finalisation goes to the error handler", "[plugin][library_lease]") {

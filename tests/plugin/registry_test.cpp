@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // registry<Entry, Policy> against every mutex policy: the std, Boost and
 // checked ones and (single-threaded here) the null one.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -110,6 +114,53 @@ TEST_CASE("registry: the checked policy reports re-entry instead of deadlocking"
   // Every stripe taken before the failure was given back: a writer gets in.
   reg.add("two", 2);
   CHECK(reg.size() == 2);
+}
+
+TEST_CASE("registry: the checked policy turns a last release inside an entry into a reported would_deadlock, "
+          "the library kept loaded with its entries",
+          "[plugin][registry]") {
+  namespace fs = std::filesystem;
+  // A private copy of the plain library: the loader keeps it loaded for the
+  // rest of the process, which no other test may see.
+  const fs::path copy = fs::temp_directory_path() / ("keel_registry_kept_" + std::to_string(::getpid()) + ".so");
+  fs::copy_file(plain_path, copy, fs::copy_options::overwrite_existing);
+  using fn = std::function<int(int, int)>;
+  keel::registry<fn, keel::checked_mutex_policy> reg;
+  keel::library_lease lease = keel::library_loader::global().acquire(copy);
+  const std::string path = lease.path();
+  auto plain_add = lease.import<int(int, int)>("keel_plain_add");
+  reg.add_from(reinterpret_cast<const void*>(plain_add.get()), "copy_add", fn(plain_add.get()));
+  plain_add = {};  // the lease alone holds the library now
+  REQUIRE(lease.use_count() == 1);
+  std::optional<release_result> released;
+  reg.add("drop_last_lease", [&](int, int) {
+    released = lease.release();  // under reg's shared lock: the unload would wait for itself
+    return 0;
+  });
+
+  captured_reports reports;
+  CHECK(reg.run("drop_last_lease", 0, 0) == 0);  // before the fix: std::terminate
+  const auto got = reports.take();
+  REQUIRE(got.size() == 1);
+  CHECK(got[0].code == keel::errc::would_deadlock);
+  CHECK(got[0].api == "library_lease::release");
+  CHECK_THAT(got[0].message, Catch::Contains(path) && Catch::Contains("stays loaded"));
+  REQUIRE(released);
+  CHECK(*released == release_result::shared);
+  CHECK_FALSE(lease);
+  // The registry is as it was and its library entry still runs: its code stayed mapped.
+  CHECK(reg.size() == 2);
+  REQUIRE(reg.owner("copy_add"));
+  CHECK(reg.owner("copy_add")->library == path);
+  CHECK(reg.run("copy_add", 2, 3) == 5);
+  CHECK(keel::library_loader::is_mapped(path));
+  CHECK(keel::library_loader::global().use_count(path) == 1);  // the loader's kept lease
+  // The loader is consistent too: the next lease shares the loaded library.
+  keel::library_lease again = keel::library_loader::global().acquire(copy);
+  CHECK(again.use_count() == 2);
+  CHECK(again.release() == release_result::shared);
+  CHECK(reg.remove("drop_last_lease"));
+  fs::remove(copy);
 }
 
 TEST_CASE("registry: plugin passes are owned by the plugin, host passes by the host", "[plugin][registry]") {

@@ -157,6 +157,30 @@ class checked_shared_mutex {
   std::vector<std::thread::id> holders_;
 };
 
+// Whether the calling thread holds `m` in either mode, for mutexes that
+// track their holders (checked_shared_mutex); false for those that cannot
+// tell. If asking fails, the answer is "held": a caller about to lock then
+// refuses rather than risk waiting on itself.
+template <class Mutex, class = void>
+struct tracks_holders : std::false_type {};
+template <class Mutex>
+struct tracks_holders<Mutex, std::void_t<decltype(std::declval<const Mutex&>().held_by_this_thread())>>
+    : std::true_type {};
+
+template <class Mutex>
+bool held_by_this_thread(const Mutex& m) noexcept {
+  if constexpr (tracks_holders<Mutex>::value) {
+    try {
+      return m.held_by_this_thread();
+    } catch (...) {
+      return true;
+    }
+  } else {
+    (void)m;
+    return false;
+  }
+}
+
 }  // namespace detail
 
 /**

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "keel/core/error.hpp"
+#include "keel/ops/tensor.hpp"
 
 namespace keel::ops {
 
@@ -91,6 +92,22 @@ class plan {
 
 constexpr std::size_t round_up(std::size_t n, std::size_t to) noexcept { return (n + to - 1) / to * to; }
 
+// The workspace layout's size: alignment slack, the shared part, then one
+// scratch slice per worker (at least one: phase two always has worker 0).
+inline checked_size workspace_bytes(const plan& p, std::size_t workers) noexcept {
+  if (p.shared_bytes == 0 && p.scratch_bytes == 0) return 0;
+  return checked_size(workspace_alignment) + checked_size(p.shared_bytes).round_up(workspace_alignment) +
+         checked_size(std::max<std::size_t>(workers, 1)) * checked_size(p.scratch_bytes).round_up(workspace_alignment);
+}
+
+// Phase one's last check: the whole workspace fits (plans check their parts).
+inline void check_workspace(const char* api, const plan& p, std::size_t workers) {
+  check_size(api, workspace_bytes(p, workers), [&] {
+    return "the workspace (" + std::to_string(p.shared_bytes) + " shared bytes and " + std::to_string(workers) +
+           " per-worker slices of " + std::to_string(p.scratch_bytes) + " bytes)";
+  });
+}
+
 }  // namespace detail
 
 /**
@@ -100,6 +117,9 @@ constexpr std::size_t round_up(std::size_t n, std::size_t to) noexcept { return 
  * can keep it alive), not the tensors' memory. Thread safety: one thread runs
  * an executor at a time; the chunks of one run may execute on many workers at
  * once. Exceptions: run() throws keel::error before touching memory; chunks never throw.
+ * An empty executor (default-constructed or moved from) is false, has no
+ * workspace and no runs; op(), stage_count(), chunk_count() and run() throw
+ * invalid_state on it.
  *
  * @code
  * ops::executor ex = ops::prepare_add(kernels, self, other, 1.0f, out);  // phase one
@@ -133,30 +153,49 @@ class executor {
 
   /// Whether this holds a handle.
   explicit operator bool() const noexcept { return plan_ != nullptr; }
+<<<<<<< HEAD
   /// The operator the executor runs.
   op_kind op() const noexcept { return plan_->op; }
   /// Whether the executor is run many times (repeatable) or once.
+=======
+  /** @brief The operator. @throws keel::error invalid_state on an empty executor, as run() does. */
+  op_kind op() const { return planned("keel::ops::executor::op").op; }
+>>>>>>> issue14d
   executor_use use() const noexcept { return options_.use; }
   /// The compute workers phase two may split across.
   std::size_t workers() const noexcept { return options_.workers; }
   /** @brief How many times run() started. */
   std::size_t runs() const noexcept { return runs_.load(std::memory_order_relaxed); }
 
-  /** @brief Bytes of workspace phase two needs (0: none; pass any pointer). */
+  /**
+   * @brief Bytes of workspace phase two needs (0: none; pass any pointer).
+   * Phase one refuses plans whose workspace does not fit (check_workspace);
+   * an executor made from one anyway reports SIZE_MAX, which no workspace meets.
+   */
   std::size_t workspace_size() const noexcept {
-    if (!plan_ || (plan_->shared_bytes == 0 && plan_->scratch_bytes == 0)) return 0;
-    return workspace_alignment + detail::round_up(plan_->shared_bytes, workspace_alignment) +
-           options_.workers * detail::round_up(plan_->scratch_bytes, workspace_alignment);
+    if (!plan_) return 0;
+    const detail::checked_size need = detail::workspace_bytes(*plan_, options_.workers);
+    return need.fits() ? need.value() : SIZE_MAX;
   }
 
+<<<<<<< HEAD
   /// How many stages phase two runs, one after another.
   std::size_t stage_count() const noexcept { return plan_->stage_count(); }
   /// How many chunks stage @p stage splits into.
   std::size_t chunk_count(std::size_t stage) const noexcept { return plan_->chunk_count(stage); }
+=======
+  /** @brief Stages of phase two. @throws keel::error invalid_state on an empty executor. */
+  std::size_t stage_count() const { return planned("keel::ops::executor::stage_count").stage_count(); }
+  /** @brief Chunks of stage `stage`. @throws keel::error invalid_state on an empty executor. */
+  std::size_t chunk_count(std::size_t stage) const {
+    return planned("keel::ops::executor::chunk_count").chunk_count(stage);
+  }
+>>>>>>> issue14d
 
   /**
    * @brief Runs one chunk on worker `worker` (< workers()). For pools that
-   * schedule chunks themselves; call begin_run() once before the first.
+   * schedule chunks themselves; call begin_run() once before the first
+   * (it refuses an empty executor, which this does not check again).
    * @note Throws: nothing.
    */
   void run_chunk(std::size_t stage, std::size_t chunk, std::size_t worker, void* workspace) const noexcept {
@@ -176,7 +215,7 @@ class executor {
    */
   void begin_run(const void* workspace, std::size_t workspace_bytes) {
     const char* api = "keel::ops::executor::run";
-    if (!plan_) throw_error(errc::invalid_state, api, "the executor is empty (moved from or never prepared)");
+    planned(api);
     const std::size_t need = workspace_size();
     if (need != 0 && workspace == nullptr) throw_error(errc::null_parameter, api, "workspace is null");
     if (workspace_bytes < need) {
@@ -226,6 +265,12 @@ class executor {
   const std::shared_ptr<const detail::plan>& plan() const noexcept { return plan_; }
 
  private:
+  // The plan, or the empty executor's invalid_state error naming `api`.
+  const detail::plan& planned(const char* api) const {
+    if (!plan_) throw_error(errc::invalid_state, api, "the executor is empty (moved from or never prepared)");
+    return *plan_;
+  }
+
   static char* aligned(void* p) noexcept {
     if (p == nullptr) return nullptr;
     const auto v = reinterpret_cast<std::uintptr_t>(p);

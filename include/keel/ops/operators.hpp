@@ -185,6 +185,8 @@ void for_each_row(const tensor& t, F&& fn) {
 // uneven worker does not hold the others back), never under `min_items`.
 inline std::size_t chunk_items(std::size_t total, std::size_t workers, std::size_t min_items) noexcept {
   if (workers <= 1 || total == 0) return std::max<std::size_t>(total, 1);
+  // More parts than items (also when workers * 4 would wrap): one item each.
+  if (workers > total / 4) return std::max<std::size_t>(min_items, 1);
   return std::max(min_items, (total + workers * 4 - 1) / (workers * 4));
 }
 
@@ -300,7 +302,8 @@ class elementwise_plan final : public plan {
     // thread waiting in synchronize() competes with the workers for cores:
     // on 2 cores a 64K add took 15 us split and 10 us whole, while a 256K
     // add took 39 us split and 169 us whole).
-    chunk_ = chunk_items(static_cast<std::size_t>(numel_), workers <= 1 ? 1 : workers * 4, min_chunk_items);
+    chunk_ = chunk_items(static_cast<std::size_t>(numel_),
+                         workers <= 1 ? 1 : workers > SIZE_MAX / 4 ? SIZE_MAX : workers * 4, min_chunk_items);
     // Kernels decide per call whether to stream their output past the
     // caches (stream_store_min_bytes), and a call is one chunk: a large
     // operation split many ways would stop streaming. So its chunks are kept
@@ -308,8 +311,9 @@ class elementwise_plan final : public plan {
     std::size_t bytes_per_item = element_size(ops_[0].type);
     for (std::size_t o = 1; o < n_ops_; ++o)
       if (ops_[o].stride[ndim_ - 1] != 0) bytes_per_item += element_size(ops_[o].type);
-    if (static_cast<std::size_t>(numel_) * bytes_per_item >= stream_store_min_bytes)
-      chunk_ = std::max(chunk_, (stream_store_min_bytes + bytes_per_item - 1) / bytes_per_item);
+    // (numel * bytes_per_item >= the threshold, without the product that can wrap.)
+    const std::size_t stream_items = (stream_store_min_bytes + bytes_per_item - 1) / bytes_per_item;
+    if (static_cast<std::size_t>(numel_) >= stream_items) chunk_ = std::max(chunk_, stream_items);
     // One row whose operands all have the compute dtype and unit (or zero)
     // strides: every chunk is one kernel call, decided here once rather
     // than per call (tiny calls and their replays live here).
@@ -636,8 +640,16 @@ class pool_plan final : public plan {
     direct_in_ = self.type() == dtype::float32 && self.stride(nd - 1) == 1;
     direct_out_ = out.type() == dtype::float32 && (ow_ <= 1 || out.stride(nd - 1) == 1) &&
                   (oh_ <= 1 || out.stride(nd - 2) == static_cast<std::int64_t>(ow_));
-    scratch_bytes =
-        sizeof(float) * (pool_row_scratch_floats(w_) + (direct_in_ ? 0 : h_ * w_) + (direct_out_ ? 0 : oh_ * ow_));
+    const checked_size scratch =
+        (checked_size(pool_row_scratch_floats(w_)) + (direct_in_ ? checked_size(0) : checked_size(h_) * w_) +
+         (direct_out_ ? checked_size(0) : checked_size(oh_) * ow_)) *
+        sizeof(float);
+    check_size("keel::ops::adaptive_avg_pool2d", scratch, [&] {
+      return "the per-worker scratch for self " + self.shape_string() + " and out " + out.shape_string() +
+             " (a padded row, a float32 copy of one self plane (H * W) unless self is float32 with unit column "
+             "stride, and one out plane (oh * ow) unless out is contiguous float32)";
+    });
+    scratch_bytes = scratch.value();
     per_chunk_ = chunk_items(planes_, workers, 1);
   }
 
@@ -738,7 +750,9 @@ inline executor prepare_adaptive_avg_pool2d(const kernel_table& k, const tensor&
   detail::check_out_shape(api, out, want, "self's leading dimensions followed by output_size");
   detail::check_out_writable(api, out);
   detail::check_overlap(api, out, self, "self", false);
-  return executor(std::make_shared<detail::pool_plan>(k, self, out, options.workers), options);
+  auto p = std::make_shared<detail::pool_plan>(k, self, out, options.workers);
+  detail::check_workspace(api, *p, options.workers);
+  return executor(std::move(p), options);
 }
 
 // -------------------------------------------------------------- baddbmm ---
@@ -766,11 +780,22 @@ class baddbmm_plan final : public plan {
     per_chunk_ = chunk_items(tiles_, workers, 1);
     scratch_bytes = k.gemm_workspace_floats() * sizeof(float);
     if (half_) {
+      auto floats_of = [](const tensor& t) { return checked_size(static_cast<std::size_t>(t.numel())) * sizeof(float); };
+      const checked_size b2_off = floats_of(b1).round_up(workspace_alignment);
+      const checked_size self_off = b2_off + floats_of(b2).round_up(workspace_alignment);
+      const checked_size out_off =
+          self_off + (use_self_ ? floats_of(self).round_up(workspace_alignment) : checked_size(0));
+      const checked_size shared = out_off + floats_of(out);
+      check_size("keel::ops::baddbmm", shared, [&] {
+        return "the shared workspace of a half-precision baddbmm (float32 copies of batch1 " + b1.shape_string() +
+               ", batch2 " + b2.shape_string() + (use_self_ ? ", self " + self.shape_string() : std::string()) +
+               " and the result " + out.shape_string() + ")";
+      });
       b1_off_ = 0;
-      b2_off_ = round_up(static_cast<std::size_t>(b1.numel()) * 4, workspace_alignment);
-      self_off_ = b2_off_ + round_up(static_cast<std::size_t>(b2.numel()) * 4, workspace_alignment);
-      out_off_ = self_off_ + (use_self_ ? round_up(static_cast<std::size_t>(self.numel()) * 4, workspace_alignment) : 0);
-      shared_bytes = out_off_ + static_cast<std::size_t>(out.numel()) * 4;
+      b2_off_ = b2_off.value();
+      self_off_ = self_off.value();
+      out_off_ = out_off.value();
+      shared_bytes = shared.value();
       out_rows_ = out.numel() == 0 ? 0 : static_cast<std::size_t>(out.numel() / out.size(2));
     }
   }
@@ -919,9 +944,10 @@ inline executor prepare_baddbmm(const kernel_table& k, const tensor& self, const
   detail::check_overlap(api, out, batch1, "batch1", false);
   detail::check_overlap(api, out, batch2, "batch2", false);
   if (use_self) detail::check_overlap(api, out, self, "self", true);
-  return executor(std::make_shared<detail::baddbmm_plan>(k, self, batch1, batch2, out, beta.to_float(),
-                                                         alpha.to_float(), options.workers),
-                  options);
+  auto p = std::make_shared<detail::baddbmm_plan>(k, self, batch1, batch2, out, beta.to_float(), alpha.to_float(),
+                                                  options.workers);
+  detail::check_workspace(api, *p, options.workers);
+  return executor(std::move(p), options);
 }
 
 // ------------------------------------------------------ one-call forms ---

@@ -175,6 +175,59 @@ class tensor {
 
 namespace detail {
 
+/**
+ * A size computed from shapes (elements, bytes, offsets into a workspace),
+ * checked: a step that would pass max (PTRDIFF_MAX, the largest object and
+ * pointer difference there can be) marks it overflowed instead of wrapping,
+ * for phase one to refuse. The one place keel's operators do size arithmetic.
+ */
+class checked_size {
+ public:
+  static constexpr std::size_t max = static_cast<std::size_t>(PTRDIFF_MAX);
+  constexpr checked_size(std::size_t value = 0) noexcept : value_(value), over_(value > max) {}  // NOLINT: implicit
+  friend constexpr checked_size operator+(checked_size a, checked_size b) noexcept {
+    std::size_t sum = 0;
+    if (a.over_ || b.over_ || __builtin_add_overflow(a.value_, b.value_, &sum)) return overflowed();
+    return checked_size(sum);
+  }
+  friend constexpr checked_size operator*(checked_size a, checked_size b) noexcept {
+    std::size_t product = 0;
+    if (a.over_ || b.over_ || __builtin_mul_overflow(a.value_, b.value_, &product)) return overflowed();
+    return checked_size(product);
+  }
+  /** Rounded up to a multiple of `to` (> 0). */
+  constexpr checked_size round_up(std::size_t to) const noexcept {
+    const checked_size padded = *this + (to - 1);
+    return padded.over_ ? padded : checked_size(padded.value_ / to * to);
+  }
+  constexpr bool fits() const noexcept { return !over_; }
+  /** The value; meaningful only when fits(). */
+  constexpr std::size_t value() const noexcept { return value_; }
+
+ private:
+  static constexpr checked_size overflowed() noexcept {
+    checked_size c;
+    c.over_ = true;
+    return c;
+  }
+  std::size_t value_;
+  bool over_;
+};
+
+/**
+ * Refuses a size that overflowed: keel::error invalid_parameter naming the
+ * API, what was being sized from which tensors (`what()`, a std::string,
+ * built only on failure) and the limit.
+ */
+template <class What>
+void check_size(const char* api, checked_size size, What&& what) {
+  if (!size.fits()) {
+    throw_error(errc::invalid_parameter, api,
+                std::string(what()) + " does not fit in " + std::to_string(checked_size::max) +
+                    " bytes (PTRDIFF_MAX): the shapes are too large to size");
+  }
+}
+
 /** The bytes [lo, hi) a view can touch; empty for an empty view. */
 struct byte_extent {
   std::uintptr_t lo = 0, hi = 0;

@@ -147,8 +147,13 @@ class registry_hooks {
   /// Destroys whatever ctx's library staged or committed in this load.
   virtual void abort_load(const load_context& ctx) noexcept = 0;
   virtual void end_load(std::thread::id loading_thread) noexcept = 0;
-  /// Removes (destroys) every entry @p owner made; adds their registrars to @p replay.
-  virtual void remove_owner(owner_id owner, std::vector<registrar_base*>& replay) noexcept = 0;
+  /// Whether remove_owner() can take its lock on the calling thread: false
+  /// when this thread already holds it (a lease released inside a callback
+  /// the registry runs) and the mutex policy can tell (checked_mutex_policy).
+  virtual bool can_remove_owner() const noexcept = 0;
+  /// Removes (destroys) every entry @p owner made; adds their registrars to
+  /// @p replay. False (reported, nothing removed) when its lock refused.
+  virtual bool remove_owner(owner_id owner, std::vector<registrar_base*>& replay) noexcept = 0;
 
  protected:
   ~registry_hooks() = default;
@@ -206,6 +211,16 @@ inline std::string truncated_segments(const std::string& path, std::uint64_t fil
   return {};
 }
 
+// What a stat's file type is, for the error that refuses anything but a regular file.
+inline const char* file_type_name(mode_t mode) noexcept {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "an unknown file type";
+}
+
 // dlopen(RTLD_NOLOAD) never loads: it only answers whether the object is
 // mapped (and if so takes a reference we must give back).
 inline void* probe_mapped(const std::string& path) noexcept {
@@ -245,7 +260,9 @@ class imported;
  * @endcode
  *
  * Do not drop the last lease from inside a registry callback (the unload
- * needs the registry's exclusive lock) or from the plugin's own code.
+ * needs the registry's exclusive lock) or from the plugin's own code. With
+ * checked_mutex_policy the first is detected: the would_deadlock goes to the
+ * error handler, and the library stays loaded (the loader keeps the lease).
  */
 class library_lease {
  public:
@@ -410,7 +427,8 @@ class library_loader {
    * @brief Leases the library at @p path, loading and initialising it if no
    * lease on it exists. Options apply to the load only.
    * @throws keel::error naming the path and the reason: errc::library_load_failed
-   *   (no such file, not a library, unresolved symbols, keel_plugin_init or
+   *   (no such file, not a regular file: a directory, FIFO, socket or device
+   *   is refused before anything opens it, not a library, unresolved symbols, keel_plugin_init or
    *   keel_plugin_register failed or threw), errc::symbol_not_found (a required
    *   entry point is missing), errc::invalid_parameter (a name the plugin
    *   registers is already taken), errc::would_deadlock (the library's own
@@ -558,6 +576,13 @@ inline library_lease library_loader::acquire(std::string_view spelling, const lo
   struct stat st {};
   if (::stat(canonical.c_str(), &st) != 0) {
     fail(errc::library_load_failed, canonical.string(), std::error_code(errno, std::generic_category()).message());
+  }
+  // Decided on the stat alone: opening a FIFO blocks until a writer comes
+  // (dlopen, even its RTLD_NOLOAD probe, and the truncation check open the
+  // file), and no library is anything but a regular file.
+  if (!S_ISREG(st.st_mode)) {
+    fail(errc::library_load_failed, canonical.string(),
+         std::string("not a regular file (") + detail::file_type_name(st.st_mode) + "), so not a loadable library");
   }
   const file_key key{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
 
@@ -768,8 +793,27 @@ inline release_result library_loader::release(record& rec) noexcept {
   // still running them, so no entry runs once finalisation has begun (the
   // mirror of the load, where entries appear only after init succeeded), and
   // they are destroyed while the library's code is still mapped.
+  // A registry whose lock this thread holds (the last lease dropped inside
+  // a callback it runs) cannot remove the entries: waiting for its own lock
+  // would deadlock, and unloading under them would leave them dangling. The
+  // loader then keeps this last reference, and the library stays loaded with
+  // its entries for the rest of the process: reported, not std::terminate.
+  bool removable = true;
+  for (auto* h : hooks) removable = removable && h->can_remove_owner();
   std::vector<detail::registrar_base*> replay;
-  for (auto* h : hooks) h->remove_owner(rec.id, replay);
+  for (std::size_t i = 0; removable && i < hooks.size(); ++i) removable = hooks[i]->remove_owner(rec.id, replay);
+  if (!removable) {
+    const std::string message = rec.path +
+                                ": the last lease was released on a thread that holds a registry's lock (inside a "
+                                "callback the registry runs); removing the library's entries would deadlock, so the "
+                                "library stays loaded, its last lease kept by the loader";
+    report_error(make_error_code(errc::would_deadlock), "library_lease::release", message.c_str());
+    std::lock_guard<std::mutex> lock(mutex_);
+    rec.count.store(1, std::memory_order_release);
+    rec.state = detail::library_state::loaded;
+    changed_.notify_all();
+    return release_result::shared;
+  }
   finalize(rec);
   const auto* map = static_cast<const struct link_map*>(rec.link_map);
   const std::uintptr_t base = map != nullptr ? static_cast<std::uintptr_t>(map->l_addr) : 0;

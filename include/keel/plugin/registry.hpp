@@ -121,7 +121,10 @@ inline std::size_t reader_slot() {
  * to the library being loaded, elsewhere to the host.
  *
  * Do not call into the registry, nor acquire the first lease of a library,
- * from inside a callback it runs: the shared lock is held there. Load plugins
+ * nor release the last one, from inside a callback it runs: the shared lock
+ * is held there. With checked_mutex_policy each is caught: a call throws
+ * would_deadlock, and a last release (noexcept) reports it to the error
+ * handler and leaves the library loaded, its entries in place. Load plugins
  * through leases: a library opened with a bare dlopen registers outside any
  * staging, waiting for the exclusive lock while holding the loader lock.
  */
@@ -395,8 +398,21 @@ class registry final : private detail::registry_hooks {
     }
   }
 
-  void remove_owner(detail::owner_id owner, std::vector<detail::registrar_base*>& replay) noexcept override {
-    exclusive_lock lock(*this);
+  bool can_remove_owner() const noexcept override {
+    for (const stripe& s : stripes_) {
+      if (detail::held_by_this_thread(s.mutex)) return false;
+    }
+    return true;
+  }
+
+  bool remove_owner(detail::owner_id owner, std::vector<detail::registrar_base*>& replay) noexcept override {
+    std::optional<exclusive_lock> lock;
+    try {
+      lock.emplace(*this);  // checked_mutex_policy: would_deadlock, with nothing taken
+    } catch (...) {
+      report_current_exception("registry: removing a released library's entries");
+      return false;
+    }
     for (auto it = entries_.begin(); it != entries_.end();) {
       if (it->second.owner != owner) {
         ++it;
@@ -411,6 +427,7 @@ class registry final : private detail::registry_hooks {
       }
       it = entries_.erase(it);
     }
+    return true;
   }
 
   struct classified {

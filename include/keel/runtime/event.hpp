@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -168,11 +169,39 @@ float elapsed_time(basic_event_ref<B> start, basic_event_ref<B> end) {
 template <KEEL_RUNTIME_BACKEND B>
 class basic_external_event_pool;
 
+/// @cond
+namespace detail {
+// A pool's books, shared with its loans: a loan that comes back after the
+// pool is gone finds them closed (and destroys its event) instead of freed memory.
+template <class B>
+struct external_event_books {
+  void give_back(basic_event<B> e) noexcept {
+    std::unique_lock<std::mutex> lock(mutex);
+    if (!open) {
+      --made;
+      lock.unlock();
+      return;  // e is destroyed here, outside the lock
+    }
+    try {
+      idle.push_back(std::move(e));
+    } catch (...) {
+      --made;  // could not keep it: let it be destroyed
+    }
+  }
+  std::mutex mutex;
+  std::size_t made = 0;
+  std::vector<basic_event<B>> idle;
+  bool open = true;
+};
+}  // namespace detail
+/// @endcond
+
 /**
  * @brief An external event on loan from a pool; returns to it when destroyed.
  *
- * Ownership: unique loan; the pool must outlive it. Keep the loan as long as
- * any model that captured the event. Thread safety: as basic_event_ref.
+ * Ownership: unique loan; shares the pool's books, so it may outlive the
+ * pool (it then destroys its event). Keep the loan as long as any model
+ * that captured the event. Thread safety: as basic_event_ref.
  * Exceptions: the destructor is noexcept.
  */
 template <KEEL_RUNTIME_BACKEND B>
@@ -182,8 +211,7 @@ class basic_pooled_event : public detail::event_ops<basic_pooled_event<B>, B> {
   using native_handle_type = typename B::event_handle;
   basic_pooled_event() noexcept = default;
   /// Takes the other object's handle; the other is left empty.
-  basic_pooled_event(basic_pooled_event&& o) noexcept
-      : pool_(std::exchange(o.pool_, nullptr)), event_(std::move(o.event_)) {}
+  basic_pooled_event(basic_pooled_event&& o) noexcept : books_(std::move(o.books_)), event_(std::move(o.event_)) {}
   /// Releases what this holds, then takes the other object's handle; the other is left empty.
   basic_pooled_event& operator=(basic_pooled_event&& o) noexcept {
     basic_pooled_event tmp(std::move(o));
@@ -197,7 +225,7 @@ class basic_pooled_event : public detail::event_ops<basic_pooled_event<B>, B> {
   explicit operator bool() const noexcept { return static_cast<bool>(event_); }
   /// Exchanges what this and the other object hold.
   void swap(basic_pooled_event& o) noexcept {
-    std::swap(pool_, o.pool_);
+    books_.swap(o.books_);
     event_.swap(o.event_);
   }
   /// A non-owning view of the same handle.
@@ -207,10 +235,10 @@ class basic_pooled_event : public detail::event_ops<basic_pooled_event<B>, B> {
 
  private:
   friend class basic_external_event_pool<B>;
-  basic_pooled_event(basic_external_event_pool<B>* pool, basic_event<B> event) noexcept
-      : pool_(pool), event_(std::move(event)) {}
+  basic_pooled_event(std::shared_ptr<detail::external_event_books<B>> books, basic_event<B> event) noexcept
+      : books_(std::move(books)), event_(std::move(event)) {}
   void give_back() noexcept;
-  basic_external_event_pool<B>* pool_ = nullptr;
+  std::shared_ptr<detail::external_event_books<B>> books_;
   basic_event<B> event_;
 };
 
@@ -218,10 +246,13 @@ class basic_pooled_event : public detail::event_ops<basic_pooled_event<B>, B> {
  * @brief Reuses external events, which devices have few of: acquire() hands
  * out a loan, reset on the caller's stream so it starts unsignalled.
  *
- * Ownership: owns the idle events; must outlive its loans. Thread safety:
- * acquire and returns are thread-safe. Exceptions: acquire throws
- * keel::error resource_limit when the pool's capacity (or the device's
- * limit) is reached; the pool is unchanged.
+ * Ownership: owns the idle events; its loans share its books, so the pool
+ * may be destroyed while events are on loan: it destroys the idle ones, and
+ * each loan destroys its event when it ends instead of returning it.
+ * Thread safety: acquire and returns are thread-safe. Exceptions: acquire
+ * throws keel::error resource_limit when the pool's capacity (or the
+ * device's limit) is reached (the pool is unchanged), or what resetting the
+ * event throws (the event is idle in the pool).
  */
 template <KEEL_RUNTIME_BACKEND B>
 class basic_external_event_pool {
@@ -232,61 +263,60 @@ class basic_external_event_pool {
   basic_external_event_pool(device_type& dev, std::size_t capacity) : device_(&dev), capacity_(capacity) {}
   basic_external_event_pool(const basic_external_event_pool&) = delete;
   basic_external_event_pool& operator=(const basic_external_event_pool&) = delete;
+  ~basic_external_event_pool() {
+    std::vector<basic_event<B>> idle;
+    {
+      std::lock_guard<std::mutex> lock(books_->mutex);
+      books_->open = false;
+      books_->made -= books_->idle.size();
+      idle.swap(books_->idle);
+    }
+  }  // the idle events are destroyed here, outside the lock
 
   /** @brief A loaned external event, reset on @p stream (in stream order) before it is handed out. */
   basic_pooled_event<B> acquire(basic_stream_ref<B> stream) {
     basic_event<B> e;
     {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (!idle_.empty()) {
-        e = std::move(idle_.back());
-        idle_.pop_back();
-      } else if (made_ < capacity_) {
+      std::lock_guard<std::mutex> lock(books_->mutex);
+      if (!books_->idle.empty()) {
+        e = std::move(books_->idle.back());
+        books_->idle.pop_back();
+      } else if (books_->made < capacity_) {
         e = basic_event<B>(*device_, event_flags::external);
-        ++made_;
+        ++books_->made;
       } else {
         throw_error(errc::resource_limit, "keel::external_event_pool::acquire",
                     "all " + std::to_string(capacity_) + " external events of the pool are on loan");
       }
     }
-    stream.reset_event(e);
-    return basic_pooled_event<B>(this, std::move(e));
+    basic_pooled_event<B> loan(books_, std::move(e));  // a failed reset gives the event back
+    stream.reset_event(loan);
+    return loan;
   }
 
   /// How many external events the pool holds.
   std::size_t capacity() const noexcept { return capacity_; }
   /** @brief Events made so far (on loan or idle). */
   std::size_t size() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return made_;
+    std::lock_guard<std::mutex> lock(books_->mutex);
+    return books_->made;
   }
   /** @brief Events idle in the pool. */
   std::size_t idle() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return idle_.size();
+    std::lock_guard<std::mutex> lock(books_->mutex);
+    return books_->idle.size();
   }
 
  private:
-  friend class basic_pooled_event<B>;
-  void give_back(basic_event<B> e) noexcept {
-    std::lock_guard<std::mutex> lock(mutex_);
-    try {
-      idle_.push_back(std::move(e));
-    } catch (...) {
-      --made_;  // could not keep it: let it be destroyed
-    }
-  }
   device_type* device_;
   std::size_t capacity_;
-  mutable std::mutex mutex_;
-  std::size_t made_ = 0;
-  std::vector<basic_event<B>> idle_;
+  std::shared_ptr<detail::external_event_books<B>> books_ = std::make_shared<detail::external_event_books<B>>();
 };
 
 template <KEEL_RUNTIME_BACKEND B>
 void basic_pooled_event<B>::give_back() noexcept {
-  if (pool_ && event_) pool_->give_back(std::move(event_));
-  pool_ = nullptr;
+  if (books_ && event_) books_->give_back(std::move(event_));
+  books_.reset();
 }
 
 }  // namespace keel

@@ -333,3 +333,39 @@ TEST_CASE("acl emulation: the C API reports misuse with the documented statuses"
     CHECK(api.aclrtDestroyStream(s) == 0);
   }
 }
+
+TEST_CASE("acl emulation: sizes no object can have and timeouts answer CANN's statuses", "[runtime][acl][misuse]") {
+  const keel::acl::api& api = acl::device().functions();
+  void* p = nullptr;
+  CHECK(api.aclrtMalloc(&p, SIZE_MAX, keel::acl::malloc_policy::huge_first) == 207001);  // ACL_ERROR_RT_MEMORY_ALLOCATION
+  CHECK(api.aclrtMalloc(&p, SIZE_MAX - 62, keel::acl::malloc_policy::huge_first) == 207001);
+  CHECK(p == nullptr);
+  const std::int64_t dims[1] = {1};
+  CHECK(api.aclCreateTensor(dims, std::uint64_t{1} << 40, keel::acl::data_type{}, dims, 0, keel::acl::format{},
+                            dims, 1, nullptr) == nullptr);
+  CHECK(api.aclCreateIntArray(dims, std::uint64_t{1} << 62) == nullptr);
+
+  keel::acl::stream_handle s = nullptr;
+  REQUIRE(api.aclrtCreateStream(&s) == 0);
+  keel::acl::event_handle e = nullptr;
+  REQUIRE(api.aclrtCreateEvent(&e) == 0);
+  std::atomic<bool> open{false};
+  keel::acl::stream held{acl::device()};
+  held.launch_host([&] {
+    while (!open.load()) std::this_thread::yield();
+  });
+  REQUIRE(api.aclrtRecordEvent(e, held.native_handle()->native) == 0);
+  CHECK(api.aclrtSynchronizeEventWithTimeout(e, 10) == 507047);   // ACL_ERROR_RT_EVENT_SYNC_TIMEOUT
+  CHECK(api.aclrtSynchronizeDeviceWithTimeout(10) == 507046);     // ACL_ERROR_RT_STREAM_SYNC_TIMEOUT
+  CHECK(api.aclrtSynchronizeStreamWithTimeout(held.native_handle()->native, 10) == 507046);
+  CHECK(api.aclrtSynchronizeStreamWithTimeout(s, -2) == 100000);  // neither -1 nor a bound
+  REQUIRE(api.aclrtStreamWaitEventWithTimeout(s, e, 10) == 0);
+  CHECK(api.aclrtSynchronizeStream(s) != 0);  // the bounded wait failed the stream
+  open = true;
+  CHECK(api.aclrtSynchronizeEventWithTimeout(e, -1) == 0);
+  REQUIRE(api.aclrtStreamWaitEventWithTimeout(s, e, 1000) == 0);
+  CHECK(api.aclrtSynchronizeStreamWithTimeout(s, 1000) == 0);
+  CHECK(api.aclrtSynchronizeDeviceWithTimeout(1000) == 0);
+  CHECK(api.aclrtDestroyEvent(e) == 0);
+  CHECK(api.aclrtDestroyStream(s) == 0);
+}

@@ -1238,6 +1238,10 @@ aclTensor* aclCreateTensor(const std::int64_t* viewDims, std::uint64_t viewDimsN
                                                    " is not one of the emulation's (float, float16, bf16, int8, "
                                                    "uint8, int32, int64, bool)");
     if (offset < 0) throw_rule(errc::invalid_parameter, api, "offset is negative");
+    // Counts are bounded before anything reads the caller's arrays.
+    if (viewDimsNum > keel::ops::tensor::max_dims || storageDimsNum > keel::ops::tensor::max_dims)
+      throw_rule(errc::invalid_parameter, api,
+                 "viewDimsNum and storageDimsNum must be at most " + std::to_string(keel::ops::tensor::max_dims));
     auto t = std::make_unique<aclTensor>();
     t->dims.assign(viewDims, viewDims + viewDimsNum);
     t->strides.assign(stride, stride + viewDimsNum);
@@ -1282,6 +1286,8 @@ aclIntArray* aclCreateIntArray(const std::int64_t* value, std::uint64_t size) {
   aclIntArray* made = nullptr;
   guarded("aclCreateIntArray", call::nn, [&] {
     if (size > 0) require(value, "aclCreateIntArray", "value");
+    if (size > static_cast<std::uint64_t>(PTRDIFF_MAX) / sizeof(std::int64_t))
+      throw_rule(errc::invalid_parameter, "aclCreateIntArray", "size is larger than any array can be");
     made = new aclIntArray{std::vector<std::int64_t>(value, value + size)};
   });
   return made;

@@ -153,14 +153,9 @@ class executor {
 
   /// Whether this holds a handle.
   explicit operator bool() const noexcept { return plan_ != nullptr; }
-<<<<<<< HEAD
-  /// The operator the executor runs.
-  op_kind op() const noexcept { return plan_->op; }
-  /// Whether the executor is run many times (repeatable) or once.
-=======
   /** @brief The operator. @throws keel::error invalid_state on an empty executor, as run() does. */
   op_kind op() const { return planned("keel::ops::executor::op").op; }
->>>>>>> issue14d
+  /// Whether the executor is run many times (repeatable) or once.
   executor_use use() const noexcept { return options_.use; }
   /// The compute workers phase two may split across.
   std::size_t workers() const noexcept { return options_.workers; }
@@ -178,19 +173,12 @@ class executor {
     return need.fits() ? need.value() : SIZE_MAX;
   }
 
-<<<<<<< HEAD
-  /// How many stages phase two runs, one after another.
-  std::size_t stage_count() const noexcept { return plan_->stage_count(); }
-  /// How many chunks stage @p stage splits into.
-  std::size_t chunk_count(std::size_t stage) const noexcept { return plan_->chunk_count(stage); }
-=======
   /** @brief Stages of phase two. @throws keel::error invalid_state on an empty executor. */
   std::size_t stage_count() const { return planned("keel::ops::executor::stage_count").stage_count(); }
   /** @brief Chunks of stage `stage`. @throws keel::error invalid_state on an empty executor. */
   std::size_t chunk_count(std::size_t stage) const {
     return planned("keel::ops::executor::chunk_count").chunk_count(stage);
   }
->>>>>>> issue14d
 
   /**
    * @brief Runs one chunk on worker `worker` (< workers()). For pools that

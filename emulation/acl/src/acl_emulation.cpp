@@ -353,7 +353,8 @@ void* allocate(std::unordered_map<void*, std::size_t>& where, std::size_t size, 
   if (size == 0) throw_rule(errc::invalid_parameter, function, "size is 0");
   // Larger than any object can be (the aligned operator new would wrap while
   // rounding): the device has no such memory.
-  if (size > static_cast<std::size_t>(PTRDIFF_MAX)) throw std::bad_alloc();
+  if (size > static_cast<std::size_t>(PTRDIFF_MAX))
+    throw_rule(errc::out_of_memory, function, "size " + std::to_string(size) + " is larger than any memory can be");
   void* p = ::operator new(size, std::align_val_t{64});
   std::lock_guard<std::mutex> lock(book().m);
   try {

@@ -159,6 +159,18 @@ inline void convert_block(const kernel_table& k, void* dst, dtype dt, std::ptrdi
   strided_convert(dst, dt, ds, src, st, ss, n);
 }
 
+// src (type st) -> via -> dst (type dt), rounding through `via` as PyTorch
+// does when it converts an operand to the common dtype before computing in
+// float32 (or a float32 result into the common dtype before out's). One
+// conversion when via is either end; otherwise `scratch` holds the n
+// intermediate elements (2 bytes each: via is float16 or bfloat16 here).
+inline void convert_through(const kernel_table& k, void* dst, dtype dt, std::ptrdiff_t ds, const void* src, dtype st,
+                            std::ptrdiff_t ss, std::size_t n, dtype via, void* scratch) noexcept {
+  if (via == st || via == dt) return convert_block(k, dst, dt, ds, src, st, ss, n);
+  convert_block(k, scratch, via, 1, src, st, ss, n);
+  convert_block(k, dst, dt, ds, scratch, via, 1, n);
+}
+
 // Calls fn(pointer to first element of the row, element stride, length)
 // for every innermost row of t, in row-major order.
 template <class F>
@@ -197,9 +209,19 @@ union scalar_word {
   std::int64_t i;
 };
 
+// The compute type of a common dtype (ATen's opmath_type): float32 for the
+// floating types, the type itself for the integers.
+inline dtype opmath_of(dtype t) noexcept { return is_floating(t) ? dtype::float32 : t; }
+
 // The element-wise plan for add, addcmul and cast: operand 0 is out, the
 // others are inputs broadcast to out's shape; dimensions of size one are
 // dropped and dimensions that are contiguous for every operand are merged.
+//
+// Promotion, as ATen's TensorIterator with its common dtype: `common` is
+// the result type of the inputs; every input is converted to `common` first
+// (an int32 or a 0-dim float32 operand meeting a float16 tensor is rounded to
+// float16), then widened to the compute type opmath_of(common); the result
+// is rounded to `common` and only then converted to out's dtype.
 class elementwise_plan final : public plan {
  public:
   static constexpr std::size_t max_operands = 4;
@@ -224,8 +246,8 @@ class elementwise_plan final : public plan {
   };
 
   elementwise_plan(op_kind kind, const kernel_table& k, const tensor& out, std::initializer_list<const tensor*> ins,
-                   dtype opmath, std::size_t workers)
-      : k_(&k), opmath_(opmath) {
+                   dtype common, std::size_t workers)
+      : k_(&k), common_(common), opmath_(opmath_of(common)) {
     op = kind;
     // Operand strides in out's dimensions; broadcast dimensions get 0.
     std::int64_t shape[tensor::max_dims];
@@ -388,11 +410,18 @@ class elementwise_plan final : public plan {
   void bind(std::size_t o, const tensor& t) noexcept { bound_.ptr[o] = t.first(); }
   /** Sets the scalar (add's alpha, addcmul's value). */
   void bind(const scalar& s) noexcept { bound_.scalar = scalar_for(s); }
-  /** `s` in this plan's compute type: float for floating plans, int64 (wrapped later) for integral ones. */
+  /**
+   * `s` in this plan's compute type: float for floating plans, int64 (wrapped
+   * later) for integral ones. add's alpha is first converted to the common
+   * dtype, as ATen's add kernel does (alpha.to<scalar_t>()): 1.0001 is 1 for a
+   * float16 or bfloat16 add. addcmul's value stays float32 (ATen's
+   * value.to<float>() for the half types).
+   */
   scalar_word scalar_for(const scalar& s) const noexcept {
     scalar_word w;
     if (opmath_ == dtype::float32) {
       w.f = s.to_float();
+      if (op == op_kind::add && common_ != opmath_) w.f = round_to(common_, w.f);
     } else {
       w.i = s.to_integer<std::int64_t>();
     }
@@ -415,8 +444,16 @@ class elementwise_plan final : public plan {
   }
 
  private:
+  // Whether operand o is used in place: already in the compute type (so the
+  // common dtype is the compute type too) with a unit or broadcast stride.
   bool direct(std::size_t o, const std::ptrdiff_t* str) const noexcept {
-    return ops_[o].type == opmath_ && (o == 0 ? str[o] == 1 : (str[o] == 0 || str[o] == 1));
+    return ops_[o].type == opmath_ && common_ == opmath_ && (o == 0 ? str[o] == 1 : (str[o] == 0 || str[o] == 1));
+  }
+
+  // f rounded to a half type and back.
+  static float round_to(dtype half, float f) noexcept {
+    return half == dtype::float16 ? half_bits_to_float(float_to_half_bits(f))
+                                  : bfloat16_bits_to_float(float_to_bfloat16_bits(f));
   }
 
   void compute(void* out, void* const* in, const std::ptrdiff_t* s, std::size_t n, scalar_word sw) const noexcept {
@@ -455,9 +492,11 @@ class elementwise_plan final : public plan {
       compute(ptr[0], in, str + 1, len, sw);
       return;
     }
-    // Mixed dtypes or odd strides: stage blocks in opmath, compute once,
-    // round once into out's dtype.
+    // Mixed dtypes or odd strides: stage blocks in opmath (through the common
+    // dtype), compute once, round into the common dtype, then out's. The
+    // upper half of a staging block holds the common-dtype intermediate.
     alignas(64) unsigned char staged[max_operands][block * 8];
+    constexpr std::size_t upper = block * 4;
     for (std::size_t b = 0; b < len; b += block) {
       const std::size_t n = std::min(block, len - b);
       void* in[max_operands - 1];
@@ -470,7 +509,7 @@ class elementwise_plan final : public plan {
           in[i] = const_cast<char*>(src);
           s[i] = str[o];
         } else {
-          convert_block(*k_, staged[o], opmath_, 1, src, ops_[o].type, str[o], n);
+          convert_through(*k_, staged[o], opmath_, 1, src, ops_[o].type, str[o], n, common_, staged[o] + upper);
           in[i] = staged[o];
           s[i] = 1;
         }
@@ -480,13 +519,14 @@ class elementwise_plan final : public plan {
         compute(dst, in, s, n, sw);
       } else {
         compute(staged[0], in, s, n, sw);
-        convert_block(*k_, dst, ops_[0].type, str[0], staged[0], opmath_, 1, n);
+        convert_through(*k_, dst, ops_[0].type, str[0], staged[0], opmath_, 1, n, common_, staged[0] + upper);
       }
     }
   }
 
   const kernel_table* k_;
-  dtype opmath_;
+  dtype common_;  // the inputs' result type (cast: out's dtype)
+  dtype opmath_;  // opmath_of(common_)
   operand ops_[max_operands];
   std::size_t n_ops_ = 0;
   std::size_t ndim_ = 1;
@@ -498,8 +538,6 @@ class elementwise_plan final : public plan {
   std::uintptr_t span_[max_operands] = {};  // span_bytes() of each operand as planned
   bool like_out_[max_operands] = {};        // same_layout() as out
 };
-
-inline dtype opmath_of(dtype t) noexcept { return is_floating(t) ? dtype::float32 : t; }
 
 }  // namespace detail
 
@@ -547,7 +585,7 @@ inline executor prepare_add(const kernel_table& k, const tensor& self, const ten
   detail::check_overlap(api, out, self, "self", true);
   detail::check_overlap(api, out, other, "other", true);
   auto p = std::make_shared<detail::elementwise_plan>(op_kind::add, k, out, std::initializer_list<const tensor*>{&self, &other},
-                                                      detail::opmath_of(compute), options.workers);
+                                                      compute, options.workers);
   p->bind(alpha);
   return executor(std::move(p), options);
 }
@@ -585,7 +623,7 @@ inline executor prepare_addcmul(const kernel_table& k, const tensor& self, const
   detail::check_overlap(api, out, tensor1, "tensor1", true);
   detail::check_overlap(api, out, tensor2, "tensor2", true);
   auto p = std::make_shared<detail::elementwise_plan>(
-      op_kind::addcmul, k, out, std::initializer_list<const tensor*>{&self, &tensor1, &tensor2}, dtype::float32,
+      op_kind::addcmul, k, out, std::initializer_list<const tensor*>{&self, &tensor1, &tensor2}, *rt,
       options.workers);
   p->bind(value);
   return executor(std::move(p), options);

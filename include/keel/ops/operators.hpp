@@ -566,10 +566,25 @@ class elementwise_plan final : public plan {
 
 /**
  * @brief Phase one of out = self + alpha * other (torch.add(self, other,
- * alpha=alpha, out=out)): broadcasting, result_type promotion, out must be
- * castable-to (torch.can_cast) and of exactly the broadcast shape; out may be
- * self or other (in place). Compute types float32, float16, bfloat16 (in
- * float32, rounded once), int32, int64 (wrapping).
+ * alpha=alpha, out=out)): broadcasting, out of exactly the broadcast shape;
+ * out may be self or other (in place).
+ *
+ * Promotion (ATen's TensorIterator): the common dtype is result_type(self,
+ * other); both operands are converted to it, and so is alpha
+ * (alpha.to<scalar_t>(): 1.0001 is 1 for a float16 or bfloat16 add).
+ * Floating common dtypes compute in float32 (opmath) and round once into the
+ * common dtype, then convert to out's; int32 and int64 compute in their own
+ * type, wrapping. Rounding: self + alpha * other is one fused multiply-add on
+ * targets with FMA (kernel_table::fused_multiply_add), as ATen's vec::fmadd;
+ * two roundings on the others; the same whatever flags the includer uses.
+ * Matches PyTorch 1.13 on CPU bit for bit on FMA targets, except where it
+ * computes a float16 or bfloat16 add in c10::Half / c10::BFloat16 arithmetic
+ * (float16, and the bfloat16 elements past its last full vector), which
+ * rounds alpha * other first when alpha is not +-1; keel rounds once
+ * everywhere (tests/ops/golden/README.md).
+ * Refuses: a common dtype that is bool, int8, uint8 or int16; a bool alpha;
+ * a floating alpha with integral operands; an out dtype the result cannot be
+ * cast to (torch.can_cast); partial overlap of out with an input.
  * @throws keel::error null_parameter / invalid_parameter naming the tensor and rule.
  */
 inline executor prepare_add(const kernel_table& k, const tensor& self, const tensor& other, const scalar& alpha,
@@ -615,8 +630,22 @@ inline executor prepare_add(const kernel_table& k, const tensor& self, const ten
 
 /**
  * @brief Phase one of out = self + value * tensor1 * tensor2
- * (torch.addcmul): broadcasting over all three, promotion, in place allowed.
- * float32, float16 and bfloat16 (computed in float32, rounded once).
+ * (torch.addcmul): broadcasting over all three, in place allowed.
+ *
+ * Promotion: the common dtype is result_type(self, tensor1, tensor2), which
+ * must be floating; every operand is converted to it, then computed in
+ * float32; value stays float32 (ATen's value.to<float>() for the half
+ * types). Rounding: value * tensor1 is rounded, then (value * tensor1) *
+ * tensor2 + self is one fused multiply-add on targets with FMA, two
+ * roundings elsewhere, whatever the includer's flags: what ATen's
+ * `self + value * t1 * t2` gives as GCC builds PyTorch's vectorized CPU
+ * kernels (-ffp-contract=fast). The result is rounded once into the common
+ * dtype, then converted to out's. Matches PyTorch 1.13 on CPU bit for bit on
+ * FMA targets; its float16 addcmul is not implemented there, and its mixed
+ * dtype calls stop on an internal assertion (keel follows the definition:
+ * operands converted to the common dtype).
+ * Refuses: an integral or bool common dtype (or int16); a bool value; an out
+ * dtype the result cannot be cast to; partial overlap of out with an input.
  * @throws keel::error null_parameter / invalid_parameter naming the tensor and rule.
  */
 inline executor prepare_addcmul(const kernel_table& k, const tensor& self, const tensor& tensor1, const tensor& tensor2,
@@ -657,7 +686,10 @@ inline executor prepare_addcmul(const kernel_table& k, const tensor& self, const
  * round to nearest even into float16 and bfloat16 (NaN and infinities
  * kept), float to integer truncates toward zero (NaN gives 0 and values out
  * of range saturate, where PyTorch is undefined; uint8 wraps through int64 as
- * PyTorch), integers wrap, anything to bool is `!= 0`. Shapes must be equal.
+ * PyTorch), integers wrap, anything to bool is `!= 0` (NaN is true, -0 is
+ * false). Shapes must be equal. Matches Tensor.to(dtype) (PyTorch 1.13 CPU)
+ * bit for bit wherever C++ defines the conversion; no arithmetic, so no
+ * rounding choice. Refuses: a shape mismatch; partial overlap.
  * @throws keel::error null_parameter / invalid_parameter naming the tensor and rule.
  */
 inline executor prepare_cast(const kernel_table& k, const tensor& self, const tensor& out,
@@ -756,8 +788,14 @@ class pool_plan final : public plan {
  * @brief Phase one of torch.nn.functional.adaptive_avg_pool2d(self,
  * output_size) into out, for (N, C, H, W) and (C, H, W) inputs with non-zero
  * C, H, W: window rows [floor(i*H/oh), ceil((i+1)*H/oh)), columns likewise.
- * float32, float16, bfloat16 (accumulated in float32); out has self's dtype
- * and must not overlap self.
+ * float32, float16, bfloat16 (accumulated in float32, divided by the window
+ * size and rounded once); out has self's dtype and must not overlap self.
+ * Output sizes may exceed the input's (windows then repeat elements).
+ * Additions only (no multiply to fuse), in an order of keel's own (column
+ * sums, then a pairwise row sum): it matches PyTorch 1.13 within
+ * 2 gamma(n + 1) * mean|x| + 2u|mean| (n the window size, u = 2^-24), plus
+ * one unit in the last place of a half out; bit for bit when no sum rounds.
+ * Refuses: other ranks, an empty C, H or W, integral dtypes, a dtype mismatch.
  * @throws keel::error null_parameter / invalid_parameter naming the tensor and rule.
  */
 inline executor prepare_adaptive_avg_pool2d(const kernel_table& k, const tensor& self, std::int64_t out_h,
@@ -923,8 +961,19 @@ class baddbmm_plan final : public plan {
  * (torch.baddbmm): batch1 (B, M, K), batch2 (B, K, N), self broadcastable to
  * (B, M, N), all four of one dtype (float32, float16 or bfloat16; halves are
  * computed in float32 and rounded once). beta == 0 ignores self entirely
- * (NaN in it does not propagate). out may be self exactly; it must not
- * overlap batch1 or batch2.
+ * (NaN in it does not propagate, as in PyTorch; out is written, never read).
+ * out may be self exactly; it must not overlap batch1 or batch2. No
+ * promotion: all dtypes must match; beta and alpha are used as float32.
+ * Rounding: the products accumulate with fused multiply-adds where the target
+ * has FMA; then out = alpha * acc + beta * self, beta * self rounded and the
+ * rest one fused multiply-add (two roundings without FMA), on every path and
+ * whatever the includer's flags. Accurate within gamma(k + 2) *
+ * (|alpha| sum|a||b| + |beta||self|) of the exact value, plus one rounding
+ * into a half out; PyTorch 1.13 is within the same bound for float32 (its
+ * bfloat16 baddbmm rounds partial sums to bfloat16; its float16 one does not
+ * exist on CPU). k = 0 gives beta * self (0 with beta = 0).
+ * Refuses: non-3-D batches, mismatched batch or inner sizes, self that does
+ * not broadcast to (B, M, N), integral dtypes, mixed dtypes, overlap.
  * @throws keel::error null_parameter / invalid_parameter naming the tensor and rule.
  */
 inline executor prepare_baddbmm(const kernel_table& k, const tensor& self, const tensor& batch1, const tensor& batch2,

@@ -145,7 +145,7 @@ inline std::vector<golden_case> read_golden(const std::string& path) {
         current.unfused = std::move(bytes);
       } else {
         current.tol.resize(bytes.size() / 4);
-        std::memcpy(current.tol.data(), bytes.data(), current.tol.size() * 4);
+        if (!bytes.empty()) std::memcpy(current.tol.data(), bytes.data(), current.tol.size() * 4);
       }
     } else if (kind == "end") {
       cases.push_back(std::move(current));

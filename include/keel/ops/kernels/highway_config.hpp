@@ -23,5 +23,4 @@
     defined(__VAES__) && defined(__VPCLMULQDQ__) && defined(__AVX512VBMI__) && defined(__AVX512VBMI2__) && \
     defined(__AVX512VPOPCNTDQ__) && defined(__AVX512BITALG__)
 #define HWY_WANT_AVX3_DL 1
-#define KEEL_OPS_DETAIL_WANTS_AVX3_DL 1  // for tests: keel, not the user, opted in
 #endif

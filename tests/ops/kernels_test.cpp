@@ -4,8 +4,6 @@
 // offset and broadcast views, mixed dtypes, in place.
 #include <catch2/catch.hpp>
 
-#include <hwy/targets.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -20,6 +18,8 @@
 #include "keel/ops/kernels/dynamic_dispatch.hpp"
 #include "keel/ops/operators.hpp"
 #include "reference.hpp"
+
+#include <hwy/targets.h>  // after keel's headers, which configure Highway first
 
 using namespace keel::ops;
 using namespace keel_test;
@@ -130,13 +130,14 @@ TEST_CASE("add: every target matches the scalar reference", "[ops][kernels][add]
       add(*k, self.view, other.view, c.alpha, out.view);
       const dtype compute = *result_type({&self.view, &other.view});
       std::string first;
-      const std::size_t bad = compare_out(out.view, [&](const std::int64_t* idx, unsigned char* want, unsigned char* alt) {
+      const std::size_t bad = compare_out(out.view, [&](const std::int64_t* idx, unsigned char* want, unsigned char*) {
         const char* a = element(self.view, idx, out_shape.size());
         const char* b = element(other.view, idx, out_shape.size());
         if (is_floating(compute)) {
-          const float x = read_float(self.view, a), y = read_float(other.view, b), al = c.alpha.to_float();
-          // Round to the compute type (a half result is rounded once from
-          // float32), then into out's dtype.
+          // Operands and alpha converted to the common dtype first, then
+          // computed in float32, rounded to the common dtype, then into out's.
+          const float x = read_as(compute, self.view, a), y = read_as(compute, other.view, b);
+          const float al = round_to(compute, c.alpha.to_float());
           auto finish = [&](float r, unsigned char* dst) {
             unsigned char tmp[8];
             write_value(compute, tmp, r);
@@ -148,10 +149,8 @@ TEST_CASE("add: every target matches the scalar reference", "[ops][kernels][add]
             });
             write_value(out.view.type(), dst, back);
           };
-          finish(std::fma(al, y, x), want);
-          if (k->fused_multiply_add) return false;
-          finish(x + al * y, alt);  // targets without FMA round the product first
-          return true;
+          finish(target_mul_add(k->fused_multiply_add, al, y, x), want);
+          return false;
         }
         const auto x = static_cast<std::uint64_t>(read_int(self.view, a));
         const auto y = static_cast<std::uint64_t>(read_int(other.view, b));
@@ -238,11 +237,13 @@ TEST_CASE("addcmul: every target matches the scalar reference", "[ops][kernels][
       const dtype compute = *result_type({&s.view, &t1.view, &t2.view});
       std::string first;
       const std::size_t bad = compare_out(out.view, [&](const std::int64_t* idx, unsigned char* want, unsigned char*) {
-        const float x = read_float(s.view, element(s.view, idx, shape.size()));
-        const float y = read_float(t1.view, element(t1.view, idx, shape.size()));
-        const float z = read_float(t2.view, element(t2.view, idx, shape.size()));
+        // Operands in the common dtype; (value * t1) rounded, then fused
+        // with t2 and self where the target has FMA.
+        const float x = read_as(compute, s.view, element(s.view, idx, shape.size()));
+        const float y = read_as(compute, t1.view, element(t1.view, idx, shape.size()));
+        const float z = read_as(compute, t2.view, element(t2.view, idx, shape.size()));
         const float prod = c.value * y;
-        const float r = x + prod * z;
+        const float r = target_mul_add(k->fused_multiply_add, prod, z, x);
         unsigned char tmp[8];
         write_value(compute, tmp, r);
         write_value(out.view.type(), want, read_float(tensor(tmp, compute, {}), reinterpret_cast<const char*>(tmp)));
@@ -477,26 +478,21 @@ TEST_CASE("streaming stores: rows above stream_store_min_bytes are exact at odd 
       std::fill(fbuf.begin(), fbuf.end(), guard);
       k->add_f32(out, a.data(), 1, b.data(), 1, alpha, n);
       for (std::size_t i = 0; i < n; ++i) {
-        const float w = std::fma(alpha, b[i], a[i]);
-        const float alt = a[i] + alpha * b[i];
-        bad_add += !(out[i] == w || (!k->fused_multiply_add && out[i] == alt));
+        bad_add += out[i] != target_mul_add(k->fused_multiply_add, alpha, b[i], a[i]);
       }
       bad_guard += (fbuf[offset - 1] != guard) + (fbuf[offset + n] != guard);
 
       std::fill(fbuf.begin(), fbuf.end(), guard);
       k->add_f32(out, a.data(), 1, &b[3], 0, alpha, n);  // broadcast other: 8 bytes an element
       for (std::size_t i = 0; i < n; ++i) {
-        const float w = std::fma(alpha, b[3], a[i]);
-        const float alt = a[i] + alpha * b[3];
-        bad_bcast += !(out[i] == w || (!k->fused_multiply_add && out[i] == alt));
+        bad_bcast += out[i] != target_mul_add(k->fused_multiply_add, alpha, b[3], a[i]);
       }
       bad_guard += (fbuf[offset - 1] != guard) + (fbuf[offset + n] != guard);
 
       std::fill(fbuf.begin(), fbuf.end(), guard);
       k->addcmul_f32(out, a.data(), 1, b.data(), 1, c.data(), 1, value, n);
       for (std::size_t i = 0; i < n; ++i) {
-        const float prod = value * b[i];
-        bad_addcmul += out[i] != a[i] + prod * c[i];
+        bad_addcmul += out[i] != target_mul_add(k->fused_multiply_add, value * b[i], c[i], a[i]);
       }
       bad_guard += (fbuf[offset - 1] != guard) + (fbuf[offset + n] != guard);
     }

@@ -200,3 +200,31 @@ KEEL_OPS_BACKEND_TEST("run_on: a captured launch replays on current memory", "[o
   s.synchronize();
   CHECK(out[9] == 12.0f);
 }
+
+KEEL_OPS_BACKEND_TEST("operators: mixed dtypes promote through the common dtype on every backend",
+                      "[ops][stream][promotion]") {
+  // The ACL emulation's aclnnAdd and aclnnAddcmul share keel's operators:
+  // an int32 operand meeting a half tensor is rounded to the half type first.
+  using F = TestType;
+  typename F::stream s{F::device()};
+  const std::int32_t ints[2] = {2049, 999};
+  const std::uint16_t halves[3] = {keel::ops::float_to_half_bits(-2048.0f), keel::ops::float_to_bfloat16_bits(1.0f),
+                                   keel::ops::float_to_bfloat16_bits(-1000.0f)};
+  typename F::device_buffer i_dev{s, sizeof ints}, h_dev{s, sizeof halves}, out_dev{s, 2 * sizeof(std::uint16_t)};
+  s.copy(i_dev.data(), ints, sizeof ints, keel::copy_kind::host_to_device);
+  s.copy(h_dev.data(), halves, sizeof halves, keel::copy_kind::host_to_device);
+  const auto* i_ptr = static_cast<const std::int32_t*>(i_dev.data());
+  const auto* h_ptr = static_cast<const std::uint16_t*>(h_dev.data());
+  auto* o_ptr = static_cast<std::uint16_t*>(out_dev.data());
+  // add(int32 {2049}, float16 {-2048}) -> float16: 0 (2049 is 2048 in float16)
+  run_now<F>(s, F::prepare_add(tensor(i_ptr, dtype::int32, {1}), tensor(h_ptr, dtype::float16, {1}), scalar(1.0f),
+                               tensor(o_ptr, dtype::float16, {1})));
+  // addcmul(int32 {999}, bfloat16 {1}, bfloat16 {-1000}) -> bfloat16: 0
+  run_now<F>(s, F::prepare_addcmul(tensor(i_ptr + 1, dtype::int32, {1}), tensor(h_ptr + 1, dtype::bfloat16, {1}),
+                                   tensor(h_ptr + 2, dtype::bfloat16, {1}), scalar(1.0f),
+                                   tensor(o_ptr + 1, dtype::bfloat16, {1})));
+  std::uint16_t back[2] = {0xFFFF, 0xFFFF};
+  s.copy(back, out_dev.data(), sizeof back, keel::copy_kind::device_to_host);
+  CHECK(keel::ops::half_bits_to_float(back[0]) == 0.0f);
+  CHECK(keel::ops::bfloat16_bits_to_float(back[1]) == 0.0f);
+}

@@ -93,6 +93,43 @@ inline void write_value(dtype type, void* p, V value) {
   });
 }
 
+// m * x + a rounded twice (the product, then the sum). The references are
+// compiled under the test's flags, and a test variant is built with
+// -ffp-contract=fast: the volatile product cannot be fused into the add.
+inline float unfused_mul_add(float m, float x, float a) {
+  const volatile float p = m * x;
+  return p + a;
+}
+
+// m * x + a as a target's kernels round it (kernel_table::fused_multiply_add):
+// once where the target has FMA, twice elsewhere.
+inline float target_mul_add(bool fused, float m, float x, float a) {
+  return fused ? std::fma(m, x, a) : unfused_mul_add(m, x, a);
+}
+
+// v rounded to floating dtype t (float16 and bfloat16 round to nearest even).
+inline float round_to(dtype t, float v) {
+  unsigned char tmp[8];
+  write_value(t, tmp, v);
+  return detail::visit_dtype(t, [&](auto tag) {
+    decltype(tag) x;
+    std::memcpy(&x, tmp, sizeof x);
+    return detail::convert<float>(x);
+  });
+}
+
+// The element at p of t, converted to the floating common dtype first (as
+// PyTorch converts every operand to the result type), then read as float.
+inline float read_as(dtype common, const tensor& t, const char* p) {
+  return detail::visit_dtype(t.type(), [&](auto tag) {
+    decltype(tag) v;
+    std::memcpy(&v, p, sizeof v);
+    return detail::visit_dtype(common, [&](auto ctag) {
+      return detail::convert<float>(detail::convert<decltype(ctag)>(v));
+    });
+  });
+}
+
 // Random values, about one in eight special: NaN, infinities, signed zero,
 // denormals, values at the float16 limits and rounding midpoints, and the
 // integer limits of the dtype.

@@ -76,3 +76,23 @@ TEST_CASE("result_type: dimensioned tensors decide, zero-dim ones only across ca
   CHECK(result_type({&i32, &f16}) == dtype::float16);
   CHECK(result_type({&f32_0d, &i64_0d}) == dtype::float32);
 }
+
+TEST_CASE("result_type: an int16 on the way (int8 with uint8) is kept until a wider or floating type wins",
+          "[ops][tensor]") {
+  float f = 0;
+  const tensor i8(&f, dtype::int8, {4});
+  const tensor u8(&f, dtype::uint8, {4});
+  const tensor i8_0d(&f, dtype::int8, {});
+  const tensor u8_0d(&f, dtype::uint8, {});
+  const tensor f32_0d(&f, dtype::float32, {});
+  const tensor bf16(&f, dtype::bfloat16, {4});
+  const tensor i32(&f, dtype::int32, {4});
+  const tensor b(&f, dtype::boolean, {4});
+  CHECK_FALSE(result_type({&i8, &u8}).has_value());                    // torch: int16
+  CHECK(result_type({&i8, &u8, &f32_0d}) == dtype::float32);           // torch: float32
+  CHECK(result_type({&i8, &u8, &bf16}) == dtype::bfloat16);            // torch: bfloat16
+  CHECK(result_type({&i8, &u8, &i32}) == dtype::int32);                // torch: int32
+  CHECK(result_type({&i32, &i8_0d, &u8_0d}) == dtype::int32);          // zero-dim int16 loses to int32
+  CHECK_FALSE(result_type({&b, &i8_0d, &u8_0d}).has_value());          // bool with zero-dim int16: int16
+  CHECK_FALSE(result_type({}).has_value());
+}

@@ -22,27 +22,48 @@
 namespace keel::ops {
 
 /**
- * @brief torch.result_type over tensors: dimensioned tensors decide; zero-dim
- * tensors count only when they are of a higher category (bool < integer <
- * floating). Empty when the promotion leaves keel's dtypes (int8 with uint8).
+ * @brief torch.result_type over tensors (ATen's TensorIterator common dtype):
+ * dimensioned tensors decide; zero-dim tensors count only when they are of a
+ * higher category (bool < integer < floating). keel has no wrapped numbers:
+ * scalar arguments (alpha, value, beta) never take part. Empty when the
+ * result leaves keel's dtypes (int16, from int8 with uint8); an int16 on the
+ * way is kept, so int8 and uint8 tensors with a 0-dim float32 give float32,
+ * as in PyTorch.
  */
 inline std::optional<dtype> result_type(std::initializer_list<const tensor*> tensors) noexcept {
-  std::optional<dtype> dim_result, zero_result;
-  for (const tensor* t : tensors) {
-    std::optional<dtype>& slot = t->dim() == 0 ? zero_result : dim_result;
-    if (!slot) {
-      slot = t->type();
-    } else {
-      slot = promote_types(*slot, t->type());
-      if (!slot) return std::nullopt;
+  // A promotion result that may be int16 (which only int8 with uint8 makes).
+  struct slot {
+    bool set = false, int16 = false;
+    dtype t = dtype::boolean;
+    void add(dtype x) noexcept {
+      if (!set) {
+        set = true, t = x;
+      } else if (int16) {  // int16 with bool, int8 or uint8 stays int16; wider types win
+        if (x == dtype::int32 || x == dtype::int64 || is_floating(x)) int16 = false, t = x;
+      } else if (auto p = promote_types(t, x)) {
+        t = *p;
+      } else {
+        int16 = true;
+      }
+    }
+    bool floating() const noexcept { return set && !int16 && is_floating(t); }
+  };
+  slot dim_result, zero_result;
+  for (const tensor* t : tensors) (t->dim() == 0 ? zero_result : dim_result).add(t->type());
+  slot r = dim_result.set ? dim_result : zero_result;
+  // ATen's combine_categories(higher = dim, lower = zero-dim).
+  if (dim_result.set && zero_result.set && !dim_result.floating()) {
+    const bool dim_bool = !dim_result.int16 && dim_result.t == dtype::boolean;
+    if (dim_bool || zero_result.floating()) {
+      if (zero_result.int16) {
+        r.add(dtype::int8), r.add(dtype::uint8);  // bool with int16: int16
+      } else {
+        r.add(zero_result.t);
+      }
     }
   }
-  if (!dim_result) return zero_result;
-  if (!zero_result) return dim_result;
-  // ATen's combine_categories(higher = dim, lower = zero-dim).
-  if (is_floating(*dim_result)) return dim_result;
-  if (*dim_result == dtype::boolean || is_floating(*zero_result)) return promote_types(*dim_result, *zero_result);
-  return dim_result;
+  if (!r.set || r.int16) return std::nullopt;
+  return r.t;
 }
 
 namespace detail {
@@ -159,6 +180,18 @@ inline void convert_block(const kernel_table& k, void* dst, dtype dt, std::ptrdi
   strided_convert(dst, dt, ds, src, st, ss, n);
 }
 
+// src (type st) -> via -> dst (type dt), rounding through `via` as PyTorch
+// does when it converts an operand to the common dtype before computing in
+// float32 (or a float32 result into the common dtype before out's). One
+// conversion when via is either end; otherwise `scratch` holds the n
+// intermediate elements (2 bytes each: via is float16 or bfloat16 here).
+inline void convert_through(const kernel_table& k, void* dst, dtype dt, std::ptrdiff_t ds, const void* src, dtype st,
+                            std::ptrdiff_t ss, std::size_t n, dtype via, void* scratch) noexcept {
+  if (via == st || via == dt) return convert_block(k, dst, dt, ds, src, st, ss, n);
+  convert_block(k, scratch, via, 1, src, st, ss, n);
+  convert_block(k, dst, dt, ds, scratch, via, 1, n);
+}
+
 // Calls fn(pointer to first element of the row, element stride, length)
 // for every innermost row of t, in row-major order.
 template <class F>
@@ -199,9 +232,19 @@ union scalar_word {
   std::int64_t i;
 };
 
+// The compute type of a common dtype (ATen's opmath_type): float32 for the
+// floating types, the type itself for the integers.
+inline dtype opmath_of(dtype t) noexcept { return is_floating(t) ? dtype::float32 : t; }
+
 // The element-wise plan for add, addcmul and cast: operand 0 is out, the
 // others are inputs broadcast to out's shape; dimensions of size one are
 // dropped and dimensions that are contiguous for every operand are merged.
+//
+// Promotion, as ATen's TensorIterator with its common dtype: `common` is
+// the result type of the inputs; every input is converted to `common` first
+// (an int32 or a 0-dim float32 operand meeting a float16 tensor is rounded to
+// float16), then widened to the compute type opmath_of(common); the result
+// is rounded to `common` and only then converted to out's dtype.
 class elementwise_plan final : public plan {
  public:
   static constexpr std::size_t max_operands = 4;
@@ -226,8 +269,8 @@ class elementwise_plan final : public plan {
   };
 
   elementwise_plan(op_kind kind, const kernel_table& k, const tensor& out, std::initializer_list<const tensor*> ins,
-                   dtype opmath, std::size_t workers)
-      : k_(&k), opmath_(opmath) {
+                   dtype common, std::size_t workers)
+      : k_(&k), common_(common), opmath_(opmath_of(common)) {
     op = kind;
     // Operand strides in out's dimensions; broadcast dimensions get 0.
     std::int64_t shape[tensor::max_dims];
@@ -392,11 +435,18 @@ class elementwise_plan final : public plan {
   void bind(std::size_t o, const tensor& t) noexcept { bound_.ptr[o] = t.first(); }
   /** Sets the scalar (add's alpha, addcmul's value). */
   void bind(const scalar& s) noexcept { bound_.scalar = scalar_for(s); }
-  /** `s` in this plan's compute type: float for floating plans, int64 (wrapped later) for integral ones. */
+  /**
+   * `s` in this plan's compute type: float for floating plans, int64 (wrapped
+   * later) for integral ones. add's alpha is first converted to the common
+   * dtype, as ATen's add kernel does (alpha.to<scalar_t>()): 1.0001 is 1 for a
+   * float16 or bfloat16 add. addcmul's value stays float32 (ATen's
+   * value.to<float>() for the half types).
+   */
   scalar_word scalar_for(const scalar& s) const noexcept {
     scalar_word w;
     if (opmath_ == dtype::float32) {
       w.f = s.to_float();
+      if (op == op_kind::add && common_ != opmath_) w.f = round_to(common_, w.f);
     } else {
       w.i = s.to_integer<std::int64_t>();
     }
@@ -419,8 +469,16 @@ class elementwise_plan final : public plan {
   }
 
  private:
+  // Whether operand o is used in place: already in the compute type (so the
+  // common dtype is the compute type too) with a unit or broadcast stride.
   bool direct(std::size_t o, const std::ptrdiff_t* str) const noexcept {
-    return ops_[o].type == opmath_ && (o == 0 ? str[o] == 1 : (str[o] == 0 || str[o] == 1));
+    return ops_[o].type == opmath_ && common_ == opmath_ && (o == 0 ? str[o] == 1 : (str[o] == 0 || str[o] == 1));
+  }
+
+  // f rounded to a half type and back.
+  static float round_to(dtype half, float f) noexcept {
+    return half == dtype::float16 ? half_bits_to_float(float_to_half_bits(f))
+                                  : bfloat16_bits_to_float(float_to_bfloat16_bits(f));
   }
 
   void compute(void* out, void* const* in, const std::ptrdiff_t* s, std::size_t n, scalar_word sw) const noexcept {
@@ -459,9 +517,11 @@ class elementwise_plan final : public plan {
       compute(ptr[0], in, str + 1, len, sw);
       return;
     }
-    // Mixed dtypes or odd strides: stage blocks in opmath, compute once,
-    // round once into out's dtype.
+    // Mixed dtypes or odd strides: stage blocks in opmath (through the common
+    // dtype), compute once, round into the common dtype, then out's. The
+    // upper half of a staging block holds the common-dtype intermediate.
     alignas(64) unsigned char staged[max_operands][block * 8];
+    constexpr std::size_t upper = block * 4;
     for (std::size_t b = 0; b < len; b += block) {
       const std::size_t n = std::min(block, len - b);
       void* in[max_operands - 1];
@@ -474,7 +534,7 @@ class elementwise_plan final : public plan {
           in[i] = const_cast<char*>(src);
           s[i] = str[o];
         } else {
-          convert_block(*k_, staged[o], opmath_, 1, src, ops_[o].type, str[o], n);
+          convert_through(*k_, staged[o], opmath_, 1, src, ops_[o].type, str[o], n, common_, staged[o] + upper);
           in[i] = staged[o];
           s[i] = 1;
         }
@@ -484,13 +544,14 @@ class elementwise_plan final : public plan {
         compute(dst, in, s, n, sw);
       } else {
         compute(staged[0], in, s, n, sw);
-        convert_block(*k_, dst, ops_[0].type, str[0], staged[0], opmath_, 1, n);
+        convert_through(*k_, dst, ops_[0].type, str[0], staged[0], opmath_, 1, n, common_, staged[0] + upper);
       }
     }
   }
 
   const kernel_table* k_;
-  dtype opmath_;
+  dtype common_;  // the inputs' result type (cast: out's dtype)
+  dtype opmath_;  // opmath_of(common_)
   operand ops_[max_operands];
   std::size_t n_ops_ = 0;
   std::size_t ndim_ = 1;
@@ -503,18 +564,31 @@ class elementwise_plan final : public plan {
   bool like_out_[max_operands] = {};        // same_layout() as out
 };
 
-inline dtype opmath_of(dtype t) noexcept { return is_floating(t) ? dtype::float32 : t; }
-
 }  // namespace detail
 
 // ------------------------------------------------------------------ add ---
 
 /**
  * @brief Phase one of out = self + alpha * other (torch.add(self, other,
- * alpha=alpha, out=out)): broadcasting, result_type promotion, out must be
- * castable-to (torch.can_cast) and of exactly the broadcast shape; out may be
- * self or other (in place). Compute types float32, float16, bfloat16 (in
- * float32, rounded once), int32, int64 (wrapping).
+ * alpha=alpha, out=out)): broadcasting, out of exactly the broadcast shape;
+ * out may be self or other (in place).
+ *
+ * Promotion (ATen's TensorIterator): the common dtype is result_type(self,
+ * other); both operands are converted to it, and so is alpha
+ * (alpha.to<scalar_t>(): 1.0001 is 1 for a float16 or bfloat16 add).
+ * Floating common dtypes compute in float32 (opmath) and round once into the
+ * common dtype, then convert to out's; int32 and int64 compute in their own
+ * type, wrapping. Rounding: self + alpha * other is one fused multiply-add on
+ * targets with FMA (kernel_table::fused_multiply_add), as ATen's vec::fmadd;
+ * two roundings on the others; the same whatever flags the includer uses.
+ * Matches PyTorch 1.13 on CPU bit for bit on FMA targets, except where it
+ * computes a float16 or bfloat16 add in c10::Half / c10::BFloat16 arithmetic
+ * (float16, and the bfloat16 elements past its last full vector), which
+ * rounds alpha * other first when alpha is not +-1; keel rounds once
+ * everywhere (tests/ops/golden/README.md).
+ * Refuses: a common dtype that is bool, int8, uint8 or int16; a bool alpha;
+ * a floating alpha with integral operands; an out dtype the result cannot be
+ * cast to (torch.can_cast); partial overlap of out with an input.
  * @throws keel::error null_parameter / invalid_parameter naming the tensor and rule.
  */
 inline executor prepare_add(const kernel_table& k, const tensor& self, const tensor& other, const scalar& alpha,
@@ -551,7 +625,7 @@ inline executor prepare_add(const kernel_table& k, const tensor& self, const ten
   detail::check_overlap(api, out, self, "self", true);
   detail::check_overlap(api, out, other, "other", true);
   auto p = std::make_shared<detail::elementwise_plan>(op_kind::add, k, out, std::initializer_list<const tensor*>{&self, &other},
-                                                      detail::opmath_of(compute), options.workers);
+                                                      compute, options.workers);
   p->bind(alpha);
   return executor(std::move(p), options);
 }
@@ -560,8 +634,22 @@ inline executor prepare_add(const kernel_table& k, const tensor& self, const ten
 
 /**
  * @brief Phase one of out = self + value * tensor1 * tensor2
- * (torch.addcmul): broadcasting over all three, promotion, in place allowed.
- * float32, float16 and bfloat16 (computed in float32, rounded once).
+ * (torch.addcmul): broadcasting over all three, in place allowed.
+ *
+ * Promotion: the common dtype is result_type(self, tensor1, tensor2), which
+ * must be floating; every operand is converted to it, then computed in
+ * float32; value stays float32 (ATen's value.to<float>() for the half
+ * types). Rounding: value * tensor1 is rounded, then (value * tensor1) *
+ * tensor2 + self is one fused multiply-add on targets with FMA, two
+ * roundings elsewhere, whatever the includer's flags: what ATen's
+ * `self + value * t1 * t2` gives as GCC builds PyTorch's vectorized CPU
+ * kernels (-ffp-contract=fast). The result is rounded once into the common
+ * dtype, then converted to out's. Matches PyTorch 1.13 on CPU bit for bit on
+ * FMA targets; its float16 addcmul is not implemented there, and its mixed
+ * dtype calls stop on an internal assertion (keel follows the definition:
+ * operands converted to the common dtype).
+ * Refuses: an integral or bool common dtype (or int16); a bool value; an out
+ * dtype the result cannot be cast to; partial overlap of out with an input.
  * @throws keel::error null_parameter / invalid_parameter naming the tensor and rule.
  */
 inline executor prepare_addcmul(const kernel_table& k, const tensor& self, const tensor& tensor1, const tensor& tensor2,
@@ -589,7 +677,7 @@ inline executor prepare_addcmul(const kernel_table& k, const tensor& self, const
   detail::check_overlap(api, out, tensor1, "tensor1", true);
   detail::check_overlap(api, out, tensor2, "tensor2", true);
   auto p = std::make_shared<detail::elementwise_plan>(
-      op_kind::addcmul, k, out, std::initializer_list<const tensor*>{&self, &tensor1, &tensor2}, dtype::float32,
+      op_kind::addcmul, k, out, std::initializer_list<const tensor*>{&self, &tensor1, &tensor2}, *rt,
       options.workers);
   p->bind(value);
   return executor(std::move(p), options);
@@ -602,7 +690,10 @@ inline executor prepare_addcmul(const kernel_table& k, const tensor& self, const
  * round to nearest even into float16 and bfloat16 (NaN and infinities
  * kept), float to integer truncates toward zero (NaN gives 0 and values out
  * of range saturate, where PyTorch is undefined; uint8 wraps through int64 as
- * PyTorch), integers wrap, anything to bool is `!= 0`. Shapes must be equal.
+ * PyTorch), integers wrap, anything to bool is `!= 0` (NaN is true, -0 is
+ * false). Shapes must be equal. Matches Tensor.to(dtype) (PyTorch 1.13 CPU)
+ * bit for bit wherever C++ defines the conversion; no arithmetic, so no
+ * rounding choice. Refuses: a shape mismatch; partial overlap.
  * @throws keel::error null_parameter / invalid_parameter naming the tensor and rule.
  */
 inline executor prepare_cast(const kernel_table& k, const tensor& self, const tensor& out,
@@ -709,8 +800,14 @@ class pool_plan final : public plan {
  * @brief Phase one of torch.nn.functional.adaptive_avg_pool2d(self,
  * output_size) into out, for (N, C, H, W) and (C, H, W) inputs with non-zero
  * C, H, W: window rows [floor(i*H/oh), ceil((i+1)*H/oh)), columns likewise.
- * float32, float16, bfloat16 (accumulated in float32); out has self's dtype
- * and must not overlap self.
+ * float32, float16, bfloat16 (accumulated in float32, divided by the window
+ * size and rounded once); out has self's dtype and must not overlap self.
+ * Output sizes may exceed the input's (windows then repeat elements).
+ * Additions only (no multiply to fuse), in an order of keel's own (column
+ * sums, then a pairwise row sum): it matches PyTorch 1.13 within
+ * 2 gamma(n + 1) * mean|x| + 2u|mean| (n the window size, u = 2^-24), plus
+ * one unit in the last place of a half out; bit for bit when no sum rounds.
+ * Refuses: other ranks, an empty C, H or W, integral dtypes, a dtype mismatch.
  * @throws keel::error null_parameter / invalid_parameter naming the tensor and rule.
  */
 inline executor prepare_adaptive_avg_pool2d(const kernel_table& k, const tensor& self, std::int64_t out_h,
@@ -889,8 +986,19 @@ class baddbmm_plan final : public plan {
  * (torch.baddbmm): batch1 (B, M, K), batch2 (B, K, N), self broadcastable to
  * (B, M, N), all four of one dtype (float32, float16 or bfloat16; halves are
  * computed in float32 and rounded once). beta == 0 ignores self entirely
- * (NaN in it does not propagate). out may be self exactly; it must not
- * overlap batch1 or batch2.
+ * (NaN in it does not propagate, as in PyTorch; out is written, never read).
+ * out may be self exactly; it must not overlap batch1 or batch2. No
+ * promotion: all dtypes must match; beta and alpha are used as float32.
+ * Rounding: the products accumulate with fused multiply-adds where the target
+ * has FMA; then out = alpha * acc + beta * self, beta * self rounded and the
+ * rest one fused multiply-add (two roundings without FMA), on every path and
+ * whatever the includer's flags. Accurate within gamma(k + 2) *
+ * (|alpha| sum|a||b| + |beta||self|) of the exact value, plus one rounding
+ * into a half out; PyTorch 1.13 is within the same bound for float32 (its
+ * bfloat16 baddbmm rounds partial sums to bfloat16; its float16 one does not
+ * exist on CPU). k = 0 gives beta * self (0 with beta = 0).
+ * Refuses: non-3-D batches, mismatched batch or inner sizes, self that does
+ * not broadcast to (B, M, N), integral dtypes, mixed dtypes, overlap.
  * @throws keel::error null_parameter / invalid_parameter naming the tensor and rule.
  */
 inline executor prepare_baddbmm(const kernel_table& k, const tensor& self, const tensor& batch1, const tensor& batch2,

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "keel/ops/kernels/highway_config.hpp"  // first: see there
 #include <hwy/highway.h>
 
 #include "keel/ops/dtype.hpp"

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 
+#include "keel/ops/kernels/highway_config.hpp"  // before any Highway header: see there
 #include "keel/ops/kernels/kernel_table.hpp"
 
 namespace keel::ops {

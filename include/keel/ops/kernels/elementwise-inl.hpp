@@ -14,8 +14,10 @@
 #include <cstdint>
 #include <cstring>
 
+#include "keel/ops/kernels/highway_config.hpp"  // first: see there
 #include <hwy/highway.h>
 
+#include "keel/ops/kernels/rounding-inl.hpp"
 #include "keel/ops/kernels/stream-inl.hpp"
 
 HWY_BEFORE_NAMESPACE();
@@ -151,13 +153,14 @@ HWY_INLINE void binary_row_dispatch(T* out, const T* a, std::ptrdiff_t sa, const
   return binary_row<true, true, NT>(out, a, b, n, op);
 }
 
-// out = a + alpha * b, fused where the target has FMA, as ATen's
-// vectorized add does (vec::fmadd).
+// out = a + alpha * b, rounded once (fused) where the target has FMA, as
+// ATen's vectorized add does (vec::fmadd), twice elsewhere; mul_add makes
+// that the kernel's choice rather than the includer's -ffp-contract.
 inline void add_f32(float* out, const float* a, std::ptrdiff_t sa, const float* b, std::ptrdiff_t sb,
                           float alpha, std::size_t n) {
   const hn::ScalableTag<float> df;
   const auto valpha = hn::Set(df, alpha);
-  const auto op = [valpha](auto, auto va, auto vb) HWY_ATTR { return hn::MulAdd(valpha, vb, va); };
+  const auto op = [valpha](auto, auto va, auto vb) HWY_ATTR { return mul_add(valpha, vb, va); };
   const std::size_t streams = 1 + (sa != 0) + (sb != 0);  // arrays the call reads or writes
   if (use_stream(out, n * sizeof(float) * streams)) {
     binary_row_dispatch<true>(out, a, sa, b, sb, n, op);
@@ -194,16 +197,25 @@ inline void add_i64(std::int64_t* out, const std::int64_t* a, std::ptrdiff_t sa,
   }
 }
 
-// out = s + value * t1 * t2, evaluated left to right without fusion, as
-// ATen's addcmul kernel does. Fewer than a vector of elements (see
-// binary_partial).
+// out = s + (value * t1) * t2: value * t1 rounded, then the second product
+// and the add rounded once (fused) where the target has FMA, twice
+// elsewhere. That is what ATen's addcmul kernel (`self + value * t1 * t2` on
+// Vectorized<float>) computes as GCC builds it for PyTorch's AVX2 and AVX-512
+// kernels (-ffp-contract=fast contracts the last multiply and the add);
+// mul_add makes it the kernel's choice rather than the includer's flags.
+template <class V>
+HWY_INLINE V addcmul_vector(V s, V value, V t1, V t2) {
+  return mul_add(hn::Mul(value, t1), t2, s);
+}
+
+// Fewer than a vector of elements (see binary_partial).
 template <bool BS, bool B1, bool B2>
 HWY_INLINE void addcmul_partial(float* out, const float* s, const float* t1, const float* t2, float value,
                                 std::size_t count) {
   const hn::ScalableTag<float> d;
   const auto vv = hn::Set(d, value);
-  const auto r = hn::Add(load_partial<BS>(d, s, count),
-                         hn::Mul(hn::Mul(vv, load_partial<B1>(d, t1, count)), load_partial<B2>(d, t2, count)));
+  const auto r = addcmul_vector(load_partial<BS>(d, s, count), vv, load_partial<B1>(d, t1, count),
+                                load_partial<B2>(d, t2, count));
   store_partial(r, d, out, count);
 }
 
@@ -214,8 +226,8 @@ HWY_INLINE void addcmul_row(float* out, const float* s, const float* t1, const f
   const std::size_t lanes = hn::Lanes(d);
   const auto vv = hn::Set(d, value);
   auto op = [&](std::size_t i) HWY_ATTR {
-    return hn::Add(row_input<BS>::load(d, s, i),
-                   hn::Mul(hn::Mul(vv, row_input<B1>::load(d, t1, i)), row_input<B2>::load(d, t2, i)));
+    return addcmul_vector(row_input<BS>::load(d, s, i), vv, row_input<B1>::load(d, t1, i),
+                          row_input<B2>::load(d, t2, i));
   };
   std::size_t i = 0;
   if (NT || n >= 4 * lanes) {  // peel to out's alignment, as binary_row does

@@ -13,9 +13,11 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "keel/ops/kernels/highway_config.hpp"  // first: see there
 #include <hwy/highway.h>
 
 #include "keel/ops/kernels/kernel_table.hpp"
+#include "keel/ops/kernels/rounding-inl.hpp"
 
 HWY_BEFORE_NAMESPACE();
 namespace keel {
@@ -61,23 +63,23 @@ HWY_INLINE void gemm_micro(D d, std::size_t kc, const float* HWY_RESTRICT pa, st
     const auto b0 = hn::LoadU(d, pb);
     const auto b1 = hn::LoadU(d, pb + lanes);
     auto a = hn::Set(d, pa[0]);
-    c00 = hn::MulAdd(a, b0, c00);
-    c01 = hn::MulAdd(a, b1, c01);
+    c00 = mul_add(a, b0, c00);
+    c01 = mul_add(a, b1, c01);
     a = hn::Set(d, pa[rs]);
-    c10 = hn::MulAdd(a, b0, c10);
-    c11 = hn::MulAdd(a, b1, c11);
+    c10 = mul_add(a, b0, c10);
+    c11 = mul_add(a, b1, c11);
     a = hn::Set(d, pa[2 * rs]);
-    c20 = hn::MulAdd(a, b0, c20);
-    c21 = hn::MulAdd(a, b1, c21);
+    c20 = mul_add(a, b0, c20);
+    c21 = mul_add(a, b1, c21);
     a = hn::Set(d, pa[3 * rs]);
-    c30 = hn::MulAdd(a, b0, c30);
-    c31 = hn::MulAdd(a, b1, c31);
+    c30 = mul_add(a, b0, c30);
+    c31 = mul_add(a, b1, c31);
     a = hn::Set(d, pa[4 * rs]);
-    c40 = hn::MulAdd(a, b0, c40);
-    c41 = hn::MulAdd(a, b1, c41);
+    c40 = mul_add(a, b0, c40);
+    c41 = mul_add(a, b1, c41);
     a = hn::Set(d, pa[5 * rs]);
-    c50 = hn::MulAdd(a, b0, c50);
-    c51 = hn::MulAdd(a, b1, c51);
+    c50 = mul_add(a, b0, c50);
+    c51 = mul_add(a, b1, c51);
     pa += ks;
     pb += 2 * lanes;
   }
@@ -96,10 +98,14 @@ HWY_INLINE void gemm_micro(D d, std::size_t kc, const float* HWY_RESTRICT pa, st
   hn::StoreU(c51, d, acc + 5 * nr + lanes);
 }
 
-// out = alpha * acc + (first ? beta * self : out), for the valid part of a
-// micro-tile. Full tiles with unit column stride (the common case) use
-// vectors; edge tiles and odd strides take the scalar loop. Either way the
-// epilogue touches M*N elements once per KC block.
+// out = alpha * acc + base, base = (first ? beta * self : out), for the
+// valid part of a micro-tile: beta * self rounded, then alpha * acc + base
+// rounded once (fused) on targets with FMA, twice elsewhere (mul_add), on the
+// vector path and the scalar path alike and whatever the includer's flags.
+// beta == 0 never reads self (base 0), so NaN in it stays out. Full tiles
+// with unit column stride (the common case) use vectors; edge tiles and odd
+// strides take one lane at a time. Either way the epilogue touches M*N
+// elements once per KC block.
 template <class D>
 HWY_INLINE void gemm_store(D d, const gemm_args& p, std::int64_t b, std::size_t i0, std::size_t j0, std::size_t rows,
                            std::size_t cols, std::size_t nr, const float* acc, bool first) {
@@ -119,29 +125,32 @@ HWY_INLINE void gemm_store(D d, const gemm_args& p, std::int64_t b, std::size_t 
         if (!first) {
           base = hn::LoadU(d, o + v);
         } else if (self == nullptr) {
-          base = hn::Zero(d);  // beta == 0: self is never read, NaN in it stays out
+          base = hn::Zero(d);
         } else {
           const float* s = self + i * p.self_stride[1] + static_cast<std::int64_t>(j0 + v) * p.self_stride[2];
           base = hn::Mul(vbeta, p.self_stride[2] == 0 ? hn::Set(d, s[0]) : hn::LoadU(d, s));
         }
-        hn::StoreU(hn::MulAdd(valpha, a, base), d, o + v);
+        hn::StoreU(mul_add(valpha, a, base), d, o + v);
       }
     }
     return;
   }
+  // One lane of this target's vectors: the same instructions as above.
+  const hn::CappedTag<float, 1> d1;
+  const auto valpha = hn::Set(d1, p.alpha);
+  const auto vbeta = hn::Set(d1, p.beta);
   for (std::size_t r = 0; r < rows; ++r) {
     const auto i = static_cast<std::int64_t>(i0 + r);
     for (std::size_t c = 0; c < cols; ++c) {
       const auto j = static_cast<std::int64_t>(j0 + c);
       float& o = out[i * p.out_stride[1] + j * p.out_stride[2]];
-      const float prod = p.alpha * acc[r * nr + c];
+      auto base = hn::Zero(d1);
       if (!first) {
-        o = o + prod;
+        base = hn::Set(d1, o);
       } else if (self != nullptr) {
-        o = p.beta * self[i * p.self_stride[1] + j * p.self_stride[2]] + prod;
-      } else {
-        o = prod;  // beta == 0: self is never read, NaN in it stays out
+        base = hn::Mul(vbeta, hn::Set(d1, self[i * p.self_stride[1] + j * p.self_stride[2]]));
       }
+      o = hn::GetLane(mul_add(valpha, hn::Set(d1, acc[r * nr + c]), base));
     }
   }
 }

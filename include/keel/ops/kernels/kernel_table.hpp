@@ -86,8 +86,13 @@ constexpr std::size_t pool_row_scratch_floats(std::size_t w) noexcept {
  */
 struct kernel_table {
   const char* target = "";  ///< Highway's name of the target, e.g. "AVX3"
-  /// add_f32 rounds a + alpha*b once (FMA, like ATen's vectorized add) on
-  /// targets with FMA, twice (multiply, then add) on the others.
+  /// Whether the kernels' multiply-adds round once: add_f32's a + alpha*b
+  /// (like ATen's vec::fmadd), addcmul_f32's (value*t1)*t2 + s (like ATen's
+  /// addcmul as GCC builds it), gemm_f32's accumulation and its epilogue
+  /// alpha*acc + beta*self. True on targets with FMA; elsewhere each product
+  /// is rounded before its add. The kernels make this choice themselves
+  /// (kernels/rounding-inl.hpp): the includer's -ffp-contract, -O level and
+  /// -march do not change a bit of any result.
   bool fused_multiply_add = false;
 
   /// out = a + alpha * b, float32, with element strides sa, sb (0 broadcasts) and contiguous out.

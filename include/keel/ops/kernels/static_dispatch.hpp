@@ -4,6 +4,7 @@
 // Highway's SCALAR target; use dynamic_dispatch.hpp for run-time selection.
 #pragma once
 
+#include "keel/ops/kernels/highway_config.hpp"  // before any Highway header: see there
 #include <hwy/highway.h>
 
 #include "keel/ops/kernels/kernel_table.hpp"

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "keel/ops/kernels/highway_config.hpp"  // first: see there
 #include <hwy/highway.h>
 
 #include "keel/ops/kernels/kernel_table.hpp"

@@ -10,6 +10,7 @@
 #define KEEL_OPS_KERNELS_TABLE_INL_HPP_
 #endif
 
+#include "keel/ops/kernels/highway_config.hpp"  // first: see there
 #include <hwy/highway.h>
 
 #include "keel/ops/kernels/cast-inl.hpp"

@@ -29,6 +29,8 @@ struct event_traits {
 
 template <class Derived, class B>
 class event_ops {
+  static_assert(event_layer::check<B>::value);  // names the missing call of the event layer
+
  public:
   /** @brief Marks the stream's current position (external: signals it when reached). */
   void record(basic_stream_ref<B> stream) const {
@@ -63,7 +65,7 @@ class event_ops {
  * Ownership: none; the event must outlive the view. Thread safety: calls may
  * come from any thread. Exceptions: calls throw keel::error.
  */
-template <KEEL_RUNTIME_BACKEND B>
+template <KEEL_EVENT_BACKEND B>
 class basic_event_ref : public detail::event_ops<basic_event_ref<B>, B> {
  public:
   using native_handle_type = typename B::event_handle;
@@ -77,7 +79,7 @@ class basic_event_ref : public detail::event_ops<basic_event_ref<B>, B> {
   constexpr explicit operator bool() const noexcept { return native_ != native_handle_type{}; }
 
  private:
-  template <KEEL_RUNTIME_BACKEND>
+  template <KEEL_EVENT_BACKEND>
   friend class basic_event;
   constexpr explicit basic_event_ref(native_handle_type native) noexcept : native_(native) {}
   native_handle_type native_{};
@@ -97,7 +99,7 @@ class basic_event_ref : public detail::event_ops<basic_event_ref<B>, B> {
  * consumer.wait(done);   // consumer's later work runs after producer's earlier work
  * @endcode
  */
-template <KEEL_RUNTIME_BACKEND B>
+template <KEEL_EVENT_BACKEND B>
 class basic_event : public detail::event_ops<basic_event<B>, B> {
   using handle_type = unique_handle<detail::event_traits<B>>;
 
@@ -141,7 +143,7 @@ float elapsed_time(basic_event_ref<B> start, basic_event_ref<B> end) {
   return B::elapsed_ms(start.checked("keel::elapsed_time"), end.checked("keel::elapsed_time"));
 }
 
-template <KEEL_RUNTIME_BACKEND B>
+template <KEEL_EVENT_BACKEND B>
 class basic_external_event_pool;
 
 /**
@@ -151,7 +153,7 @@ class basic_external_event_pool;
  * any model that captured the event. Thread safety: as basic_event_ref.
  * Exceptions: the destructor is noexcept.
  */
-template <KEEL_RUNTIME_BACKEND B>
+template <KEEL_EVENT_BACKEND B>
 class basic_pooled_event : public detail::event_ops<basic_pooled_event<B>, B> {
  public:
   using native_handle_type = typename B::event_handle;
@@ -191,7 +193,7 @@ class basic_pooled_event : public detail::event_ops<basic_pooled_event<B>, B> {
  * keel::error resource_limit when the pool's capacity (or the device's
  * limit) is reached; the pool is unchanged.
  */
-template <KEEL_RUNTIME_BACKEND B>
+template <KEEL_EVENT_BACKEND B>
 class basic_external_event_pool {
  public:
   using device_type = typename B::device_type;
@@ -248,7 +250,7 @@ class basic_external_event_pool {
   std::vector<basic_event<B>> idle_;
 };
 
-template <KEEL_RUNTIME_BACKEND B>
+template <KEEL_EVENT_BACKEND B>
 void basic_pooled_event<B>::give_back() noexcept {
   if (pool_ && event_) pool_->give_back(std::move(event_));
   pool_ = nullptr;

@@ -33,6 +33,8 @@ struct stream_traits {
 // Derived supplies native_handle().
 template <class Derived, class B>
 class stream_ops {
+  static_assert(stream_layer::check<B>::value);  // names the missing call of the stream layer
+
  public:
   using backend_type = B;
   using device_type = typename B::device_type;
@@ -133,7 +135,9 @@ class stream_ops {
   }
 
   /** @brief Whether (and how) this stream is capturing: ask before a call that would break capture. */
-  capture_info capture_status() const { return B::capture_status(checked("keel::stream::capture_status")); }
+  capture_info capture_status() const {
+    return stream_capture_status<B>(checked("keel::stream::capture_status"));
+  }
   /** @brief Shorthand for capture_status().capturing(). */
   bool is_capturing() const { return capture_status().capturing(); }
 
@@ -162,9 +166,8 @@ class stream_ops {
  * be issued from any thread. Exceptions: calls throw keel::error; an empty
  * view throws invalid_handle.
  */
-template <KEEL_RUNTIME_BACKEND B>
+template <KEEL_STREAM_BACKEND B>
 class basic_stream_ref : public detail::stream_ops<basic_stream_ref<B>, B> {
-  static_assert(detail::check_backend<B>::value);
 
  public:
   using native_handle_type = typename B::stream_handle;
@@ -184,7 +187,7 @@ class basic_stream_ref : public detail::stream_ops<basic_stream_ref<B>, B> {
   friend constexpr bool operator!=(basic_stream_ref a, basic_stream_ref b) noexcept { return !(a == b); }
 
  private:
-  template <KEEL_RUNTIME_BACKEND>
+  template <KEEL_STREAM_BACKEND>
   friend class basic_stream;
   constexpr explicit basic_stream_ref(native_handle_type native) noexcept : native_(native) {}
   native_handle_type native_{};
@@ -205,9 +208,8 @@ class basic_stream_ref : public detail::stream_ops<basic_stream_ref<B>, B> {
  * s.synchronize();
  * @endcode
  */
-template <KEEL_RUNTIME_BACKEND B>
+template <KEEL_STREAM_BACKEND B>
 class basic_stream : public detail::stream_ops<basic_stream<B>, B> {
-  static_assert(detail::check_backend<B>::value);
   using handle_type = unique_handle<detail::stream_traits<B>>;
 
  public:

@@ -80,7 +80,8 @@ class stream_ops {
   void launch(kernel_kind kind, Fn&& fn, Args&&... args) const {
     using fn_t = std::decay_t<Fn>;
     static_assert(std::is_invocable_v<const fn_t&, launch_context&, const std::decay_t<Args>&...>,
-                  "launch: the kernel must be callable as fn(launch_context&, const Args&...)");
+                  "keel::stream::launch: the kernel must be callable as fn(launch_context&, const Args&...), "
+                  "with the arguments as the task stores them (decayed copies)");
     if constexpr (sizeof...(Args) == 0) {
       // A kernel object that carries its own arguments: no empty tuple
       // beside it, so it may use all of a backend's inline task storage.

@@ -121,18 +121,21 @@ class stream_ops {
     B::copy(checked("keel::stream::copy"), dst, src, bytes, kind);
   }
 
-  /** @brief Later work waits until the event's last record (external: its signal). */
-  template <class Event>
+  /**
+   * @brief Later work waits until the event's last record (external: its signal).
+   * Offered when the backend has the event layer (EB defers the check to the call).
+   */
+  template <class Event, class EB = B>
   auto wait(const Event& event) const
-      -> decltype(B::wait(std::declval<typename B::stream_handle>(), event.native_handle())) {
-    B::wait(checked("keel::stream::wait"), event.checked("keel::stream::wait"));
+      -> decltype(EB::wait(std::declval<typename EB::stream_handle>(), event.native_handle())) {
+    EB::wait(checked("keel::stream::wait"), event.checked("keel::stream::wait"));
   }
 
-  /** @brief Clears an external event's signal, in stream order. */
-  template <class Event>
+  /** @brief Clears an external event's signal, in stream order (with the event layer). */
+  template <class Event, class EB = B>
   auto reset_event(const Event& event) const
-      -> decltype(B::reset(std::declval<typename B::stream_handle>(), event.native_handle())) {
-    B::reset(checked("keel::stream::reset_event"), event.checked("keel::stream::reset_event"));
+      -> decltype(EB::reset(std::declval<typename EB::stream_handle>(), event.native_handle())) {
+    EB::reset(checked("keel::stream::reset_event"), event.checked("keel::stream::reset_event"));
   }
 
   /** @brief Whether (and how) this stream is capturing: ask before a call that would break capture. */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The fixtures keel's own backends run the conformance kit with
-// (keel/testing/backend_conformance.hpp, registered in conformance_test.cpp):
+// (keel/testing/backend_conformance.hpp, registered in
+// conformance_host_test.cpp and conformance_acl_test.cpp):
 // `host` (keel's host backend) and, when the build has the ACL emulation,
 // `acl` (keel's ACL backend over libascendcl.so from KEEL_ACL_EMULATION_DIR,
 // loaded at run time). A fixture names the backend's handle types

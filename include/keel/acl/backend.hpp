@@ -494,6 +494,9 @@ struct backend {
   using launch_context = keel::acl::launch_context;
 
   static constexpr const char* name = "acl";
+  // The capability query keel::abandon_restores_group_v: ACL applies an update
+  // that matched the group when it ends, and cannot cancel it.
+  static constexpr bool abandon_restores_group = false;
 
   // ---- streams -------------------------------------------------------------
 

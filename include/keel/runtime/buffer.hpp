@@ -28,8 +28,10 @@ namespace keel {
  * stream.copy_async(x.span(), keel::host_span(src, n * sizeof(float)));
  * @endcode
  */
-template <KEEL_RUNTIME_BACKEND B, memory_kind Kind>
+template <KEEL_MEMORY_BACKEND B, memory_kind Kind>
 class basic_buffer {
+  static_assert(detail::memory_layer::check<B>::value);  // names the missing call of the memory layer
+
  public:
   /// The backend's native handle type.
   using native_handle_type = typename B::buffer_handle;

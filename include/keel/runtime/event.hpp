@@ -31,6 +31,8 @@ struct event_traits {
 
 template <class Derived, class B>
 class event_ops {
+  static_assert(event_layer::check<B>::value);  // names the missing call of the event layer
+
  public:
   /** @brief Marks the stream's current position (external: signals it when reached). */
   void record(basic_stream_ref<B> stream) const {
@@ -72,7 +74,7 @@ class event_ops {
  * Ownership: none; the event must outlive the view. Thread safety: calls may
  * come from any thread. Exceptions: calls throw keel::error.
  */
-template <KEEL_RUNTIME_BACKEND B>
+template <KEEL_EVENT_BACKEND B>
 class basic_event_ref : public detail::event_ops<basic_event_ref<B>, B> {
  public:
   /// The backend's native handle type.
@@ -89,7 +91,7 @@ class basic_event_ref : public detail::event_ops<basic_event_ref<B>, B> {
   constexpr explicit operator bool() const noexcept { return native_ != native_handle_type{}; }
 
  private:
-  template <KEEL_RUNTIME_BACKEND>
+  template <KEEL_EVENT_BACKEND>
   friend class basic_event;
   constexpr explicit basic_event_ref(native_handle_type native) noexcept : native_(native) {}
   native_handle_type native_{};
@@ -109,7 +111,7 @@ class basic_event_ref : public detail::event_ops<basic_event_ref<B>, B> {
  * consumer.wait(done);   // consumer's later work runs after producer's earlier work
  * @endcode
  */
-template <KEEL_RUNTIME_BACKEND B>
+template <KEEL_EVENT_BACKEND B>
 class basic_event : public detail::event_ops<basic_event<B>, B> {
   using handle_type = unique_handle<detail::event_traits<B>>;
 
@@ -166,7 +168,7 @@ float elapsed_time(basic_event_ref<B> start, basic_event_ref<B> end) {
   return B::elapsed_ms(start.checked("keel::elapsed_time"), end.checked("keel::elapsed_time"));
 }
 
-template <KEEL_RUNTIME_BACKEND B>
+template <KEEL_EVENT_BACKEND B>
 class basic_external_event_pool;
 
 /// @cond
@@ -204,7 +206,7 @@ struct external_event_books {
  * that captured the event. Thread safety: as basic_event_ref.
  * Exceptions: the destructor is noexcept.
  */
-template <KEEL_RUNTIME_BACKEND B>
+template <KEEL_EVENT_BACKEND B>
 class basic_pooled_event : public detail::event_ops<basic_pooled_event<B>, B> {
  public:
   /// The backend's native handle type.
@@ -254,7 +256,7 @@ class basic_pooled_event : public detail::event_ops<basic_pooled_event<B>, B> {
  * device's limit) is reached (the pool is unchanged), or what resetting the
  * event throws (the event is idle in the pool).
  */
-template <KEEL_RUNTIME_BACKEND B>
+template <KEEL_EVENT_BACKEND B>
 class basic_external_event_pool {
  public:
   /// The backend's device type.
@@ -313,7 +315,7 @@ class basic_external_event_pool {
   std::shared_ptr<detail::external_event_books<B>> books_ = std::make_shared<detail::external_event_books<B>>();
 };
 
-template <KEEL_RUNTIME_BACKEND B>
+template <KEEL_EVENT_BACKEND B>
 void basic_pooled_event<B>::give_back() noexcept {
   if (books_ && event_) books_->give_back(std::move(event_));
   books_.reset();

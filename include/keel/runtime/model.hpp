@@ -27,6 +27,8 @@ struct model_traits {
 
 template <class Derived, class B>
 class model_ops {
+  static_assert(capture_layer::check<B>::value);  // names the missing call of the capture layer
+
  public:
   /**
    * @brief Runs the recorded work on @p stream, after the stream's earlier
@@ -57,7 +59,7 @@ class model_ops {
  * Ownership: none; the model must outlive the view. Thread safety: execute
  * from any thread. Exceptions: calls throw keel::error.
  */
-template <KEEL_RUNTIME_BACKEND B>
+template <KEEL_CAPTURE_BACKEND B>
 class basic_model_ref : public detail::model_ops<basic_model_ref<B>, B> {
  public:
   /// The backend's native handle type.
@@ -74,7 +76,7 @@ class basic_model_ref : public detail::model_ops<basic_model_ref<B>, B> {
   constexpr explicit operator bool() const noexcept { return native_ != native_handle_type{}; }
 
  private:
-  template <KEEL_RUNTIME_BACKEND>
+  template <KEEL_CAPTURE_BACKEND>
   friend class basic_model;
   constexpr explicit basic_model_ref(native_handle_type native) noexcept : native_(native) {}
   native_handle_type native_{};
@@ -90,7 +92,7 @@ class basic_model_ref : public detail::model_ops<basic_model_ref<B>, B> {
  * any thread; the handle is not synchronised. Exceptions: calls throw
  * keel::error; the destructor is noexcept.
  */
-template <KEEL_RUNTIME_BACKEND B>
+template <KEEL_CAPTURE_BACKEND B>
 class basic_model : public detail::model_ops<basic_model<B>, B> {
   using handle_type = unique_handle<detail::model_traits<B>>;
 
@@ -151,8 +153,10 @@ class basic_model : public detail::model_ops<basic_model<B>, B> {
  * model.execute(stream); model.execute(stream);
  * @endcode
  */
-template <KEEL_RUNTIME_BACKEND B>
+template <KEEL_CAPTURE_BACKEND B>
 class [[nodiscard]] basic_capture_scope {
+  static_assert(detail::capture_layer::check<B>::value);  // names the missing call of the capture layer
+
  public:
   /// Begins a capture on @p stream in @p mode. @throws keel::error capture_violation when the stream cannot begin one.
   explicit basic_capture_scope(basic_stream_ref<B> stream, capture_mode mode = capture_mode::global)

@@ -42,6 +42,8 @@ std::chrono::microseconds to_wait_budget(std::chrono::duration<Rep, Period> time
 // Derived supplies native_handle().
 template <class Derived, class B>
 class stream_ops {
+  static_assert(stream_layer::check<B>::value);  // names the missing call of the stream layer
+
  public:
   using backend_type = B;
   using device_type = typename B::device_type;
@@ -97,7 +99,8 @@ class stream_ops {
   void launch(kernel_kind kind, Fn&& fn, Args&&... args) const {
     using fn_t = std::decay_t<Fn>;
     static_assert(std::is_invocable_v<const fn_t&, launch_context&, const std::decay_t<Args>&...>,
-                  "launch: the kernel must be callable as fn(launch_context&, const Args&...)");
+                  "keel::stream::launch: the kernel must be callable as fn(launch_context&, const Args&...), "
+                  "with the arguments as the task stores them (decayed copies)");
     if constexpr (sizeof...(Args) == 0) {
       // A kernel object that carries its own arguments: no empty tuple
       // beside it, so it may use all of a backend's inline task storage.
@@ -137,11 +140,14 @@ class stream_ops {
     B::copy(checked("keel::stream::copy"), dst, src, bytes, kind);
   }
 
-  /** @brief Later work waits until the event's last record (external: its signal). */
-  template <class Event>
+  /**
+   * @brief Later work waits until the event's last record (external: its signal).
+   * Offered when the backend has the event layer (EB defers the check to the call).
+   */
+  template <class Event, class EB = B>
   auto wait(const Event& event) const
-      -> decltype(B::wait(std::declval<typename B::stream_handle>(), event.native_handle())) {
-    B::wait(checked("keel::stream::wait"), event.checked("keel::stream::wait"));
+      -> decltype(EB::wait(std::declval<typename EB::stream_handle>(), event.native_handle())) {
+    EB::wait(checked("keel::stream::wait"), event.checked("keel::stream::wait"));
   }
 
   /**
@@ -150,22 +156,24 @@ class stream_ops {
    * the wait fails like a task that throws errc::timeout (the stream enters
    * its error state; synchronize() reports it). Not capturable.
    */
-  template <class Event, class Rep, class Period>
+  template <class Event, class Rep, class Period, class EB = B>
   auto wait(const Event& event, std::chrono::duration<Rep, Period> timeout) const
-      -> decltype(B::wait_for(std::declval<typename B::stream_handle>(), event.native_handle(),
-                              std::chrono::microseconds{})) {
-    B::wait_for(checked("keel::stream::wait"), event.checked("keel::stream::wait"), detail::to_wait_budget(timeout));
+      -> decltype(EB::wait_for(std::declval<typename EB::stream_handle>(), event.native_handle(),
+                               std::chrono::microseconds{})) {
+    EB::wait_for(checked("keel::stream::wait"), event.checked("keel::stream::wait"), detail::to_wait_budget(timeout));
   }
 
-  /** @brief Clears an external event's signal, in stream order. */
-  template <class Event>
+  /** @brief Clears an external event's signal, in stream order (with the event layer). */
+  template <class Event, class EB = B>
   auto reset_event(const Event& event) const
-      -> decltype(B::reset(std::declval<typename B::stream_handle>(), event.native_handle())) {
-    B::reset(checked("keel::stream::reset_event"), event.checked("keel::stream::reset_event"));
+      -> decltype(EB::reset(std::declval<typename EB::stream_handle>(), event.native_handle())) {
+    EB::reset(checked("keel::stream::reset_event"), event.checked("keel::stream::reset_event"));
   }
 
   /** @brief Whether (and how) this stream is capturing: ask before a call that would break capture. */
-  capture_info capture_status() const { return B::capture_status(checked("keel::stream::capture_status")); }
+  capture_info capture_status() const {
+    return stream_capture_status<B>(checked("keel::stream::capture_status"));
+  }
   /** @brief Shorthand for capture_status().capturing(). */
   bool is_capturing() const { return capture_status().capturing(); }
 
@@ -192,9 +200,8 @@ class stream_ops {
  * be issued from any thread. Exceptions: calls throw keel::error; an empty
  * view throws invalid_handle.
  */
-template <KEEL_RUNTIME_BACKEND B>
+template <KEEL_STREAM_BACKEND B>
 class basic_stream_ref : public detail::stream_ops<basic_stream_ref<B>, B> {
-  static_assert(detail::check_backend<B>::value);
 
  public:
   /// The backend's native handle type.
@@ -217,7 +224,7 @@ class basic_stream_ref : public detail::stream_ops<basic_stream_ref<B>, B> {
   friend constexpr bool operator!=(basic_stream_ref a, basic_stream_ref b) noexcept { return !(a == b); }
 
  private:
-  template <KEEL_RUNTIME_BACKEND>
+  template <KEEL_STREAM_BACKEND>
   friend class basic_stream;
   constexpr explicit basic_stream_ref(native_handle_type native) noexcept : native_(native) {}
   native_handle_type native_{};
@@ -277,9 +284,8 @@ class stream_anchor {
  * s.synchronize();
  * @endcode
  */
-template <KEEL_RUNTIME_BACKEND B>
+template <KEEL_STREAM_BACKEND B>
 class basic_stream : public detail::stream_ops<basic_stream<B>, B> {
-  static_assert(detail::check_backend<B>::value);
   using handle_type = unique_handle<detail::stream_traits<B>>;
 
  public:

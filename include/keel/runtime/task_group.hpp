@@ -31,6 +31,8 @@ struct group_traits {
 
 template <class Derived, class B>
 class group_ops {
+  static_assert(task_group_layer::check<B>::value);  // names the missing call of the task-group layer
+
  public:
   /** @brief The number of tasks (operator launches) in the group. */
   std::size_t size() const { return B::group_size(checked("keel::task_group::size")); }
@@ -53,7 +55,7 @@ class group_ops {
  * Ownership: none; the group handle must outlive the view. Thread safety:
  * any thread. Exceptions: calls throw keel::error.
  */
-template <KEEL_RUNTIME_BACKEND B>
+template <KEEL_TASK_GROUP_BACKEND B>
 class basic_task_group_ref : public detail::group_ops<basic_task_group_ref<B>, B> {
  public:
   /// The backend's native handle type.
@@ -71,7 +73,7 @@ class basic_task_group_ref : public detail::group_ops<basic_task_group_ref<B>, B
   constexpr explicit operator bool() const noexcept { return native_ != native_handle_type{}; }
 
  private:
-  template <KEEL_RUNTIME_BACKEND>
+  template <KEEL_TASK_GROUP_BACKEND>
   friend class basic_task_group;
   constexpr explicit basic_task_group_ref(native_handle_type native) noexcept : native_(native) {}
   native_handle_type native_{};
@@ -86,7 +88,7 @@ class basic_task_group_ref : public detail::group_ops<basic_task_group_ref<B>, B
  * Ownership: unique (get, release, reset, swap). Thread safety: any thread;
  * the handle is not synchronised. Exceptions: calls throw keel::error.
  */
-template <KEEL_RUNTIME_BACKEND B>
+template <KEEL_TASK_GROUP_BACKEND B>
 class basic_task_group : public detail::group_ops<basic_task_group<B>, B> {
   using handle_type = unique_handle<detail::group_traits<B>>;
 
@@ -139,8 +141,10 @@ class basic_task_group : public detail::group_ops<basic_task_group<B>, B> {
  * safety: one per stream. Exceptions: the constructor throws
  * capture_violation (not capturing, a group already open).
  */
-template <KEEL_RUNTIME_BACKEND B>
+template <KEEL_TASK_GROUP_BACKEND B>
 class [[nodiscard]] basic_task_group_scope {
+  static_assert(detail::task_group_layer::check<B>::value);  // names the missing call of the task-group layer
+
  public:
   /// Begins marking a task group on the capturing @p stream.
   explicit basic_task_group_scope(basic_stream_ref<B> stream) : stream_(stream) {
@@ -179,8 +183,10 @@ class [[nodiscard]] basic_task_group_scope {
  * update_violation when the tasks do not match the group in number and
  * kind, leaving the group unchanged. An update with no tasks changes nothing.
  */
-template <KEEL_RUNTIME_BACKEND B>
+template <KEEL_TASK_GROUP_BACKEND B>
 class [[nodiscard]] basic_update_scope {
+  static_assert(detail::task_group_layer::check<B>::value);  // names the missing call of the task-group layer
+
  public:
   /// Begins an update of @p group issued on @p update_stream (not capturing).
   basic_update_scope(basic_stream_ref<B> update_stream, basic_task_group_ref<B> group) : stream_(update_stream) {
@@ -251,8 +257,10 @@ class [[nodiscard]] basic_update_scope {
  * model.execute(main);    fenced.update(side, group, [&](auto s) { s.launch(add, k, x, 5.5f); });
  * @endcode
  */
-template <KEEL_RUNTIME_BACKEND B>
+template <KEEL_TASK_GROUP_BACKEND B>
 class basic_concurrent_update {
+  static_assert(detail::task_group_layer::check<B>::value && detail::event_layer::check<B>::value);
+
  public:
   /// The backend's device type.
   using device_type = typename B::device_type;

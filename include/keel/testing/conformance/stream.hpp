@@ -1,22 +1,29 @@
 // SPDX-License-Identifier: Apache-2.0
-// Streams on every backend (see test_support.hpp); what only the host
-// backend has (launch contexts, its own texts) is in host_test.cpp.
+// The stream layer's conformance tests: ownership of stream handles, order,
+// callables, kernel launches, copies, failures and device-wide synchronize.
+#pragma once
+
 #include <catch2/catch.hpp>
 
 #include <array>
 #include <atomic>
-#include <chrono>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
 #include <vector>
+#include <string>
 
-#include "test_support.hpp"
+#include "keel/runtime/runtime.hpp"
+#include "keel/testing/conformance/support.hpp"
 
-using keel::errc;
+namespace keel::testing {
 
-KEEL_BACKEND_TEST("stream: RAII checklist, every field after moves", "[runtime][stream]") {
-  KEEL_USING_BACKEND(TestType);
+/// @cond
+namespace stream_tests {
+
+template <class F>
+void stream_raii_checklist_every_field_after_moves() {
+  KEEL_TESTING_USING_STREAMS(F);
   stream empty;
   CHECK_FALSE(empty);
   CHECK(empty.get() == nullptr);
@@ -32,8 +39,8 @@ KEEL_BACKEND_TEST("stream: RAII checklist, every field after moves", "[runtime][
     CHECK(b.get() == native_a);
     CHECK_FALSE(a);
     CHECK(a.get() == nullptr);
-    KEEL_REQUIRE_ERROR(a.synchronize(), errc::invalid_handle, "moved from");
-    KEEL_REQUIRE_ERROR(a.launch_host([] {}), errc::invalid_handle, "empty");
+    KEEL_TESTING_REQUIRE_ERROR(a.synchronize(), errc::invalid_handle, "moved from");
+    KEEL_TESTING_REQUIRE_ERROR(a.launch_host([] {}), errc::invalid_handle, "empty");
   }
   SECTION("move assignment destroys the old stream and takes the new") {
     stream b{dev};
@@ -62,7 +69,7 @@ KEEL_BACKEND_TEST("stream: RAII checklist, every field after moves", "[runtime][
     CHECK(raw == native_a);
     auto again = stream::adopt(raw);
     CHECK(again.get() == native_a);
-    KEEL_REQUIRE_ERROR(stream::adopt(nullptr), errc::null_parameter, "null stream");
+    KEEL_TESTING_REQUIRE_ERROR(stream::adopt(nullptr), errc::null_parameter, "null stream");
   }
   SECTION("reset and close empty the handle") {
     a.reset();
@@ -73,8 +80,9 @@ KEEL_BACKEND_TEST("stream: RAII checklist, every field after moves", "[runtime][
   }
 }
 
-KEEL_BACKEND_TEST("stream: a ref views without owning and adopts the backend's stream handle", "[runtime][stream]") {
-  KEEL_USING_BACKEND(TestType);
+template <class F>
+void stream_a_ref_views_without_owning_and_adopts_the_backend_s_stream_handle() {
+  KEEL_TESTING_USING_STREAMS(F);
   stream owner{dev};
   auto ref = stream_ref::adopt(owner.get());
   CHECK(ref == owner.ref());
@@ -84,18 +92,19 @@ KEEL_BACKEND_TEST("stream: a ref views without owning and adopts the backend's s
   CHECK(ran == 1);
   stream_ref empty;
   CHECK_FALSE(empty);
-  KEEL_REQUIRE_ERROR(empty.synchronize(), errc::invalid_handle, "empty");
-  KEEL_REQUIRE_ERROR(stream_ref::adopt(nullptr), errc::null_parameter, "null stream");
+  KEEL_TESTING_REQUIRE_ERROR(empty.synchronize(), errc::invalid_handle, "empty");
+  KEEL_TESTING_REQUIRE_ERROR(stream_ref::adopt(nullptr), errc::null_parameter, "null stream");
   CHECK(ref.id() == owner.id());
   CHECK(&ref.device() == &dev);
   stream other{dev};
   CHECK(other.id() != owner.id());
 }
 
-KEEL_BACKEND_TEST("stream: tasks run in order, asynchronously, from any thread", "[runtime][stream]") {
-  KEEL_USING_BACKEND(TestType);
+template <class F>
+void stream_tasks_run_in_order_asynchronously_from_any_thread() {
+  KEEL_TESTING_USING_STREAMS(F);
   stream s{dev};
-  keel_test::gate g;
+  gate g;
   g.hold(s.ref());
   std::vector<int> order;
   for (int i = 0; i < 1500; ++i) s.launch_host([&order, i] { order.push_back(i); });
@@ -122,8 +131,9 @@ KEEL_BACKEND_TEST("stream: tasks run in order, asynchronously, from any thread",
   }
 }
 
-KEEL_BACKEND_TEST("stream: large callables are boxed and still run once", "[runtime][stream]") {
-  KEEL_USING_BACKEND(TestType);
+template <class F>
+void stream_large_callables_are_boxed_and_still_run_once() {
+  KEEL_TESTING_USING_STREAMS(F);
   stream s{dev};
   std::array<double, 32> big{};
   big[31] = 7;
@@ -133,41 +143,20 @@ KEEL_BACKEND_TEST("stream: large callables are boxed and still run once", "[runt
   CHECK(sum == 700);
 }
 
-KEEL_BACKEND_TEST("stream: a kernel launch carries its arguments by value", "[runtime][stream]") {
-  KEEL_USING_BACKEND(TestType);
+template <class F>
+void stream_a_kernel_launch_carries_its_arguments_by_value() {
+  KEEL_TESTING_USING_STREAMS(F);
   stream s{dev};
   float out = 0, tmp = 1.0f, other = 2.0f, alpha = 3.0f;
-  TestType::axpy(s, &out, &tmp, &other, alpha);
+  F::axpy(s, &out, &tmp, &other, alpha);
   alpha = 100.0f;  // the launch holds its own copy
   s.synchronize();
   CHECK(out == 7.0f);
 }
 
-KEEL_BACKEND_TEST("stream: a failing host callable puts the stream in its error state", "[runtime][stream]") {
-  KEEL_USING_BACKEND(TestType);
-  stream s{dev};
-  keel_test::gate g;
-  g.hold(s.ref());
-  int after = 0;
-  s.launch_host([] { throw std::runtime_error("kernel exploded"); });
-  s.launch_host([&] { ++after; });  // skipped: issued after the failure, before the report
-  event e{dev};
-  e.record(s);  // control work still runs, so waiters elsewhere never deadlock
-  g.open();
-  e.synchronize();
-  KEEL_REQUIRE_ERROR(s.query(), errc::task_failed, "kernel exploded");
-  KEEL_REQUIRE_ERROR(s.query(), errc::task_failed, "kernel exploded");  // query keeps the state
-  KEEL_REQUIRE_ERROR(s.synchronize(), errc::task_failed, "kernel exploded");
-  CHECK(after == 0);
-  // synchronize cleared the state: new work runs again.
-  s.launch_host([&] { ++after; });
-  s.synchronize();
-  CHECK(after == 1);
-  CHECK(s.query());
-}
-
-KEEL_BACKEND_TEST("stream: a task failure on a destroyed stream goes to the error handler", "[runtime][stream]") {
-  KEEL_USING_BACKEND(TestType);
+template <class F>
+void stream_a_task_failure_on_a_destroyed_stream_goes_to_the_error_handler() {
+  KEEL_TESTING_USING_STREAMS(F);
   static std::atomic<int> reports{0};
   auto previous = keel::set_error_handler([](std::error_code, const char*, const char*) noexcept { ++reports; });
   reports = 0;
@@ -179,8 +168,9 @@ KEEL_BACKEND_TEST("stream: a task failure on a destroyed stream goes to the erro
   CHECK(reports == 1);
 }
 
-KEEL_BACKEND_TEST("stream: asynchronous and blocking copies", "[runtime][stream]") {
-  KEEL_USING_BACKEND(TestType);
+template <class F>
+void stream_asynchronous_and_blocking_copies() {
+  KEEL_TESTING_USING_STREAMS(F);
   stream s{dev};
   std::vector<int> src(100), dst(100, 0);
   for (int i = 0; i < 100; ++i) src[static_cast<std::size_t>(i)] = i;
@@ -190,41 +180,49 @@ KEEL_BACKEND_TEST("stream: asynchronous and blocking copies", "[runtime][stream]
   std::vector<int> dst2(100, 0);
   s.copy(dst2.data(), src.data(), 100 * sizeof(int), keel::copy_kind::host_to_host);
   CHECK(dst2 == src);
-  KEEL_REQUIRE_ERROR(s.copy_async(keel::host_span(dst.data(), 4), keel::host_span(src.data(), 8)),
+  KEEL_TESTING_REQUIRE_ERROR(s.copy_async(keel::host_span(dst.data(), 4), keel::host_span(src.data(), 8)),
                      errc::invalid_parameter, "smaller");
 }
 
-KEEL_BACKEND_TEST("stream: device buffers copy in stream order; a moved-from stream is empty", "[runtime][stream]") {
-  KEEL_USING_BACKEND(TestType);
-  stream a{dev}, b{dev};
-  pinned_buffer xh{a, 64 * sizeof(float)}, yh{a, 64 * sizeof(float)};
-  device_buffer x{a, 64 * sizeof(float)}, y{a, 64 * sizeof(float)};
-  for (int i = 0; i < 64; ++i) xh.template data_as<float>()[i] = 3.0f;
-  a.copy_async(x.span(), xh.span());
-  a.copy_async(y.span(), x.span());  // device to device, in order after the upload
-  a.copy_async(yh.span(), y.span());
-  a.synchronize();
-  CHECK(a.query());
-  CHECK(yh.template data_as<float>()[0] == 3.0f);
-  CHECK(yh.template data_as<float>()[63] == 3.0f);
-
-  stream moved = std::move(b);
-  CHECK_FALSE(b);
-  CHECK(moved);
-  KEEL_REQUIRE_ERROR(b.synchronize(), errc::invalid_handle, "moved from");
-  std::vector<float> back(64, 0.0f);
-  moved.copy(back.data(), x.data(), 64 * sizeof(float), keel::copy_kind::device_to_host);  // blocking copy
-  CHECK(back[63] == 3.0f);
-}
-
-KEEL_BACKEND_TEST("stream: device synchronize waits for every stream", "[runtime][stream]") {
-  KEEL_USING_BACKEND(TestType);
+template <class F>
+void stream_device_synchronize_waits_for_every_stream() {
+  KEEL_TESTING_USING_STREAMS(F);
   stream a{dev}, b{dev};
   std::atomic<int> n{0};
   for (int i = 0; i < 100; ++i) {
     a.launch_host([&] { ++n; });
     b.launch_host([&] { ++n; });
   }
-  TestType::synchronize_device();
+  F::synchronize_device();
   CHECK(n == 200);
 }
+
+}  // namespace stream_tests
+/// @endcond
+
+/**
+ * @brief Registers the stream layer's tests for fixture F, each named "<test> - <suffix>";
+ * F supplies the stream layer. Tests that need asynchronous work are left out when
+ * F::asynchronous is false. Call it before Catch2 runs (KEEL_BACKEND_CONFORMANCE does).
+ */
+template <class F>
+void register_stream_tests(const std::string& suffix) {
+  KEEL_TESTING_ADD(F, stream_tests::stream_raii_checklist_every_field_after_moves,
+      "stream: RAII checklist, every field after moves", "[runtime][stream]");
+  KEEL_TESTING_ADD(F, stream_tests::stream_a_ref_views_without_owning_and_adopts_the_backend_s_stream_handle,
+      "stream: a ref views without owning and adopts the backend's stream handle", "[runtime][stream]");
+  KEEL_TESTING_ADD_ASYNC(F, stream_tests::stream_tasks_run_in_order_asynchronously_from_any_thread,
+      "stream: tasks run in order, asynchronously, from any thread", "[runtime][stream]");
+  KEEL_TESTING_ADD(F, stream_tests::stream_large_callables_are_boxed_and_still_run_once,
+      "stream: large callables are boxed and still run once", "[runtime][stream]");
+  KEEL_TESTING_ADD(F, stream_tests::stream_a_kernel_launch_carries_its_arguments_by_value,
+      "stream: a kernel launch carries its arguments by value", "[runtime][stream]");
+  KEEL_TESTING_ADD(F, stream_tests::stream_a_task_failure_on_a_destroyed_stream_goes_to_the_error_handler,
+      "stream: a task failure on a destroyed stream goes to the error handler", "[runtime][stream]");
+  KEEL_TESTING_ADD(F, stream_tests::stream_asynchronous_and_blocking_copies,
+      "stream: asynchronous and blocking copies", "[runtime][stream]");
+  KEEL_TESTING_ADD(F, stream_tests::stream_device_synchronize_waits_for_every_stream,
+      "stream: device synchronize waits for every stream", "[runtime][stream]");
+}
+
+}  // namespace keel::testing

@@ -776,7 +776,19 @@ struct block : ref_counted {
  * - Destroying a stream waits for the work issued to it (a stream blocked on
  *   an external event nobody records would wait forever); a capture it began
  *   is discarded and reported, a capture it joined is invalidated.
- * - A task must not synchronize its own stream (would_deadlock).
+ * - A task must not synchronize its own stream (would_deadlock), nor fill
+ *   its own stream's ring (the launch that would wait throws would_deadlock).
+ *   A task that destroys its own stream defers the destruction: reported as
+ *   would_deadlock, the stream runs the work already issued, then its worker
+ *   finishes the destruction.
+ * - A wait waits for the record that was the event's last one when the wait
+ *   was issued; query() and synchronize() refer to the last record at the
+ *   call. A model whose task throws (or whose execution meets the stream in
+ *   its error state) skips its remaining work but still runs its event
+ *   operations.
+ * - Streams, events and models share the device's state: destroying the
+ *   device object first is safe. Scopes hold their stream's record, so a
+ *   stream destroyed under a live scope leaves the scope nothing to end.
  * - Update visibility: an update takes effect when its stream reaches the
  *   end of the update; an execution that reaches the group afterwards runs
  *   the new tasks, one already past it ran the old ones. On an idle

@@ -22,6 +22,7 @@ namespace keel::testing {
 
 /** @brief The stream layer's suite (streams only). */
 struct stream_layer {
+  /// Registers the suite for fixture F, its tests named "<name> - <suffix>".
   template <class F>
   static void register_tests(const std::string& suffix) {
     register_stream_tests<F>(suffix);
@@ -29,6 +30,7 @@ struct stream_layer {
 };
 /** @brief The event layer's suite (streams and events). */
 struct event_layer {
+  /// Registers the suite for fixture F, its tests named "<name> - <suffix>".
   template <class F>
   static void register_tests(const std::string& suffix) {
     register_event_tests<F>(suffix);
@@ -36,6 +38,7 @@ struct event_layer {
 };
 /** @brief The memory layer's suite (streams and buffers). */
 struct memory_layer {
+  /// Registers the suite for fixture F, its tests named "<name> - <suffix>".
   template <class F>
   static void register_tests(const std::string& suffix) {
     register_memory_tests<F>(suffix);
@@ -43,6 +46,7 @@ struct memory_layer {
 };
 /** @brief The capture layer's suite (uses every layer). */
 struct capture_layer {
+  /// Registers the suite for fixture F, its tests named "<name> - <suffix>".
   template <class F>
   static void register_tests(const std::string& suffix) {
     register_capture_tests<F>(suffix);
@@ -50,6 +54,7 @@ struct capture_layer {
 };
 /** @brief The task-group layer's suite, with the stress test (uses every layer). */
 struct task_group_layer {
+  /// Registers the suite for fixture F, its tests named "<name> - <suffix>".
   template <class F>
   static void register_tests(const std::string& suffix) {
     register_task_group_tests<F>(suffix);

@@ -73,12 +73,14 @@ inline bool contains(const std::string& s, const std::string& part) noexcept {
  */
 class gate {
  public:
+  /// Issues the task that holds @p s until open().
   template <class StreamRef>
   void hold(StreamRef s) {
     s.launch_host([this] {
       while (!open_.load(std::memory_order_acquire)) std::this_thread::yield();
     });
   }
+  /// Lets the held tasks (and what follows them) run.
   void open() noexcept { open_.store(true, std::memory_order_release); }
 
  private:

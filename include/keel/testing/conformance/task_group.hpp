@@ -31,13 +31,16 @@ namespace keel::testing {
  */
 template <class F>
 struct group_fixture {
-  typename F::stream s{F::device()};
-  typename F::stream u{F::device()};
-  float out = 0, tmp = 1.0f, other = 1.0f, copied = 0;
-  typename F::model model;
-  typename F::task_group group;
+  typename F::stream s{F::device()};  ///< the stream the model runs on
+  typename F::stream u{F::device()};  ///< the update stream
+  float out = 0;                      ///< the group's output
+  float tmp = 1.0f;                   ///< the group's first operand
+  float other = 1.0f;                 ///< the group's second operand
+  float copied = 0;                   ///< what the first copy writes
+  typename F::model model;            ///< the captured model
+  typename F::task_group group;       ///< its task group
 
-  // Captures: [copy] [group: axpy(alpha)] [copy].
+  /// Captures: [copy] [group: axpy(alpha)] [copy].
   void capture(float alpha) {
     typename F::capture_scope capture{s};
     F::copy(s, &copied, &tmp);
@@ -50,11 +53,13 @@ struct group_fixture {
     F::copy(s, &copied, &out);
     model = capture.end();
   }
+  /// Replaces the group's axpy with one of @p alpha, on the update stream.
   void update(float alpha) {
     typename F::update_scope scope{u, group};
     F::axpy(u, &out, &tmp, &other, alpha);
     scope.end();
   }
+  /// Executes the model once, waits, and returns the group's output.
   float run() {
     model.execute(s);
     s.synchronize();

@@ -238,6 +238,7 @@ KEEL_BACKEND_TEST("stream: a task that destroys its own stream defers the destru
   CHECK(eventually(later_ran));
   for (int i = 0; i < 5000 && deadlock_reports.load() == 0; ++i) std::this_thread::sleep_for(1ms);
   CHECK(deadlock_reports.load() == 1);
+  if constexpr (!TestType::is_host) dev.finish_deferred_destroys();  // the destruction has ended
   keel::set_error_handler(previous);
 }
 

@@ -276,6 +276,14 @@ class device {
   ~device();
 
   /**
+   * @brief Waits until every stream that a host callable of its own
+   * destroyed (a deferred destruction, reported as would_deadlock) is gone.
+   * The destructor does this too. Thread safety: any thread but such a
+   * callable's. Throws: nothing.
+   */
+  void finish_deferred_destroys() noexcept;
+
+  /**
    * @brief The resolved ACL function table, with this device made current on
    * the calling thread first (see make_current()). Throws: nothing.
    */
@@ -1532,9 +1540,7 @@ struct backend {
   /// @endcond
 };
 
-inline device::~device() {
-  enter();
-  // Streams whose own host callables destroyed them (backend::defer_destroy).
+inline void device::finish_deferred_destroys() noexcept {
   for (;;) {
     std::vector<std::thread> pending;
     {
@@ -1544,6 +1550,11 @@ inline device::~device() {
     if (pending.empty()) break;
     for (auto& t : pending) t.join();
   }
+}
+
+inline device::~device() {
+  enter();
+  finish_deferred_destroys();  // streams whose own host callables destroyed them
   // Adopted streams' reporting threads: unsubscribed and joined (a joinable
   // std::thread destroyed with its record would std::terminate).
   for (auto& adopted : adopted_streams_) backend::stop_host_callbacks(adopted.second.get());

@@ -342,8 +342,22 @@ TEST_CASE("acl backend: a rule broken inside an aclnn launch keeps its own statu
   keel::acl::capture_scope first{s};
   keel::acl::capture_scope second{other};
   keel::acl::task_group_scope mark{s};
+  // keel's checked layer refuses the rule first, before the body reaches ACL.
   try {
     keel::acl::run_on(other, add);  // no other capturing stream may issue work while s marks a group
+    FAIL("the launch was accepted");
+  } catch (const keel::error& e) {
+    CHECK(e.code() == keel::errc::capture_violation);
+    CHECK(std::string(e.api()) == "keel::stream::launch");
+    CHECK(std::string(e.rule()).find("marks a task group") != std::string::npos);
+  }
+  CHECK(api.aclrtGetLastError(keel::acl::last_error_level::thread) == 0);  // ACL was not asked
+  // A record keel does not know to be capturing (another framework's view of
+  // the same aclrtStream): ACL refuses inside the launch, and keel keeps ACL's status.
+  const keel::acl::stream_handle raw_other = keel::acl::native_stream(other);
+  keel::acl::stream_ref foreign = keel::acl::adopt_stream(dev, raw_other);
+  try {
+    keel::acl::run_on(foreign, add);
     FAIL("the launch was accepted");
   } catch (const keel::error& e) {
     CHECK(e.code() == keel::acl::make_status_code(107030));  // ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT
@@ -373,6 +387,7 @@ TEST_CASE("acl backend: a rule broken inside an aclnn launch keeps its own statu
   CHECK(api.aclDestroyAclOpExecutor(ex) == 0);
   CHECK(api.aclDestroyScalar(one) == 0);
   CHECK(api.aclDestroyTensor(t) == 0);
+  dev.forget_stream(raw_other);
 }
 
 TEST_CASE("acl emulation: aclmdlRICaptureThreadExchangeMode sets the calling thread's capture mode", "[acl]") {

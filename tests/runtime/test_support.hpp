@@ -95,14 +95,9 @@ struct acl : keel::testing::fixture_defaults {
   // of one model would race on its output (ThreadSanitizer says so).
   static constexpr bool replays_may_overlap = false;
   static constexpr int stress_ms = 300;
-  // Updating a task group whose model was destroyed: an aclrtTaskGrp belongs
-  // to its model (aclmdlRICaptureTaskGrpEnd) and goes with it
-  // (aclmdlRIDestroy), so the handle is no longer a valid resource handle:
-  // ACL_ERROR_RT_INVALID_HANDLE, 107017 "invalid resource handle" (CANN
-  // aclError list, hicann/runtime docs/03_api_ref/25-01_aclError.md;
-  // https://www.hiascend.com/document/detail/zh/canncommercial/latest/API/runtimeapi/aclcppdevg_03_1821.html
-  // for aclmdlRIDestroy).
-  static constexpr keel::errc dead_group_update = keel::errc::invalid_handle;
+  // The kinds keel::acl::run_on launches aclnnAdd and aclnnCast with.
+  static constexpr const char* axpy_kind = "aclnnAdd";
+  static constexpr const char* copy_kind = "aclnnCast";
 
   static keel::acl::device& device() {
     static keel::acl::device dev{keel::acl::device_options{0, KEEL_ACL_EMULATION_DIR}};

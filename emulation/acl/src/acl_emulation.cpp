@@ -335,18 +335,10 @@ bool bounded(std::int32_t timeout, const char* function, std::chrono::microsecon
 // by another thread's GLOBAL capture. A RELAXED capture refuses nothing.
 void check_unsafe_call(const char* api, const char* what) {
   const int mode = this_thread_state().capture_mode;
-  if (mode == ACL_MODEL_RI_CAPTURE_MODE_RELAXED) return;
-  if (mode == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL)
-    return keel::host::detail::check_unsafe_device(dev().state(), api, what);
-  keel::host::detail::device_state& d = dev().state();
-  if (d.strict_captures.load(std::memory_order_acquire) == 0) return;
-  std::lock_guard<std::mutex> lock(d.capture_mutex);
-  for (const keel::host::detail::capture_session* c : d.captures)
-    if (c->mode != keel::capture_mode::relaxed && c->thread == std::this_thread::get_id())
-      throw_rule(errc::capture_violation, api,
-                 std::string(what) + " is unsafe during capture: this thread began " +
-                     keel::host::detail::describe_capture(*c, *c->origin) +
-                     "; its capture mode (ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL) refuses it from this thread");
+  const keel::capture_mode own = mode == ACL_MODEL_RI_CAPTURE_MODE_RELAXED        ? keel::capture_mode::relaxed
+                                 : mode == ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL ? keel::capture_mode::thread_local_
+                                                                                  : keel::capture_mode::global;
+  hb::check_unsafe_device(dev(), own, api, what);
 }
 
 void* allocate(std::unordered_map<void*, std::size_t>& where, std::size_t size, const char* function) {

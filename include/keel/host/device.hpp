@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The host device: compute workers a kernel may split its work across, the
 // limits a real device has (live models, external events), and the books the
-// host backend keeps to check the capture rules.
+// checked layer keeps for it (keel/runtime/checked/).
 #pragma once
 
 #include <algorithm>
@@ -18,6 +18,7 @@
 
 #include "keel/core/error.hpp"
 #include "keel/host/detail/spin.hpp"
+#include "keel/runtime/checked/books.hpp"
 
 namespace keel::host {
 
@@ -25,7 +26,6 @@ class device;
 
 namespace detail {
 struct stream_state;
-struct capture_session;
 struct group_state;
 }  // namespace detail
 
@@ -157,12 +157,8 @@ class device_state {
   // lives, else a view the state keeps of itself.
   device& facade() noexcept;
 
-  // The capture books (guarded by capture_mutex): active captures, and the
-  // stream marking a task group, if any.
-  std::mutex capture_mutex;
-  std::vector<detail::capture_session*> captures;
-  detail::stream_state* group_stream = nullptr;
-  std::atomic<int> strict_captures{0};  // active captures in global or thread-local mode
+  // The checked layer's capture books (keel/runtime/checked/books.hpp).
+  checked::device_books<detail::stream_state*> books;
   std::mutex streams_mutex;
   std::vector<detail::stream_state*> streams;
   std::atomic<std::uint64_t> next_id{1};

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: Apache-2.0
+// The ACL backend's native capture calls: aclmdlRICaptureBegin / End over a
+// stream, the model it yields and its executions (aclmdlRIExecuteAsync), and
+// the calling thread's capture mode (aclmdlRICaptureThreadExchangeMode). The
+// checked layer keeps the capture books and checks the rules before ACL is
+// asked (CANN would end a capture it refuses, and destroy its model).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "keel/acl/detail/handles.hpp"
+#include "keel/acl/event.hpp"
+#include "keel/acl/stream.hpp"
+
+namespace keel::acl {
+namespace detail {
+
+/// @cond
+
+// keel's capture modes as ACL's aclmdlRICaptureMode.
+constexpr acl::capture_mode native_mode(keel::capture_mode mode) noexcept {
+  return mode == keel::capture_mode::global          ? acl::capture_mode::global
+         : mode == keel::capture_mode::thread_local_ ? acl::capture_mode::per_thread
+                                                     : acl::capture_mode::relaxed;
+}
+
+struct capture_calls : stream_calls {
+  // A launch body runs when issued: it enqueues ACL work, which ACL captures.
+  static constexpr bool kernel_body_runs_at_issue = true;
+
+  // The calling thread's capture mode as thread_capture_mode_scope set it
+  // (what the checked layer's unsafe-call rule reads); every thread starts global.
+  static keel::capture_mode& thread_mode() noexcept {
+    thread_local keel::capture_mode mode = keel::capture_mode::global;
+    return mode;
+  }
+  static keel::capture_mode thread_capture_mode(device_type&) noexcept { return thread_mode(); }
+
+  static void capture_begin(stream_handle s, keel::capture_mode mode) {
+    s->dev->check(entered(*s->dev).aclmdlRICaptureBegin(s->native, native_mode(mode)), "aclmdlRICaptureBegin");
+    std::lock_guard<std::mutex> lock(s->m);
+    s->keeper = s;
+    s->capture_host_calls = false;
+  }
+
+  // s forks into origin's capture by waiting on e (ACL joins it to the capture).
+  static void capture_join(stream_handle s, stream_handle origin, event_handle e) {
+    s->dev->check(entered(*s->dev).aclrtStreamWaitEvent(s->native, e->native), "aclrtStreamWaitEvent");
+    std::lock_guard<std::mutex> lock(s->m);
+    s->keeper = origin;
+  }
+  static void capture_leave(stream_handle s) noexcept {
+    std::lock_guard<std::mutex> lock(s->m);
+    s->keeper = nullptr;
+  }
+  static bool capture_active(stream_handle s) noexcept { return native_capturing(s); }
+
+  static model_handle capture_end(stream_handle s) {
+    device& dev = *s->dev;
+    auto box = std::make_unique<model_box>();
+    acl::model_handle native = nullptr;
+    const status st = entered(dev).aclmdlRICaptureEnd(s->native, &native);
+    if (st != 0) detail::throw_status(st, "aclmdlRICaptureEnd", recent_message(entered(dev).aclGetRecentErrMsg));
+    box->native = native;
+    box->dev = &dev;
+    std::lock_guard<std::mutex> lock(s->m);
+    box->keep.swap(s->keep);  // the captured copies' owners (host callables too) live as long as the model
+    box->host_calls = std::exchange(s->capture_host_calls, false);
+    s->keeper = nullptr;
+    return box.release();
+  }
+
+  static void capture_discard(stream_handle s) noexcept {
+    const api& a = entered(*s->dev);
+    bool group_open = false;
+    {
+      std::lock_guard<std::mutex> lock(s->m);
+      group_open = std::exchange(s->group_open, false);
+      s->keeper = nullptr;
+      s->capture_host_calls = false;
+    }
+    if (!native_capturing(s)) return;  // ACL ended it already
+    if (group_open && a.aclmdlRICaptureTaskGrpEnd.get() != nullptr) {
+      task_group_handle g = nullptr;
+      a.aclmdlRICaptureTaskGrpEnd.get()(s->native, &g);
+    }
+    acl::model_handle native = nullptr;
+    if (a.aclmdlRICaptureEnd.get() != nullptr && a.aclmdlRICaptureEnd.get()(s->native, &native) == 0 &&
+        native != nullptr && a.aclmdlRIDestroy.get() != nullptr)
+      a.aclmdlRIDestroy.get()(native);
+  }
+
+  static void destroy_model(model_handle m) noexcept {
+    const auto destroy = entered(*m->dev).aclmdlRIDestroy.get();
+    const status st = destroy != nullptr ? destroy(m->native) : 0;
+    if (st != 0) report_error(make_status_code(st), "aclmdlRIDestroy", "the model could not be destroyed");
+    delete m;
+  }
+
+  /**
+   * Runs the model on s. Its host callables run on s's reporting thread
+   * (started here if s has none) and put s in its error state if they throw:
+   * the executing stream is where the model's tasks run (aclmdlRIExecuteAsync),
+   * and the thread subscribed to a stream runs the callbacks it delivers
+   * (aclrtSubscribeReport). CANN does not say more for a replayed callback;
+   * keel's emulation does this. An adopted s another thread already
+   * subscribed to cannot get keel's reporting thread: ACL's status
+   * (ACL_ERROR_REPEAT_SUBSCRIBE) is thrown, as launch_host does.
+   */
+  static void execute(model_handle m, stream_handle s) {
+    device& dev = *s->dev;
+    const api& a = entered(dev);
+    if (m->host_calls) (void)host_callbacks_of(s);
+    const stream_handle keeper = keeper_of(s);
+    {
+      std::lock_guard<std::mutex> lock(keeper->m);
+      keeper->keep.reserve(keeper->keep.size() + m->keep.size());
+    }
+    dev.check(a.aclmdlRIExecuteAsync(m->native, s->native), "aclmdlRIExecuteAsync");
+    {
+      // The replay uses the model's memory until the stream passes it (or,
+      // captured, as long as the outer model lives).
+      std::lock_guard<std::mutex> lock(keeper->m);
+      keeper->keep.insert(keeper->keep.end(), m->keep.begin(), m->keep.end());  // reserved above: cannot throw
+    }
+  }
+
+  // ---- what a capturing stream issues: ACL captures it as issued ------------
+
+  template <class F>
+  static void captured_launch_host(stream_handle s, F&& f) {
+    launch_host_call(s, std::forward<F>(f), true, keeper_of(s));
+  }
+  template <class F>
+  static void captured_launch_kernel(stream_handle s, kernel_kind kind, F&& f) {
+    launch_kernel(s, kind, std::forward<F>(f));
+  }
+  static void captured_copy_async(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind kind,
+                                  std::shared_ptr<void> keep_dst, std::shared_ptr<void> keep_src) {
+    copy_async(s, dst, src, bytes, kind, std::move(keep_dst), std::move(keep_src));
+  }
+  static void captured_record(event_handle e, stream_handle s) { event_calls::record(e, s); }
+  static void captured_wait(stream_handle s, event_handle e) { event_calls::wait(s, e); }
+  static void captured_reset(stream_handle s, event_handle e) { event_calls::reset(s, e); }
+  static void captured_execute(model_handle m, stream_handle s) {
+    execute(m, s);
+    if (m->host_calls) {  // the outer model replays them too
+      const stream_handle origin = keeper_of(s);
+      std::lock_guard<std::mutex> lock(origin->m);
+      origin->capture_host_calls = true;
+    }
+  }
+};
+/// @endcond
+
+}  // namespace detail
+
+/**
+ * @brief Sets the calling thread's capture mode with
+ * aclmdlRICaptureThreadExchangeMode for the scope's lifetime, then restores
+ * the previous one. A capture in global mode refuses calls unsafe during
+ * capture (aclrtMemcpy, aclrtMemset, ...) from every thread, thread-local mode
+ * from the capturing thread: a thread that must make one anyway switches
+ * itself to relaxed (or, not capturing itself, to thread-local) first, as
+ * hicann/runtime docs/zh/api_ref/15_model_running_instance_management.md
+ * describes. Every thread starts in global mode.
+ *
+ * Ownership: the thread's mode, until destroyed; not copyable or movable, and
+ * must end on the thread that made it. Exceptions: the constructor throws
+ * keel::error (not_supported on a CANN without the function); the destructor
+ * reports a failure to keel's error handler.
+ *
+ * @code
+ * keel::acl::thread_capture_mode_scope relaxed{dev, keel::capture_mode::relaxed};
+ * api.aclrtMemcpy(...);  // allowed on this thread while another captures
+ * @endcode
+ */
+class [[nodiscard]] thread_capture_mode_scope {
+ public:
+  /// Sets this thread's capture mode to @p mode on @p dev (aclmdlRICaptureThreadExchangeMode) until the scope ends.
+  thread_capture_mode_scope(device& dev, keel::capture_mode mode) : dev_(&dev) {
+    acl::capture_mode exchanged = detail::native_mode(mode);
+    dev.check(dev.functions().aclmdlRICaptureThreadExchangeMode(&exchanged), "aclmdlRICaptureThreadExchangeMode");
+    previous_ = exchanged;
+    previous_keel_ = std::exchange(detail::capture_calls::thread_mode(), mode);
+  }
+  thread_capture_mode_scope(const thread_capture_mode_scope&) = delete;
+  thread_capture_mode_scope& operator=(const thread_capture_mode_scope&) = delete;
+  ~thread_capture_mode_scope() {
+    detail::capture_calls::thread_mode() = previous_keel_;
+    acl::capture_mode restore = previous_;
+    const auto exchange = dev_->functions().aclmdlRICaptureThreadExchangeMode.get();
+    const status st = exchange != nullptr ? exchange(&restore) : 0;
+    if (st != 0)
+      report_error(make_status_code(st), "aclmdlRICaptureThreadExchangeMode",
+                   "the thread's capture mode was not restored");
+  }
+
+  /** @brief The thread's mode before the scope. Throws: nothing. */
+  keel::capture_mode previous() const noexcept {
+    return previous_ == acl::capture_mode::global       ? keel::capture_mode::global
+           : previous_ == acl::capture_mode::per_thread ? keel::capture_mode::thread_local_
+                                                        : keel::capture_mode::relaxed;
+  }
+
+ private:
+  device* dev_;
+  acl::capture_mode previous_ = acl::capture_mode::global;
+  keel::capture_mode previous_keel_ = keel::capture_mode::global;  // what the checked layer's unsafe-call rule reads
+};
+
+}  // namespace keel::acl

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+// The ACL backend's event record: the aclrtEvent and the flags it was made
+// with (ACL cannot be asked them).
+#pragma once
+
+#include "keel/acl/detail/stream_state.hpp"
+#include "keel/acl/types.hpp"
+#include "keel/runtime/checked/books.hpp"
+#include "keel/runtime/types.hpp"
+
+namespace keel::acl {
+
+class device;
+
+namespace detail {
+
+/// @cond
+struct event_box {
+  event_handle native = nullptr;
+  device* dev = nullptr;
+  keel::event_flags flags = keel::event_flags::default_;
+  bool adopted = false;  // made elsewhere: keel never destroys it; the record belongs to the device
+  checked::event_books<stream_box*> books;  // the checked layer's
+};
+/// @endcond
+
+}  // namespace detail
+}  // namespace keel::acl

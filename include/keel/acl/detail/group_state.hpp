@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+// The ACL backend's task-group record: the aclrtTaskGrp, the update claim,
+// and the launches an update staged. ACL applies an update as it is issued
+// and cannot cancel it, so keel stages the launches and issues them to ACL
+// only when the checked layer has accepted the update (update_commit): an
+// abandoned or refused update never reaches ACL, and the group is unchanged.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "keel/acl/types.hpp"
+#include "keel/runtime/checked/books.hpp"
+
+namespace keel::acl {
+
+class launch_context;
+
+namespace detail {
+
+/// @cond
+// A staged launch body: called with the update stream's context at commit.
+struct staged_launch {
+  virtual ~staged_launch() = default;
+  virtual void run(launch_context& ctx) = 0;
+};
+template <class F>
+struct staged_launch_of final : staged_launch {
+  explicit staged_launch_of(F&& fn) : f(std::move(fn)) {}
+  explicit staged_launch_of(const F& fn) : f(fn) {}
+  void run(launch_context& ctx) override { f(ctx); }
+  F f;
+};
+
+struct group_box {
+  task_group_handle native = nullptr;
+  // The handle and a claim each hold the record, so a group whose handle is
+  // destroyed during its update stays valid until the claim ends.
+  std::atomic<int> refs{1};
+  std::atomic<bool> claimed{false};
+  std::vector<std::unique_ptr<staged_launch>> staged;  // the claim holder's
+  checked::group_books books;                          // the checked layer's
+
+  static void drop(group_box* g) noexcept {
+    if (g->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete g;
+  }
+};
+/// @endcond
+
+}  // namespace detail
+}  // namespace keel::acl

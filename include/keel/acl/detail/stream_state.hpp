@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+// The ACL backend's stream record: the aclrtStream, the owners of memory its
+// queued work uses, and its host callables' reporting thread and error state.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "keel/acl/types.hpp"
+#include "keel/runtime/checked/books.hpp"
+
+namespace keel::acl {
+
+class device;
+
+namespace detail {
+
+/// @cond
+struct group_box;
+struct host_call;
+
+struct host_call;
+
+// The host callables run for one stream (launch_host over
+// aclrtLaunchCallback, and captured ones its model executions replay): the
+// reporting thread subscribed to the stream, and the error state a throwing
+// callable leaves until the stream's next synchronize.
+struct host_callbacks {
+  std::thread reporter;            // loops on aclrtProcessReport until `stop`
+  std::uint64_t reporter_id = 0;   // what aclrtSubscribeReport was given
+  std::atomic<bool> stop{false};
+  std::atomic<bool> subscribed{false};
+  std::mutex m;                    // guards the error state below
+  bool failed = false;
+  std::string failure;
+  host_callbacks() = default;
+  host_callbacks(const host_callbacks&) = delete;
+  host_callbacks& operator=(const host_callbacks&) = delete;
+  // A last resort (backend::stop_host_callbacks unsubscribes and joins
+  // first): a joinable std::thread destroyed would std::terminate.
+  ~host_callbacks() {
+    stop.store(true, std::memory_order_release);
+    if (reporter.joinable()) reporter.join();
+  }
+};
+
+// One launch_host call: the userData of its aclrtLaunchCallback. It reports
+// to the stream whose reporting thread runs it (backend::reporting_for), so
+// it holds no pointer to any stream.
+struct host_call {
+  bool once = true;  // eager: deleted after it ran; captured: owned by the model (its keep list)
+  virtual ~host_call() = default;
+  virtual void run() = 0;
+};
+template <class F>
+struct host_call_of final : host_call {
+  explicit host_call_of(F&& fn) : f(std::move(fn)) {}
+  explicit host_call_of(const F& fn) : f(fn) {}
+  void run() override { f(); }
+  F f;
+};
+
+struct stream_box {
+  stream_handle native = nullptr;
+  device* dev = nullptr;
+  std::uint64_t id = 0;
+  bool adopted = false;  // made elsewhere: keel never destroys it; the record belongs to the device
+  // The owner and every scope on the stream hold the record (retain_stream),
+  // so a scope's late end after destroy_stream finds it (the checked layer's
+  // books say the stream was destroyed) instead of freed memory.
+  std::atomic<long> refs{1};
+  std::mutex m;                              // guards the fields below
+  std::vector<std::shared_ptr<void>> keep;   // owners of memory queued work uses, until a synchronize
+  std::unique_ptr<host_callbacks> callbacks;  // made by the first launch_host (or execution of a model with one)
+  // While the stream takes part in a capture keel began: the stream that
+  // began it, whose keep list (moved into the model at capture end) holds
+  // what captured work uses. Set by the native capture calls.
+  stream_box* keeper = nullptr;
+  bool capture_host_calls = false;  // the capture this stream began holds host callables
+  bool group_open = false;          // ACL has a task group open on it (capture_discard ends it)
+  // The checked layer's books (keel/runtime/checked/books.hpp).
+  checked::stream_books<stream_box*, group_box*> books;
+};
+/// @endcond
+
+}  // namespace detail
+}  // namespace keel::acl

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: Apache-2.0
+// The ACL backend's native event calls: aclrtCreateEventWithFlag with the
+// flags keel's event kinds map to, records and waits (external events with
+// their flag forms), queries, synchronization and timing.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "keel/acl/detail/handles.hpp"
+
+namespace keel::acl::detail {
+
+/// @cond
+struct event_calls : native_types {
+  static event_handle create_event(device_type& dev, keel::event_flags flags) {
+    auto box = std::make_unique<event_box>();
+    // ACL_EVENT_SYNC, ACL_EVENT_TIME_LINE, ACL_EVENT_EXTERNAL (07_event_management.md).
+    const std::uint32_t flag = flags == keel::event_flags::external ? acl::event_flags::external
+                               : flags == keel::event_flags::timing ? acl::event_flags::time_line
+                                                              : acl::event_flags::sync;
+    dev.check(entered(dev).aclrtCreateEventWithFlag(&box->native, flag), "aclrtCreateEventWithFlag");
+    box->dev = &dev;
+    box->flags = flags;
+    return box.release();
+  }
+  static void destroy_event(event_handle e) noexcept {
+    if (e->adopted) return;  // its maker destroys it; the record stays with the device
+    const auto destroy = entered(*e->dev).aclrtDestroyEvent.get();
+    const status st = destroy != nullptr ? destroy(e->native) : 0;
+    if (st != 0) report_error(make_status_code(st), "aclrtDestroyEvent", "the event could not be destroyed");
+    delete e;
+  }
+  static keel::event_flags flags_of(event_handle e) noexcept { return e->flags; }
+
+  static void record(event_handle e, stream_handle s) {
+    const api& a = entered(*s->dev);
+    if (e->flags == keel::event_flags::external) {
+      s->dev->check(a.aclrtRecordEventWithFlag(e->native, s->native, record_flags::external),
+                    "aclrtRecordEventWithFlag");
+    } else {
+      s->dev->check(a.aclrtRecordEvent(e->native, s->native), "aclrtRecordEvent");
+    }
+  }
+  static void wait(stream_handle s, event_handle e) {
+    const api& a = entered(*s->dev);
+    if (e->flags == keel::event_flags::external) {  // timeout must be 0 with the external flag
+      s->dev->check(a.aclrtStreamWaitEventWithFlag(s->native, e->native, 0, wait_flags::external),
+                    "aclrtStreamWaitEventWithFlag");
+    } else {
+      s->dev->check(a.aclrtStreamWaitEvent(s->native, e->native), "aclrtStreamWaitEvent");
+    }
+  }
+  /**
+   * aclrtStreamWaitEventWithTimeout: the wait fails on the stream if the
+   * record has not come in time. External events have no bounded wait in ACL
+   * (their flag form takes timeout 0): refused.
+   */
+  static void wait_for(stream_handle s, event_handle e, std::chrono::microseconds timeout) {
+    static constexpr const char* api_name = "keel::stream::wait";
+    if (e->flags == keel::event_flags::external)
+      throw_error(keel::errc::not_supported, api_name,
+                  "ACL has no bounded wait on an external event (aclrtStreamWaitEventWithFlag takes timeout 0)");
+    s->dev->check(entered(*s->dev).aclrtStreamWaitEventWithTimeout(s->native, e->native, timeout_ms(timeout)),
+                  "aclrtStreamWaitEventWithTimeout");
+  }
+  static void reset(stream_handle s, event_handle e) {
+    s->dev->check(entered(*s->dev).aclrtResetEvent(e->native, s->native), "aclrtResetEvent");
+  }
+  static bool query(event_handle e) {
+    event_recorded_status st = event_recorded_status::not_ready;
+    e->dev->check(entered(*e->dev).aclrtQueryEventStatus(e->native, &st), "aclrtQueryEventStatus");
+    return st == event_recorded_status::complete;
+  }
+  static void synchronize(event_handle e) {
+    e->dev->check(entered(*e->dev).aclrtSynchronizeEvent(e->native), "aclrtSynchronizeEvent");
+  }
+  /** aclrtSynchronizeEventWithTimeout (ACL_ERROR_RT_EVENT_SYNC_TIMEOUT, errc::timeout). */
+  static void synchronize_for(event_handle e, std::chrono::microseconds timeout) {
+    e->dev->check(entered(*e->dev).aclrtSynchronizeEventWithTimeout(e->native, timeout_ms(timeout)),
+                  "aclrtSynchronizeEventWithTimeout");
+  }
+  static float elapsed_ms(event_handle start, event_handle end) {
+    float ms = 0;
+    start->dev->check(entered(*start->dev).aclrtEventElapsedTime(&ms, start->native, end->native),
+                      "aclrtEventElapsedTime");
+    return ms;
+  }
+
+  static device_type& device_of(event_handle e) noexcept { return *e->dev; }
+
+  /** The event form of adopt_stream; ACL cannot be asked an event's flags, so the caller says them. */
+  static event_handle adopt_event(device_type& dev, acl::event_handle native, keel::event_flags flags) {
+    if (native == nullptr) throw_error(keel::errc::null_parameter, "keel::acl::adopt_event", "null aclrtEvent");
+    std::lock_guard<std::mutex> lock(dev.adopted_m_);
+    auto& slot = dev.adopted_events_[native];
+    if (!slot) {
+      auto box = std::make_unique<event_box>();
+      box->native = native;
+      box->dev = &dev;
+      box->flags = flags;
+      box->adopted = true;
+      slot = std::move(box);
+    } else if (slot->flags != flags) {  // other threads may be reading them: never changed
+      throw_error(keel::errc::invalid_parameter, "keel::acl::adopt_event",
+                  "the event was adopted before with other flags (forget_event it first)");
+    }
+    return slot.get();
+  }
+};
+/// @endcond
+
+}  // namespace keel::acl::detail

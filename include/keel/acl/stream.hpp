@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: Apache-2.0
+// The ACL backend's native stream calls: aclrtCreateStream and friends, host
+// callables over aclrtLaunchCallback with a reporting thread per stream,
+// kernels whose bodies enqueue ACL work when issued, and adoption of streams
+// made elsewhere. The checked layer (keel/runtime/checked/) keeps the
+// capture books; these calls only reach ACL.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "keel/acl/detail/handles.hpp"
+#include "keel/acl/memory.hpp"
+
+namespace keel::acl::detail {
+
+/// @cond
+struct stream_calls : memory_calls {
+  static stream_handle create_stream(device_type& dev) {
+    auto box = std::make_unique<stream_box>();
+    dev.check(entered(dev).aclrtCreateStream(&box->native), "aclrtCreateStream");
+    box->dev = &dev;
+    box->id = dev.next_stream_id_.fetch_add(1, std::memory_order_relaxed);
+    return box.release();
+  }
+
+  static void destroy_stream(stream_handle s) noexcept {
+    if (s->adopted) return;  // its maker destroys it; the record stays with the device
+    if (on_own_reporting_thread(s)) return defer_destroy(s);
+    const api& a = entered(*s->dev);
+    if (a.aclrtSynchronizeStream.get() != nullptr) a.aclrtSynchronizeStream.get()(s->native);
+    stop_host_callbacks(s);
+    const status st = a.aclrtDestroyStream.get() != nullptr ? a.aclrtDestroyStream.get()(s->native) : 0;
+    if (st != 0) report_error(make_status_code(st), "aclrtDestroyStream", "the stream could not be destroyed");
+    release_stream(s);
+  }
+
+  /** Keeps keel's record of the stream (not the ACL stream) alive past destroy_stream (see the host backend). */
+  static void retain_stream(stream_handle s) noexcept {
+    if (!s->adopted) s->refs.fetch_add(1, std::memory_order_relaxed);
+  }
+  static void release_stream(stream_handle s) noexcept {
+    if (!s->adopted && s->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete s;
+  }
+
+  /**
+   * keel's record for a stream made elsewhere (another framework's current
+   * stream): non-owning, made on first adoption and shared by later ones.
+   * destroy_stream leaves the ACL stream alone. Prefer keel::acl::adopt_stream.
+   */
+  static stream_handle adopt_stream(device_type& dev, acl::stream_handle native) {
+    if (native == nullptr) throw_error(keel::errc::null_parameter, "keel::acl::adopt_stream", "null aclrtStream");
+    std::lock_guard<std::mutex> lock(dev.adopted_m_);
+    auto& slot = dev.adopted_streams_[native];
+    if (!slot) {
+      auto box = std::make_unique<stream_box>();
+      box->native = native;
+      box->dev = &dev;
+      box->id = dev.next_stream_id_.fetch_add(1, std::memory_order_relaxed);
+      box->adopted = true;
+      slot = std::move(box);
+    }
+    return slot.get();
+  }
+
+
+  static device_type& device_of(stream_handle s) noexcept { return *s->dev; }
+  static std::uint64_t id_of(stream_handle s) noexcept { return s->id; }
+
+  static bool is_adopted(stream_handle s) noexcept { return s->adopted; }
+
+  static void synchronize(stream_handle s) {
+    s->dev->check(entered(*s->dev).aclrtSynchronizeStream(s->native), "aclrtSynchronizeStream");
+    after_synchronize(s);
+  }
+
+  /** aclrtSynchronizeStreamWithTimeout (ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, errc::timeout, when it passes). */
+  static void synchronize_for(stream_handle s, std::chrono::microseconds timeout) {
+    s->dev->check(entered(*s->dev).aclrtSynchronizeStreamWithTimeout(s->native, timeout_ms(timeout)),
+                  "aclrtSynchronizeStreamWithTimeout");
+    after_synchronize(s);
+  }
+
+  // The stream passed its work: what it used goes, released memory whose
+  // streams passed the release goes back, a host callable's failure is reported.
+  static void after_synchronize(stream_handle s) {
+    release_keeps(s);
+    collect_releases(*s->dev);
+    check_host_calls(s, true);
+  }
+
+  static bool query(stream_handle s) {
+    stream_status st = stream_status::not_ready;
+    s->dev->check(entered(*s->dev).aclrtStreamQuery(s->native, &st), "aclrtStreamQuery");
+    check_host_calls(s, false);
+    return st == stream_status::complete;
+  }
+
+
+  /** aclrtSynchronizeDevice, or aclrtSynchronizeDeviceWithTimeout. */
+  static void synchronize_device(device_type& dev) {
+    dev.check(entered(dev).aclrtSynchronizeDevice(), "aclrtSynchronizeDevice");
+    collect_releases(dev);
+  }
+  static void synchronize_device_for(device_type& dev, std::chrono::microseconds timeout) {
+    dev.check(entered(dev).aclrtSynchronizeDeviceWithTimeout(timeout_ms(timeout)), "aclrtSynchronizeDeviceWithTimeout");
+    collect_releases(dev);
+  }
+
+  /**
+   * f() runs on the stream's reporting thread when the stream reaches it, and
+   * the stream's later work waits for it: aclrtLaunchCallback with
+   * ACL_CALLBACK_BLOCK (CANN runtime API reference, aclrtLaunchCallback:
+   * https://www.hiascend.com/document/detail/zh/canncommercial/latest/API/runtimeapi/aclcppdevg_03_0126.html;
+   * aclrtSubscribeReport 03_0125: "the callbacks the stream delivers run in
+   * the bound thread", aclrtProcessReport, aclrtUnSubscribeReport 03_0128).
+   * Captured, the callable belongs to the model (its keep list) and runs on
+   * every execution, on the reporting thread of the executing stream.
+   */
+  template <class F>
+  static void launch_host(stream_handle s, F&& f) {
+    // On a stream in a capture keel did not begin (an adopted stream's), ACL
+    // captures it all the same: the device keeps the callable.
+    launch_host_call(s, std::forward<F>(f), native_capturing(s), nullptr);
+  }
+
+  // Captured, the callable runs on every replay until the model is
+  // destroyed: the model owns it (the capture's keep list, moved into the
+  // model at capture end), not the stream that captured it, which may go
+  // first. A capture keel did not begin has no model record (origin null):
+  // the device keeps the callable until it is destroyed.
+  template <class F>
+  static void launch_host_call(stream_handle s, F&& f, bool captured, stream_handle origin) {
+    device& dev = *s->dev;
+    const api& a = entered(dev);
+    (void)host_callbacks_of(s);
+    auto call = std::make_unique<host_call_of<std::decay_t<F>>>(std::forward<F>(f));
+    call->once = !captured;
+    std::shared_ptr<void> owner;
+    if (captured) {
+      owner = std::shared_ptr<host_call>(std::move(call));
+      if (origin != nullptr) {
+        std::lock_guard<std::mutex> lock(origin->m);
+        origin->keep.reserve(origin->keep.size() + 1);
+      } else {
+        std::lock_guard<std::mutex> lock(dev.unowned_m_);
+        dev.unowned_calls_.reserve(dev.unowned_calls_.size() + 1);
+      }
+    }
+    void* user = captured ? owner.get() : static_cast<void*>(call.get());
+    dev.check(a.aclrtLaunchCallback(&run_host_call, user, callback_block::block, s->native), "aclrtLaunchCallback");
+    if (!captured) {
+      (void)call.release();  // enqueued: run_host_call deletes it (it may have already)
+    } else if (origin != nullptr) {
+      std::lock_guard<std::mutex> lock(origin->m);
+      origin->keep.push_back(std::move(owner));  // reserved above: cannot throw
+      origin->capture_host_calls = true;
+    } else {
+      std::lock_guard<std::mutex> lock(dev.unowned_m_);
+      dev.unowned_calls_.push_back(std::move(owner));
+    }
+  }
+
+  /** Runs f(ctx) now: the body enqueues ACL work on ctx.stream(). */
+  template <class F>
+  static void launch_kernel(stream_handle s, kernel_kind, F&& f) {
+    launch_context ctx(*s->dev, s->native);
+    std::forward<F>(f)(ctx);
+  }
+
+  static void copy_async(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind kind,
+                         std::shared_ptr<void> keep_dst, std::shared_ptr<void> keep_src) {
+    const stream_handle keeper = keeper_of(s);
+    {
+      std::lock_guard<std::mutex> lock(keeper->m);
+      keeper->keep.reserve(keeper->keep.size() + 2);
+    }
+    if (bytes != 0)
+      s->dev->check(entered(*s->dev).aclrtMemcpyAsync(dst, bytes, src, bytes, memcpy_kind_of(kind), s->native),
+                    "aclrtMemcpyAsync");
+    {
+      std::lock_guard<std::mutex> lock(keeper->m);
+      if (keep_dst) keeper->keep.push_back(std::move(keep_dst));
+      if (keep_src) keeper->keep.push_back(std::move(keep_src));
+    }
+  }
+
+
+  /** A blocking copy after the stream's earlier work (aclrtMemcpy alone is not ordered with streams). */
+  static void copy(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind kind) {
+    synchronize(s);
+    if (bytes != 0)
+      s->dev->check(entered(*s->dev).aclrtMemcpy(dst, bytes, src, bytes, memcpy_kind_of(kind)), "aclrtMemcpy");
+  }
+
+  /** ACL's view of a capture keel did not begin (its mode is not known). */
+  static capture_info native_capture_status(stream_handle s) noexcept {
+    capture_info info;
+    acl::model_handle model = nullptr;
+    if (native_capturing(s, &model)) {
+      info.state = capture_state::active;
+      info.capture_id = reinterpret_cast<std::uintptr_t>(model);
+    }
+    return info;
+  }
+
+  // How long one aclrtProcessReport waits: also how long a stream's
+  // destruction may wait for its reporting thread to notice.
+  static constexpr std::int32_t report_timeout_ms = 100;
+
+  // The host callbacks of the stream whose reporting thread this is (null on
+  // any other thread): set once by the reporting thread itself.
+  static host_callbacks*& reporting_for() noexcept {
+    thread_local host_callbacks* callbacks = nullptr;
+    return callbacks;
+  }
+
+  // The aclrtCallback of every launch_host: runs the callable unless the
+  // stream whose reporting thread runs it (the launching stream, or the
+  // stream executing the model that captured it) is in its error state, and
+  // records what it throws there. On a thread keel did not start (someone
+  // else subscribed to the stream), a failure goes to keel's error handler.
+  static void run_host_call(void* user) noexcept {
+    auto* call = static_cast<host_call*>(user);
+    host_callbacks* callbacks = reporting_for();
+    bool skip = false;
+    if (callbacks != nullptr) {
+      std::lock_guard<std::mutex> lock(callbacks->m);
+      skip = callbacks->failed;
+    }
+    if (!skip) {
+      std::string failure;
+      try {
+        call->run();
+      } catch (const std::exception& e) {
+        failure = e.what();
+      } catch (...) {
+        failure = "a host callable threw a non-standard exception";
+      }
+      if (!failure.empty()) {
+        if (callbacks != nullptr) {
+          std::lock_guard<std::mutex> lock(callbacks->m);
+          if (!callbacks->failed) callbacks->failure = std::move(failure);
+          callbacks->failed = true;
+        } else {
+          report_error(make_error_code(keel::errc::task_failed), "keel::acl host callable",
+                       ("a host callable threw on a thread keel does not report for: " + failure).c_str());
+        }
+      }
+    }
+    if (call->once) delete call;
+  }
+
+  // The stream's callbacks, starting its reporting thread on first use. Its
+  // ACL calls need the device on the calling thread (entered), and the
+  // reporting thread makes the device current on itself (device::enter) before
+  // aclrtProcessReport, as every thread that calls the runtime must.
+  static host_callbacks& host_callbacks_of(stream_handle s) {
+    device* dev = s->dev;
+    const api& a = entered(*dev);
+    std::lock_guard<std::mutex> lock(s->m);
+    if (s->callbacks) return *s->callbacks;
+    if (!a.aclrtProcessReport || !a.aclrtUnSubscribeReport)  // the reporting thread's loop, its end
+      throw_error(keel::errc::not_supported, "aclrtProcessReport",
+                  "host callbacks are not supported by this runtime (CANN too old?)");
+    auto callbacks = std::make_unique<host_callbacks>();
+    host_callbacks* cb = callbacks.get();
+    cb->reporter = std::thread([cb, dev] {
+      reporting_for() = cb;
+      dev->enter();  // a runtime thread of keel's own
+      while (!cb->subscribed.load(std::memory_order_acquire)) {
+        if (cb->stop.load(std::memory_order_acquire)) return;
+        std::this_thread::yield();
+      }
+      const auto process = dev->api_.aclrtProcessReport.get();
+      while (!cb->stop.load(std::memory_order_acquire)) {
+        const status st = process(report_timeout_ms);
+        // 0: ran one; 100036 (ACL_ERROR_WAIT_CALLBACK_TIMEOUT): nothing came.
+        // Anything else (no context, not subscribed) returns at once: back off.
+        if (st != 0 && st != 100036) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    });
+    cb->reporter_id = static_cast<std::uint64_t>(cb->reporter.native_handle());
+    try {  // not_supported when the runtime lacks it
+      dev->check(a.aclrtSubscribeReport(cb->reporter_id, s->native), "aclrtSubscribeReport");
+    } catch (...) {
+      cb->stop.store(true, std::memory_order_release);
+      cb->reporter.join();
+      throw;
+    }
+    cb->subscribed.store(true, std::memory_order_release);
+    s->callbacks = std::move(callbacks);
+    return *cb;
+  }
+
+  // Throws the failure of a host callable; `clear` ends the error state.
+  static void check_host_calls(stream_handle s, bool clear) {
+    host_callbacks* cb = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(s->m);
+      cb = s->callbacks.get();
+    }
+    if (cb == nullptr) return;
+    std::string failure;
+    {
+      std::lock_guard<std::mutex> lock(cb->m);
+      if (!cb->failed) return;
+      failure = cb->failure;
+      if (clear) {
+        cb->failed = false;
+        cb->failure.clear();
+      }
+    }
+    throw_error(keel::errc::task_failed, "keel::acl::stream (host callable)",
+                "a host callable on stream #" + std::to_string(s->id) + " threw: " + failure);
+  }
+
+  // At the stream's destruction, after its work: a failure nobody saw goes to
+  // the error handler; the reporting thread is unsubscribed and joined.
+  static void stop_host_callbacks(stream_handle s) noexcept {
+    std::unique_ptr<host_callbacks> cb;
+    {
+      std::lock_guard<std::mutex> lock(s->m);
+      cb = std::move(s->callbacks);
+    }
+    if (!cb) return;
+    try {
+      std::lock_guard<std::mutex> lock(cb->m);
+      if (cb->failed) {
+        const std::string text = "a host callable threw and the stream was destroyed before a synchronize: " + cb->failure;
+        report_error(make_error_code(keel::errc::task_failed), "keel::acl::stream (host callable)", text.c_str());
+      }
+    } catch (...) {
+      report_current_exception("keel::acl::backend::destroy_stream");
+    }
+    cb->stop.store(true, std::memory_order_release);
+    const auto unsubscribe = entered(*s->dev).aclrtUnSubscribeReport.get();
+    const status st = unsubscribe != nullptr ? unsubscribe(cb->reporter_id, s->native) : 0;
+    if (st != 0) report_error(make_status_code(st), "aclrtUnSubscribeReport", "the reporting thread stays subscribed");
+    cb->reporter.join();
+  }
+
+  static memcpy_kind memcpy_kind_of(copy_kind kind) noexcept {
+    switch (kind) {
+      case copy_kind::host_to_host: return memcpy_kind::host_to_host;
+      case copy_kind::host_to_device: return memcpy_kind::host_to_device;
+      case copy_kind::device_to_host: return memcpy_kind::device_to_host;
+      case copy_kind::device_to_device: return memcpy_kind::device_to_device;
+    }
+    return memcpy_kind::automatic;
+  }
+
+  // Whether the calling thread is the one running s's host callables.
+  static bool on_own_reporting_thread(stream_handle s) noexcept {
+    std::lock_guard<std::mutex> lock(s->m);
+    return s->callbacks && s->callbacks->reporter.get_id() == std::this_thread::get_id();
+  }
+
+  // A host callable destroyed its own stream: waiting for the stream there
+  // would wait for the callable itself. The destruction runs on a thread of
+  // its own once the callable has returned (reported, as on the host backend).
+  static void defer_destroy(stream_handle s) noexcept {
+    device& dev = *s->dev;
+    report_error(make_error_code(keel::errc::would_deadlock), "keel::acl::destroy_stream",
+                 "a host callable destroyed its own stream: the destruction is deferred until the stream has run "
+                 "the work already issued");
+    try {
+      std::lock_guard<std::mutex> lock(dev.deferred_m_);
+      dev.deferred_destroys_.emplace_back([s] { destroy_stream(s); });
+    } catch (...) {
+      report_current_exception("keel::acl::destroy_stream");  // no thread: the stream stays alive, unowned
+    }
+  }
+};
+/// @endcond
+
+}  // namespace keel::acl::detail

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: Apache-2.0
+// The host backend's native capture calls: a capture appends the work its
+// streams issue to one list, which becomes the model; a model execution runs
+// that list on the executing stream's worker. The checked layer decides what
+// may be captured and who takes part; these calls only record and replay.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "keel/core/error.hpp"
+#include "keel/host/detail/handles.hpp"
+#include "keel/host/stream.hpp"
+#include "keel/host/event.hpp"
+#include "keel/runtime/types.hpp"
+
+namespace keel::host::detail {
+
+/// @cond
+struct capture_calls : native_types {
+  // Captures and models count against the device's live-model limit from
+  // capture begin until the model (or the discarded capture) goes.
+  static void capture_begin(stream_handle s, capture_mode) {
+    device_state& dev = *s->dev;
+    std::size_t n = dev.live_models_.load(std::memory_order_relaxed);
+    do {
+      if (n >= dev.max_live_models())
+        throw_error(errc::resource_limit, "keel::capture_scope",
+                    "the device allows " + std::to_string(dev.max_live_models()) +
+                        " live models and all are in use; destroy a model before capturing another");
+    } while (!dev.live_models_.compare_exchange_weak(n, n + 1, std::memory_order_acq_rel));
+    try {
+      s->target = ref_ptr<capture_target>(new capture_target, {});
+    } catch (...) {
+      dev.live_models_.fetch_sub(1, std::memory_order_acq_rel);
+      throw;
+    }
+  }
+  // s waited on an event recorded in origin's capture: its work goes there too.
+  static void capture_join(stream_handle s, stream_handle origin, event_handle) noexcept { s->target = origin->target; }
+  static void capture_leave(stream_handle s) noexcept { s->target = ref_ptr<capture_target>(); }
+  static bool capture_active(stream_handle s) noexcept { return static_cast<bool>(s->target); }
+
+  static model_handle capture_end(stream_handle s) {
+    capture_target& c = *s->target;
+    auto* m = new model_state(*s->dev, std::move(c.nodes), std::move(c.groups));
+    s->target = ref_ptr<capture_target>();
+    return m;  // keeps the live-model reservation made at capture begin
+  }
+  static void capture_discard(stream_handle s) noexcept {
+    if (!s->target) return;
+    s->target = ref_ptr<capture_target>();
+    s->dev->live_models_.fetch_sub(1, std::memory_order_acq_rel);
+  }
+
+  static void destroy_model(model_handle m) noexcept {
+    m->dev->live_models_.fetch_sub(1, std::memory_order_acq_rel);
+    ref_ptr<model_state>::drop(m);  // executions in flight keep it alive
+  }
+
+  static auto execution(model_handle m) {
+    return make_failure_aware([keep = ref_ptr<model_state>(m)](bool work) { keep->run(work); });
+  }
+  /** Runs the model on the stream, after the stream's earlier work. */
+  static void execute(model_handle m, stream_handle s) {
+    // Runs in the error state too: the model's event operations still run.
+    s->submit<false>(execution(m));
+  }
+
+  // ---- what a capturing stream issues: appended to its capture -------------
+
+  template <class F>
+  static void captured_launch_host(stream_handle s, F&& f) {
+    append(s, replay_task(std::forward<F>(f), replay_task::category::host));
+  }
+  template <class F>
+  static void captured_launch_kernel(stream_handle s, kernel_kind kind, F&& f) {
+    capture_target& c = *s->target;
+    replay_task task(kernel_body(s, std::forward<F>(f)), replay_task::category::kernel, kind);
+    if (c.open_group && c.group_stream == s) {
+      c.open_group->building.push_back(std::move(task));  // marked into the group
+    } else {
+      c.nodes.push_back(std::move(task));
+    }
+  }
+  static void captured_copy_async(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind,
+                                  std::shared_ptr<void> keep_dst, std::shared_ptr<void> keep_src) {
+    append(s, replay_task(stream_calls::copy_task(dst, src, bytes, std::move(keep_dst), std::move(keep_src)),
+                          replay_task::category::copy));
+  }
+  // A plain record or wait inside a capture is an edge (the capture's order
+  // keeps it); an external event's signal, wait and reset are tasks.
+  static void captured_record(event_handle e, stream_handle s) {
+    if (e->flags == event_flags::external)
+      append(s, replay_task([ev = ref_ptr<event_state>(e)] { ev->signal(); }, replay_task::category::event));
+  }
+  static void captured_wait(stream_handle s, event_handle e) {
+    if (e->flags == event_flags::external)
+      append(s, replay_task([ev = ref_ptr<event_state>(e)] { ev->block_until_signalled(); },
+                            replay_task::category::event));
+  }
+  static void captured_reset(stream_handle s, event_handle e) {
+    append(s, replay_task(event_calls::reset_task(e), replay_task::category::event));
+  }
+  static void captured_execute(model_handle m, stream_handle s) {
+    append(s, replay_task(execution(m), replay_task::category::model));
+  }
+
+  // A kernel body as a replayed task runs it: the device comes from the
+  // stream that captured it.
+  template <class F>
+  static auto kernel_body(stream_handle s, F&& f) {
+    return [dev = s->dev, fn = std::forward<F>(f)]() {
+      launch_context ctx(*dev);
+      fn(ctx);
+    };
+  }
+
+  static void append(stream_handle s, replay_task task) { s->target->nodes.push_back(std::move(task)); }
+};
+/// @endcond
+
+}  // namespace keel::host::detail

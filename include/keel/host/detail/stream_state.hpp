@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: Apache-2.0
+// The host backend's stream record: a ring of tasks drained in order by the
+// stream's own worker thread, its error state, and where its work goes while
+// it captures.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "keel/core/error.hpp"
+#include "keel/host/detail/biased_lock.hpp"
+#include "keel/host/detail/capture_state.hpp"
+#include "keel/host/detail/fence.hpp"
+#include "keel/host/detail/spin.hpp"
+#include "keel/host/detail/task.hpp"
+#include "keel/host/device.hpp"
+#include "keel/runtime/checked/books.hpp"
+
+namespace keel::host::detail {
+
+/// @cond
+struct stream_state : ref_counted {
+  explicit stream_state(device_state& d) : dev(&d), id(d.next_id.fetch_add(1)) { d.retain(); }
+  ~stream_state() { device_state::drop(dev); }
+  stream_state(const stream_state&) = delete;
+  stream_state& operator=(const stream_state&) = delete;
+
+  device_state* dev;
+  std::uint64_t id;
+  task_ring ring;
+  std::atomic<bool> sleeping{false};
+  std::atomic<bool> stopping{false};
+  std::mutex m;
+  std::condition_variable wake_cv;
+  std::condition_variable done_cv;
+  std::atomic<int> waiters{0};
+  std::atomic<bool> failed{false};
+  std::atomic<bool> destroy_on_exit{false};  // a task destroyed its own stream (destroy_stream)
+  std::string failure;  // guarded by m
+  std::mutex close_m;
+  bool closed = false;  // guarded by close_m
+  // The checked layer's books: whether work runs, is captured or staged; the
+  // update lock is entered without an atomic operation by the thread that
+  // began the last update (biased_lock).
+  checked::stream_books<stream_state*, group_state*, biased_lock> books;
+  // Where captured work goes (the capture this stream takes part in), set
+  // by the native capture calls under the device books' lock.
+  ref_ptr<capture_target> target;
+  std::thread worker;
+
+  // Returns the task's index in the stream.
+  template <bool Control, class F>
+  std::uint64_t submit(F&& f) {
+    const std::uint64_t index = ring.push<Control>(std::forward<F>(f));
+    // Dekker with the worker's sleep (run()): the task is in, now look
+    // whether the worker sleeps. The compiler barrier is all this side pays
+    // when the ring publishes lightly (see asymmetric_fence).
+    asymmetric_fence::light();
+    if (sleeping.load(std::memory_order_seq_cst)) {
+      std::lock_guard<std::mutex> lock(m);
+      wake_cv.notify_one();
+    }
+    return index;
+  }
+
+  void run() {
+    std::uint64_t h = 0;
+    for (;;) {
+      slot* s = ring.ready(h);
+      if (s == nullptr) {
+        // Idle. Publish progress for synchronize() first (seq_cst pairs with
+        // the waiters count), then poll the next slot only every few hundred
+        // nanoseconds: each poll pulls the line a submitter is about to
+        // write, and letting it fill a batch first is what makes tiny tasks
+        // cheap. After the device's spin budget, sleep.
+        ring.set_head(h, std::memory_order_seq_cst);
+        if (waiters.load(std::memory_order_seq_cst) > 0) {
+          std::lock_guard<std::mutex> lock(m);
+          done_cv.notify_all();
+        }
+        if (spin_until(dev->spin_budget(), [&] {
+              poll_delay();
+              return ring.ready(h) != nullptr || stopping.load(std::memory_order_relaxed);
+            }) &&
+            ring.ready(h) != nullptr)
+          continue;
+        std::unique_lock<std::mutex> lock(m);
+        sleeping.store(true, std::memory_order_seq_cst);
+        // The store-load barrier a lightly published task did not pay.
+        if (ring.light_publish()) asymmetric_fence::heavy();
+        wake_cv.wait(lock, [&] { return ring.ready(h) != nullptr || stopping.load(std::memory_order_seq_cst); });
+        sleeping.store(false, std::memory_order_relaxed);
+        if (ring.ready(h) == nullptr) return;  // stopping, and drained
+        continue;
+      }
+      try {
+        s->fn(s->storage, dev, !failed.load(std::memory_order_relaxed));
+      } catch (...) {
+        record_failure(std::current_exception());
+      }
+      // Progress is published every 64 tasks (and whenever the worker goes
+      // idle): a store per task would bounce the line with a synchronize()
+      // polling it.
+      if ((++h & 63) == 0) ring.set_head(h, std::memory_order_release);
+    }
+  }
+
+  // After the worker has exited: control tasks submitted after it stopped
+  // still run (releases, event records); work is dropped unrun.
+  void run_leftovers() noexcept {
+    for (std::uint64_t h = ring.head();; ++h) {
+      slot* s = ring.ready(h);
+      if (s == nullptr) break;
+      try {
+        s->fn(s->storage, dev, false);
+      } catch (...) {
+        report_current_exception("keel::host::destroy_stream");
+      }
+      ring.set_head(h + 1, std::memory_order_release);
+    }
+  }
+
+  void record_failure(std::exception_ptr e) {
+    std::string what;
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+      what = x.what();
+    } catch (...) {
+      what = "a task threw a non-standard exception";
+    }
+    std::lock_guard<std::mutex> lock(m);
+    if (!failed.load(std::memory_order_relaxed)) {
+      failure = std::move(what);
+      failed.store(true, std::memory_order_release);
+    }
+  }
+
+  // Blocks until every task submitted before the call has finished.
+  void drain() {
+    const std::uint64_t target = ring.tail();
+    if (spin_until(dev->spin_budget(), [&] { return ring.head() >= target; })) return;
+    waiters.fetch_add(1, std::memory_order_seq_cst);
+    {
+      std::unique_lock<std::mutex> lock(m);
+      done_cv.wait(lock, [&] { return ring.head() >= target; });
+    }
+    waiters.fetch_sub(1, std::memory_order_relaxed);
+  }
+
+  // drain(), bounded: false if work issued before the call is still running at the deadline.
+  bool drain_until(clock::time_point deadline) {
+    const std::uint64_t target = ring.tail();
+    const auto left = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::max(deadline - clock::now(), clock::duration::zero()));
+    if (spin_until(std::min(dev->spin_budget(), left), [&] { return ring.head() >= target; })) return true;
+    waiters.fetch_add(1, std::memory_order_seq_cst);
+    bool done = false;
+    {
+      std::unique_lock<std::mutex> lock(m);
+      done = done_cv.wait_until(lock, deadline, [&] { return ring.head() >= target; });
+    }
+    waiters.fetch_sub(1, std::memory_order_relaxed);
+    return done;
+  }
+
+  std::string describe() const { return "stream #" + std::to_string(id); }
+};
+
+[[noreturn]] inline void throw_timeout(const char* api, const std::string& what, std::chrono::microseconds timeout) {
+  throw_error(errc::timeout, api,
+              what + " within " + std::to_string(timeout.count()) +
+                  " us; the work goes on and nothing is lost (wait again, or synchronize without a timeout)");
+}
+/// @endcond
+
+}  // namespace keel::host::detail

@@ -1,0 +1,617 @@
+// SPDX-License-Identifier: Apache-2.0
+// The checked layer: one adaptor that lifts a thin native backend to keel's
+// backend requirement by keeping the capture, task-group, update and
+// lifetime books and enforcing every rule of them, once, with the same
+// errors on every backend. The native backend only runs work: eagerly,
+// captured, or staged into an update, as the checked layer tells it.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "keel/core/error.hpp"
+#include "keel/runtime/checked/books.hpp"
+#include "keel/runtime/checked/rules.hpp"
+#include "keel/runtime/types.hpp"
+
+namespace keel::checked {
+
+/**
+ * @brief The checked layer over native backend @p Native: keel's runtime
+ * backend requirement, with every capture, group, update and lifetime rule
+ * enforced here rather than in the native backend.
+ *
+ * What @p Native supplies (see docs/backends.md, "A native backend under the
+ * checked layer"): the stream, event and memory layers in their eager form;
+ * `books(...)` for its device, stream, event, group and model records (each
+ * embeds the matching record of keel/runtime/checked/books.hpp); and the
+ * native halves of capture and update: `capture_begin`, `capture_join(s,
+ * origin, e)`, `capture_leave(s)`, `capture_end`, `capture_discard`,
+ * `captured_launch_host` / `_kernel` / `_copy_async` / `_record` / `_wait` /
+ * `_reset` / `_execute`, `group_begin`, `group_end`, `try_claim(g)`,
+ * `end_claim(g)`, `update_launch_kernel(s, g, kind, f)`, `update_commit(s,
+ * g)` (which ends the claim) and `update_discard(s, g)`. The captured and
+ * staged calls are made only when the rules allow them, under the device
+ * books' lock (a kernel body that runs at issue, `kernel_body_runs_at_issue`,
+ * runs after it).
+ *
+ * Ownership: as the runtime requirement says; the books live in the native
+ * records. Thread safety: every call is thread-safe; the device books' lock
+ * orders capture changes, a stream's update lock its update. Exceptions:
+ * keel::error naming the API and the rule; a refused call changes nothing.
+ */
+template <class Native>
+struct backend : Native {
+  /// @cond KEEL_BACKEND_OPERATIONS
+  using N = Native;
+  using typename N::device_type;
+  using typename N::event_handle;
+  using typename N::group_handle;
+  using typename N::model_handle;
+  using typename N::stream_handle;
+  using task_kind = detail::task_kind;
+
+  // Staged updates are dropped on abandon, whatever the runtime can cancel.
+  static constexpr bool abandon_restores_group = true;
+
+  using N::query;
+  using N::synchronize;
+  using N::synchronize_for;
+
+  // ---- streams ---------------------------------------------------------------
+
+  static void destroy_stream(stream_handle s) noexcept {
+    if constexpr (keel::detail::is_detected_v<detail::is_adopted_call, N>) {
+      if (N::is_adopted(s)) return N::destroy_stream(s);  // keel never ends what it did not make
+    }
+    auto& sb = N::books(s);
+    abort_update(s);
+    {
+      auto& db = N::books(N::device_of(s));
+      std::lock_guard<std::mutex> lock(db.m);
+      if (sb.session) {
+        capture_books<stream_handle>& c = *sb.session;
+        if (c.origin == s) {
+          report_error(make_error_code(errc::capture_violation), "keel::destroy_stream",
+                       (detail::describe_capture(c, N::id_of(s)) + "; the capture is discarded").c_str());
+          discard_locked(db, c);
+        } else {
+          // A joined stream leaving breaks the capture: end() will refuse it.
+          c.active = false;
+          if (c.group_open && db.group_stream == s) {
+            c.group_open = false;
+            db.group_stream = stream_handle{};
+          }
+          c.lanes[sb.lane].stream = stream_handle{};
+          leave_locked(s);
+        }
+      }
+    }
+    sb.destroyed.store(true, std::memory_order_release);
+    N::destroy_stream(s);
+  }
+
+  static void synchronize(stream_handle s) {
+    check_may_synchronize(s, "keel::stream::synchronize");
+    N::synchronize(s);
+  }
+  static void synchronize_for(stream_handle s, std::chrono::microseconds timeout) {
+    check_may_synchronize(s, "keel::stream::synchronize");
+    N::synchronize_for(s, timeout);
+  }
+  static void synchronize_device(device_type& d) {
+    check_unsafe_device(d, "keel::synchronize_device", "synchronizing the device");
+    N::synchronize_device(d);
+  }
+  static void synchronize_device_for(device_type& d, std::chrono::microseconds timeout) {
+    check_unsafe_device(d, "keel::synchronize_device", "synchronizing the device");
+    N::synchronize_device_for(d, timeout);
+  }
+
+  template <class F>
+  static void launch_host(stream_handle s, F&& f) {
+    if (N::books(s).redirect.load(std::memory_order_acquire) == 0) return N::launch_host(s, std::forward<F>(f));
+    issue(s, task_kind::host, "keel::stream::launch_host", [&] { N::captured_launch_host(s, std::forward<F>(f)); });
+  }
+
+  /** f(launch_context&) is the kernel's body; kind is what updates match. */
+  template <class F>
+  static void launch_kernel(stream_handle s, kernel_kind kind, F&& f) {
+    auto& sb = N::books(s);
+    const std::uint8_t redirect = sb.redirect.load(std::memory_order_acquire);
+    if (redirect == 0) return N::launch_kernel(s, kind, std::forward<F>(f));
+    if (redirect == 2) {
+      // A replacement for the group this stream updates, staged under the
+      // stream's own lock (the updating thread enters it without an atomic
+      // operation where the lock allows).
+      detail::update_section<decltype(sb.update_m)> lock(sb.update_m);
+      if (sb.updating != group_handle{}) return stage(s, sb.updating, kind, std::forward<F>(f));
+    }
+    issue_kernel(s, kind, std::forward<F>(f));
+  }
+
+  static void copy_async(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind kind,
+                         std::shared_ptr<void> keep_dst, std::shared_ptr<void> keep_src) {
+    if (N::books(s).redirect.load(std::memory_order_acquire) == 0)
+      return N::copy_async(s, dst, src, bytes, kind, std::move(keep_dst), std::move(keep_src));
+    issue(s, task_kind::copy, "keel::stream::copy_async", [&] {
+      N::captured_copy_async(s, dst, src, bytes, kind, std::move(keep_dst), std::move(keep_src));
+    });
+  }
+
+  /** A blocking copy: unsafe during capture. */
+  static void copy(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind kind) {
+    check_unsafe_device(N::device_of(s), "keel::stream::copy", "a blocking copy");
+    N::copy(s, dst, src, bytes, kind);
+  }
+
+  static capture_info capture_status(stream_handle s) {
+    auto& sb = N::books(s);
+    auto& db = N::books(N::device_of(s));
+    capture_info info;
+    {
+      std::lock_guard<std::mutex> lock(db.m);
+      {
+        std::lock_guard<decltype(sb.update_m)> stage_lock(sb.update_m);
+        info.updating = sb.updating != group_handle{};
+      }
+      if (sb.session) {
+        const capture_books<stream_handle>& c = *sb.session;
+        info.state = c.active ? capture_state::active : capture_state::invalidated;
+        info.mode = c.mode;
+        info.group_open = c.group_open && db.group_stream == s;
+        info.capture_id = c.id;
+        return info;
+      }
+    }
+    if constexpr (keel::detail::is_detected_v<detail::native_capture_status_call, N>) {
+      // A capture keel did not begin (an adopted stream's, begun through the runtime directly).
+      const capture_info native = N::native_capture_status(s);
+      info.state = native.state;
+      info.mode = native.mode;
+      info.capture_id = native.capture_id;
+    }
+    return info;
+  }
+
+  /** Whether the calling thread began a capture still in progress on @p d. */
+  static capture_info thread_capture_status(device_type& d) {
+    auto& db = N::books(d);
+    std::lock_guard<std::mutex> lock(db.m);
+    capture_info info;
+    for (const capture_books<stream_handle>* c : db.captures) {
+      if (c->thread != std::this_thread::get_id()) continue;
+      info.state = capture_state::active;
+      info.mode = c->mode;
+      info.group_open = c->group_open;
+      info.capture_id = c->id;
+      break;
+    }
+    return info;
+  }
+
+  // ---- events ------------------------------------------------------------------
+
+  static void record(event_handle e, stream_handle s) {
+    static constexpr const char* api = "keel::event::record";
+    auto& sb = N::books(s);
+    auto& eb = N::books(e);
+    auto& db = N::books(N::device_of(s));
+    if (sb.redirect.load(std::memory_order_acquire) != 0) {
+      std::unique_lock<std::mutex> lock(db.m);
+      refuse_if_updating(s, task_kind::event, api);
+      if (sb.session) {
+        if (N::flags_of(e) == event_flags::external)  // a signal is a task of the model
+          return issue_locked(lock, s, task_kind::event, api, [&] { N::captured_record(e, s); });
+        capture_books<stream_handle>& c = *sb.session;
+        check_may_issue(db, s, api);
+        if (c.group_open && db.group_stream == s)
+          throw_error(errc::capture_violation, api,
+                      "only operator launches may be marked into a task group, not an event record; " +
+                          detail::describe_capture(c, N::id_of(s)));
+        N::captured_record(e, s);  // a plain record is an edge, not a task
+        eb.session = sb.session;
+        eb.lane = sb.lane;
+        eb.position = c.lanes[sb.lane].count;
+        eb.captured.store(true, std::memory_order_release);
+        return;
+      }
+    }
+    if (eb.captured.load(std::memory_order_acquire)) {
+      std::lock_guard<std::mutex> lock(db.m);
+      eb.session.reset();
+      eb.captured.store(false, std::memory_order_release);
+    }
+    N::record(e, s);
+  }
+
+  static void wait(stream_handle s, event_handle e) {
+    static constexpr const char* api = "keel::stream::wait";
+    auto& sb = N::books(s);
+    auto& eb = N::books(e);
+    auto& db = N::books(N::device_of(s));
+    if (N::flags_of(e) == event_flags::external) {
+      if (sb.redirect.load(std::memory_order_acquire) != 0) {
+        std::unique_lock<std::mutex> lock(db.m);
+        refuse_if_updating(s, task_kind::event, api);
+        if (sb.session) return issue_locked(lock, s, task_kind::event, api, [&] { N::captured_wait(s, e); });
+      }
+      return N::wait(s, e);
+    }
+    if (sb.redirect.load(std::memory_order_acquire) != 0 || eb.captured.load(std::memory_order_acquire)) {
+      std::lock_guard<std::mutex> lock(db.m);
+      refuse_if_updating(s, task_kind::event, api);
+      const bool from_capture = eb.captured.load(std::memory_order_relaxed) && eb.session && eb.session->active;
+      if (sb.session) {
+        capture_books<stream_handle>& c = *sb.session;
+        check_may_issue(db, s, api);
+        if (c.group_open && db.group_stream == s)
+          throw_error(errc::capture_violation, api,
+                      "only operator launches may be marked into a task group, not an event wait; " +
+                          detail::describe_capture(c, N::id_of(s)));
+        if (!from_capture || eb.session.get() != &c)
+          throw_error(errc::capture_violation, api,
+                      "a capturing stream may wait only on events recorded in the same capture (or on external "
+                      "events); " + detail::describe_capture(c, N::id_of(s)));
+        N::captured_wait(s, e);
+        // Join: the waiting lane depends on the recording lane up to there.
+        auto& src = c.lanes[eb.lane];
+        src.joined = std::max(src.joined, eb.position);
+        return;
+      }
+      if (from_capture) return fork_locked(db, s, e, api);
+    }
+    N::wait(s, e);
+  }
+
+  /**
+   * wait(), bounded: refused while capturing or updating (a bounded wait
+   * cannot be replayed).
+   */
+  static void wait_for(stream_handle s, event_handle e, std::chrono::microseconds timeout) {
+    if (N::books(s).redirect.load(std::memory_order_acquire) != 0)
+      throw_error(errc::capture_violation, "keel::stream::wait",
+                  "a wait with a timeout cannot be captured or staged into an update (" +
+                      detail::describe_stream(N::id_of(s)) + " is capturing or updating); wait without a timeout");
+    N::wait_for(s, e, timeout);
+  }
+
+  /** Clears an external event's signal, in stream order. */
+  static void reset(stream_handle s, event_handle e) {
+    static constexpr const char* api = "keel::stream::reset";
+    if (N::flags_of(e) != event_flags::external)
+      throw_error(errc::invalid_parameter, api, "only external events are reset; default and timing events are not");
+    if (N::books(s).redirect.load(std::memory_order_acquire) == 0) return N::reset(s, e);
+    issue(s, task_kind::event, api, [&] { N::captured_reset(s, e); });
+  }
+
+  static bool query(event_handle e) {
+    check_event_safe(e, "keel::event::query", "querying an event recorded inside the capture");
+    return N::query(e);
+  }
+  static void synchronize(event_handle e) {
+    check_event_safe(e, "keel::event::synchronize", "synchronizing an event recorded inside the capture");
+    N::synchronize(e);
+  }
+  static void synchronize_for(event_handle e, std::chrono::microseconds timeout) {
+    check_event_safe(e, "keel::event::synchronize", "synchronizing an event recorded inside the capture");
+    N::synchronize_for(e, timeout);
+  }
+
+  /** Milliseconds between two completed timing events. */
+  static float elapsed_ms(event_handle start, event_handle end) {
+    if (N::flags_of(start) != event_flags::timing || N::flags_of(end) != event_flags::timing)
+      throw_error(errc::invalid_parameter, "keel::event::elapsed_time",
+                  "both events must be created with event_flags::timing");
+    return N::elapsed_ms(start, end);
+  }
+
+  // ---- capture and models ------------------------------------------------------
+
+  static void capture_begin(stream_handle s, capture_mode mode);
+  static model_handle capture_end(stream_handle s);
+  static void capture_discard(stream_handle s) noexcept;
+  static void destroy_model(model_handle m) noexcept;
+  static void execute(model_handle m, stream_handle s) {
+    if (N::books(s).redirect.load(std::memory_order_acquire) == 0) return N::execute(m, s);
+    issue(s, task_kind::model, "keel::model::execute", [&] { N::captured_execute(m, s); });
+  }
+  static std::size_t task_count(model_handle m) noexcept { return N::books(m).tasks; }
+  static std::size_t group_count(model_handle m) noexcept { return N::books(m).groups; }
+
+  // ---- task groups and updates -------------------------------------------------
+
+  static void group_begin(stream_handle s);
+  static group_handle group_end(stream_handle s);
+  static void group_abort(stream_handle s) noexcept;
+  static std::size_t group_size(group_handle g) noexcept { return N::books(g).signature.size(); }
+  static bool group_model_alive(group_handle g) noexcept {
+    const auto& alive = N::books(g).model_alive;
+    return alive && alive->load(std::memory_order_acquire);
+  }
+  static void update_begin(stream_handle s, group_handle g);
+  static void update_end(stream_handle s);
+  static void update_abort(stream_handle s) noexcept { abort_update(s); }
+
+  /**
+   * Forgets the books of a stream record that goes away without
+   * destroy_stream (an adopted stream whose record its backend drops): it
+   * leaves the capture it took part in, which is invalidated (or, begun on
+   * it, discarded without a report).
+   */
+  /**
+   * The rule for a call unsafe during capture (a blocking copy, a device
+   * synchronize) made by a thread whose own capture mode is @p own: what an
+   * emulation or an adaptor of a runtime's thread modes asks before such a call.
+   */
+  static void check_unsafe_device(device_type& d, capture_mode own, const char* api, const char* what) {
+    auto& db = N::books(d);
+    if (db.strict_captures.load(std::memory_order_acquire) == 0) return;
+    std::lock_guard<std::mutex> lock(db.m);
+    for (const capture_t* c : db.captures) detail::check_unsafe(*c, own, api, what);
+  }
+
+  static void forget_books(stream_handle s) noexcept {
+    abort_update(s);
+    auto& sb = N::books(s);
+    auto& db = N::books(N::device_of(s));
+    std::lock_guard<std::mutex> lock(db.m);
+    if (!sb.session) return;
+    capture_books<stream_handle>& c = *sb.session;
+    if (c.origin == s) return discard_locked(db, c);
+    c.active = false;
+    c.lanes[sb.lane].stream = stream_handle{};
+    leave_locked(s);
+  }
+
+ private:
+  using device_books_t = device_books<stream_handle>;
+  using capture_t = capture_books<stream_handle>;
+
+  // ---- issuing work that is captured or staged ----------------------------------
+
+  // A kernel on a stream that is not running its work now: staged into the
+  // update in progress, or captured.
+  template <class F>
+  static void issue_kernel(stream_handle s, kernel_kind kind, F&& f) {
+    static constexpr const char* api = "keel::stream::launch";
+    auto& sb = N::books(s);
+    auto& db = N::books(N::device_of(s));
+    std::unique_lock<std::mutex> lock(db.m);
+    {
+      std::lock_guard<decltype(sb.update_m)> stage_lock(sb.update_m);
+      if (sb.updating != group_handle{}) return stage(s, sb.updating, kind, std::forward<F>(f));
+    }
+    if (!sb.session) {
+      lock.unlock();  // the capture ended while the launch was issued: it runs
+      return N::launch_kernel(s, kind, std::forward<F>(f));
+    }
+    capture_t& c = *sb.session;
+    check_may_issue(db, s, api);
+    if (c.group_open && db.group_stream == s) {
+      c.group_kinds.push_back(kind);  // the group's signature, fixed at group end
+      try {
+        run_captured_kernel(lock, s, kind, std::forward<F>(f));
+      } catch (...) {
+        c.group_kinds.pop_back();
+        throw;
+      }
+      return;
+    }
+    count_task(c, sb.lane);
+    try {
+      run_captured_kernel(lock, s, kind, std::forward<F>(f));
+    } catch (...) {
+      uncount_task(c, sb.lane);
+      throw;
+    }
+  }
+
+  // Runs the native captured launch under the lock, or (a body that runs at
+  // issue) after it.
+  template <class F>
+  static void run_captured_kernel(std::unique_lock<std::mutex>& lock, stream_handle s, kernel_kind kind, F&& f) {
+    if constexpr (detail::kernel_body_runs_at_issue<N>()) lock.unlock();
+    N::captured_launch_kernel(s, kind, std::forward<F>(f));
+  }
+
+  // Stages a kernel into the update of @p g. Caller is in s's update section.
+  template <class F>
+  static void stage(stream_handle s, group_handle g, kernel_kind kind, F&& f) {
+    auto& staged = N::books(g).staged;
+    staged.push_back(kind);
+    try {
+      N::update_launch_kernel(s, g, kind, std::forward<F>(f));
+    } catch (...) {
+      staged.pop_back();
+      throw;
+    }
+  }
+
+  // Any task but a kernel, on a stream that is not running its work now.
+  template <class Captured>
+  static void issue(stream_handle s, task_kind k, const char* api, Captured&& captured) {
+    auto& db = N::books(N::device_of(s));
+    std::unique_lock<std::mutex> lock(db.m);
+    refuse_if_updating(s, k, api);
+    issue_locked(lock, s, k, api, std::forward<Captured>(captured));
+  }
+
+  // Caller holds the device books' lock and s is not updating.
+  template <class Captured>
+  static void issue_locked(std::unique_lock<std::mutex>& lock, stream_handle s, task_kind k, const char* api,
+                           Captured&& captured) {
+    auto& sb = N::books(s);
+    auto& db = N::books(N::device_of(s));
+    if (!sb.session)
+      throw_error(errc::invalid_state, api,
+                  detail::describe_stream(N::id_of(s)) + " changed capture state while work was issued to it");
+    capture_t& c = *sb.session;
+    check_may_issue(db, s, api);
+    if (c.group_open && db.group_stream == s)
+      throw_error(errc::capture_violation, api,
+                  std::string("only operator launches may be marked into a task group, not ") + detail::kind_name(k) +
+                      "; " + detail::describe_capture(c, N::id_of(s)));
+    count_task(c, sb.lane);
+    try {
+      captured();
+    } catch (...) {
+      uncount_task(c, sb.lane);
+      throw;
+    }
+    (void)lock;
+  }
+
+  static void count_task(capture_t& c, std::size_t lane) noexcept {
+    ++c.tasks;
+    ++c.lanes[lane].count;
+  }
+  static void uncount_task(capture_t& c, std::size_t lane) noexcept {
+    --c.tasks;
+    --c.lanes[lane].count;
+  }
+
+  // While a stream marks a task group, no other capturing stream may issue
+  // work (the device rule). Caller holds the device books' lock.
+  static void check_may_issue(const device_books_t& db, stream_handle s, const char* api) {
+    const stream_handle g = db.group_stream;
+    if (g != stream_handle{} && g != s)
+      throw_error(errc::capture_violation, api,
+                  "while " + detail::describe_stream(N::id_of(g)) +
+                      " marks a task group, no other capturing stream may issue work; " +
+                      detail::describe_capture(*N::books(s).session, N::id_of(s)));
+  }
+
+  // Refuses @p k, which an update never takes, if s is updating.
+  static void refuse_if_updating(stream_handle s, task_kind k, const char* api) {
+    auto& sb = N::books(s);
+    std::uint64_t group = 0;
+    {
+      std::lock_guard<decltype(sb.update_m)> lock(sb.update_m);
+      if (sb.updating == group_handle{}) return;
+      group = N::books(sb.updating).id;
+    }
+    detail::refuse_in_update(N::id_of(s), k, group, api);
+  }
+
+  // ---- calls unsafe during capture -------------------------------------------------
+
+  static void check_may_synchronize(stream_handle s, const char* api) {
+    auto& sb = N::books(s);
+    if (sb.redirect.load(std::memory_order_acquire) != 1) return;
+    device_type& d = N::device_of(s);
+    auto& db = N::books(d);
+    std::lock_guard<std::mutex> lock(db.m);
+    if (sb.session) detail::check_unsafe(*sb.session, detail::thread_mode<N>(d), api, "synchronizing a capturing stream");
+  }
+
+  static void check_unsafe_device(device_type& d, const char* api, const char* what) {
+    check_unsafe_device(d, detail::thread_mode<N>(d), api, what);
+  }
+
+  static void check_event_safe(event_handle e, const char* api, const char* what) {
+    auto& eb = N::books(e);
+    if (!eb.captured.load(std::memory_order_acquire)) return;
+    device_type& d = N::device_of(e);
+    auto& db = N::books(d);
+    std::lock_guard<std::mutex> lock(db.m);
+    if (eb.session && eb.session->active) detail::check_unsafe(*eb.session, detail::thread_mode<N>(d), api, what);
+  }
+
+  // ---- joining and leaving captures ---------------------------------------------------
+
+  // A stream that is not capturing waits on an event recorded in an active
+  // capture: it joins the capture (a fork). Caller holds the device books' lock.
+  static void fork_locked(device_books_t& db, stream_handle s, event_handle e, const char* api) {
+    auto& sb = N::books(s);
+    const std::shared_ptr<capture_t> c = N::books(e).session;
+    if (db.group_stream != stream_handle{})
+      throw_error(errc::capture_violation, api,
+                  "a stream cannot join a capture while " + detail::describe_stream(N::id_of(db.group_stream)) +
+                      " marks a task group");
+    c->lanes.push_back({s, N::id_of(s), 0, 0});
+    try {
+      {
+        // An update that began since the check in wait() is refused like one before it.
+        std::lock_guard<decltype(sb.update_m)> lock(sb.update_m);
+        if (sb.updating != group_handle{}) detail::refuse_in_update(N::id_of(s), task_kind::event, N::books(sb.updating).id, api);
+        sb.session = c;
+        sb.lane = c->lanes.size() - 1;
+        sb.redirect.store(1, std::memory_order_release);
+      }
+      N::capture_join(s, c->origin, e);
+    } catch (...) {
+      leave_locked(s);
+      c->lanes.pop_back();
+      throw;
+    }
+  }
+
+  // s leaves the capture it takes part in (not as its origin). Caller holds
+  // the device books' lock.
+  static void leave_locked(stream_handle s) noexcept {
+    auto& sb = N::books(s);
+    std::shared_ptr<capture_t> leaving;  // dropped after the update lock
+    {
+      std::lock_guard<decltype(sb.update_m)> lock(sb.update_m);
+      leaving = std::move(sb.session);
+      sb.redirect.store(0, std::memory_order_release);
+    }
+    N::capture_leave(s);
+  }
+
+  // The capture is over: every stream leaves it. Caller holds the device books' lock.
+  static void detach_locked(device_books_t& db, capture_t& c) noexcept {
+    const std::shared_ptr<capture_t> keep = N::books(c.origin).session;
+    for (std::size_t i = 1; i < c.lanes.size(); ++i)
+      if (c.lanes[i].stream != stream_handle{}) leave_locked(c.lanes[i].stream);
+    {
+      auto& ob = N::books(c.origin);
+      std::lock_guard<decltype(ob.update_m)> lock(ob.update_m);
+      ob.session.reset();
+      ob.redirect.store(0, std::memory_order_release);
+    }
+    c.lanes.clear();
+    c.active = false;
+    db.captures.erase(std::remove(db.captures.begin(), db.captures.end(), &c), db.captures.end());
+    db.capture_count.fetch_sub(1, std::memory_order_acq_rel);
+    if (c.mode != capture_mode::relaxed) db.strict_captures.fetch_sub(1, std::memory_order_acq_rel);
+    if (c.group_open && db.group_stream != stream_handle{}) db.group_stream = stream_handle{};
+    c.group_open = false;
+  }
+
+  static void discard_locked(device_books_t& db, capture_t& c) noexcept {
+    const stream_handle origin = c.origin;
+    const std::shared_ptr<capture_t> keep = N::books(origin).session;
+    detach_locked(db, c);
+    N::capture_discard(origin);
+  }
+
+  // Leaves update mode, dropping what was staged; the group is unchanged.
+  static void abort_update(stream_handle s) noexcept {
+    auto& sb = N::books(s);
+    group_handle g{};
+    {
+      std::lock_guard<decltype(sb.update_m)> lock(sb.update_m);
+      g = std::exchange(sb.updating, group_handle{});
+      if (g == group_handle{}) return;
+      sb.redirect.store(0, std::memory_order_release);
+    }
+    N::books(g).staged.clear();  // detached from the stream: the claim holder's alone
+    N::update_discard(s, g);
+    N::end_claim(g);
+  }
+
+  [[noreturn]] static void refuse_end(const group_books& g, std::size_t staged, std::size_t at);
+  /// @endcond
+};
+
+}  // namespace keel::checked
+
+#include "keel/runtime/checked/capture.hpp"
+#include "keel/runtime/checked/task_group.hpp"

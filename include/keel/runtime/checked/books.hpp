@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: Apache-2.0
+// The books the checked layer keeps for a native backend: who captures, who
+// joined, what a group holds, who updates it. A native backend embeds one
+// record of each kind in its own records (its device, streams, events,
+// groups and models) and hands them out through `books(...)`; it never reads
+// or writes them itself. Only keel/runtime/checked/ does.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "keel/runtime/types.hpp"
+
+namespace keel::checked {
+
+template <class Stream>
+struct capture_books;
+
+/**
+ * @brief The device-wide books: captures in progress and the stream marking
+ * a task group. Embedded in a native backend's device record.
+ *
+ * Ownership: a member of the native device; never copied. Thread safety:
+ * guarded by its own mutex (the checked layer locks it). Exceptions: none.
+ */
+template <class Stream>
+struct device_books {
+  /// @cond
+  std::mutex m;  // guards everything below, and the capture fields of every stream_books / event_books
+  std::vector<capture_books<Stream>*> captures;  // in progress, in begin order
+  std::atomic<int> strict_captures{0};           // captures in global or thread-local mode (lock-free hint)
+  std::atomic<int> capture_count{0};             // captures.size() (lock-free hint)
+  Stream group_stream{};                         // the stream marking a task group (one per device), or none
+  std::atomic<std::uint64_t> next_id{1};         // capture and group ids
+  /// @endcond
+};
+
+/**
+ * @brief One capture's books: its mode, thread and origin, the streams that
+ * joined it (lanes) with how much of their work the capture has waited for,
+ * and what the model will count. Shared by the capture's streams and the
+ * events recorded in it; made and read by the checked layer only.
+ */
+template <class Stream>
+struct capture_books {
+  /// @cond
+  struct lane {
+    Stream stream{};
+    std::uint64_t stream_id = 0;
+    std::size_t count = 0;   // tasks this stream issued in the capture
+    std::size_t joined = 0;  // how many of them another lane has waited for
+  };
+  capture_mode mode = capture_mode::global;
+  std::thread::id thread;
+  std::uint64_t id = 0;
+  Stream origin{};
+  std::uint64_t origin_id = 0;
+  std::vector<lane> lanes;  // lanes[0] is the origin
+  std::size_t tasks = 0;    // tasks of the model (a group counts once)
+  std::size_t groups = 0;
+  std::size_t open_group_lane = 0;
+  bool group_open = false;
+  std::vector<kernel_kind> group_kinds;  // the open group's launches, its signature at group end
+  bool active = true;  // false: a joined stream was destroyed; end() refuses
+  // The model's life: false until capture end, true while the model lives.
+  std::shared_ptr<std::atomic<bool>> model_alive = std::make_shared<std::atomic<bool>>(false);
+  /// @endcond
+};
+
+/**
+ * @brief A stream's books: whether its work runs, is captured or replaces a
+ * group's tasks, the capture it takes part in, the update in progress.
+ * Embedded in a native backend's stream record.
+ *
+ * `UpdateLock` guards the update fields: a lock with lock()/unlock(), and
+ * optionally enter()/leave()/set_owner() for an owner's lock-free entry (the
+ * host backend's biased lock), which the checked layer then uses.
+ */
+template <class Stream, class Group, class UpdateLock = std::mutex>
+struct stream_books {
+  /// @cond
+  // 0: work runs; 1: work is captured; 2: work replaces a group's tasks. The
+  // lock-free hint every issuing call reads first.
+  std::atomic<std::uint8_t> redirect{0};
+  // Guarded by the device books' mutex; whoever changes `session` also holds
+  // update_m, so an update can check "not capturing" under update_m alone.
+  std::shared_ptr<capture_books<Stream>> session;
+  std::size_t lane = 0;
+  // The group being updated (claimed through the native backend), guarded by update_m.
+  Group updating{};
+  UpdateLock update_m;
+  std::atomic<bool> destroyed{false};  // the checked layer's destroy_stream ran: scopes' late ends refuse
+  /// @endcond
+};
+
+/**
+ * @brief An event's books: where its last record was issued inside a capture
+ * (so a wait on it can join that stream's work). Embedded in a native
+ * backend's event record; guarded by the device books' mutex.
+ */
+template <class Stream>
+struct event_books {
+  /// @cond
+  std::atomic<bool> captured{false};  // lock-free hint: the last record was inside a capture
+  std::shared_ptr<capture_books<Stream>> session;
+  std::size_t lane = 0;
+  std::size_t position = 0;  // the recording lane's task count at the record
+  /// @endcond
+};
+
+/**
+ * @brief A task group's books: its id, the kernel kinds an update must match,
+ * what the update in progress staged, and whether its model lives.
+ * Embedded in a native backend's group record; `staged` belongs to the
+ * update's claim holder.
+ */
+struct group_books {
+  /// @cond
+  std::uint64_t id = 0;
+  std::uint64_t marked_on = 0;          // the stream id that marked it
+  std::vector<kernel_kind> signature;   // fixed at group end
+  std::vector<kernel_kind> staged;      // the update in progress (claim holder only)
+  std::shared_ptr<const std::atomic<bool>> model_alive;
+  /// @endcond
+};
+
+/** @brief A model's books: what capture counted, and its life flag (its groups read it). */
+struct model_books {
+  /// @cond
+  std::size_t tasks = 0;
+  std::size_t groups = 0;
+  std::shared_ptr<std::atomic<bool>> alive;
+  /// @endcond
+};
+
+}  // namespace keel::checked

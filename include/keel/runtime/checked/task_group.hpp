@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: Apache-2.0
+// The checked layer's task-group and update rules: a group is marked during
+// capture, one at a time per device; an update runs on a stream that is not
+// capturing, one updater per group, takes only operator launches, and must
+// match the group's count and kinds; an abandoned or refused update leaves
+// the group unchanged. Included by checked/backend.hpp.
+#pragma once
+
+#include "keel/runtime/checked/backend.hpp"
+
+namespace keel::checked {
+
+/// @cond KEEL_BACKEND_OPERATIONS
+template <class Native>
+void backend<Native>::group_begin(stream_handle s) {
+  static constexpr const char* api = "keel::task_group_scope";
+  auto& sb = N::books(s);
+  auto& db = N::books(N::device_of(s));
+  std::lock_guard<std::mutex> lock(db.m);
+  if (!sb.session)
+    throw_error(errc::capture_violation, api,
+                "a task group is marked during capture, and " + detail::describe_stream(N::id_of(s)) +
+                    " is not capturing");
+  capture_t& c = *sb.session;
+  if (db.group_stream != stream_handle{})
+    throw_error(errc::capture_violation, api,
+                detail::describe_stream(N::id_of(db.group_stream)) + " is already marking a task group; " +
+                    detail::describe_capture(c, N::id_of(s)));
+  check_may_issue(db, s, api);
+  c.group_kinds.clear();
+  N::group_begin(s);
+  count_task(c, sb.lane);  // the group is one task of the model
+  c.group_open = true;
+  c.open_group_lane = sb.lane;
+  db.group_stream = s;
+}
+
+template <class Native>
+typename backend<Native>::group_handle backend<Native>::group_end(stream_handle s) {
+  static constexpr const char* api = "keel::task_group_scope::end";
+  auto& sb = N::books(s);
+  if (sb.destroyed.load(std::memory_order_acquire))
+    throw_error(errc::invalid_handle, api, "the scope's " + detail::describe_stream(N::id_of(s)) + " was destroyed");
+  auto& db = N::books(N::device_of(s));
+  std::lock_guard<std::mutex> lock(db.m);
+  if (!sb.session || db.group_stream != s)
+    throw_error(errc::invalid_state, api, detail::describe_stream(N::id_of(s)) + " is not marking a task group");
+  capture_t& c = *sb.session;
+  std::vector<kernel_kind> signature = c.group_kinds;  // copied first: the native end cannot be undone
+  const group_handle g = N::group_end(s);
+  group_books& gb = N::books(g);
+  gb.id = db.next_id.fetch_add(1, std::memory_order_relaxed);
+  gb.marked_on = N::id_of(s);
+  gb.signature = std::move(signature);
+  gb.model_alive = c.model_alive;
+  ++c.groups;
+  c.group_open = false;
+  c.group_kinds.clear();
+  db.group_stream = stream_handle{};
+  return g;
+}
+
+template <class Native>
+void backend<Native>::group_abort(stream_handle s) noexcept {
+  if (N::books(s).destroyed.load(std::memory_order_acquire)) return;  // its capture went with the stream
+  try {
+    N::destroy_group(group_end(s));  // the runtime cannot cancel a group: it closes with what was marked
+  } catch (...) {
+    report_current_exception("keel::task_group_scope");
+  }
+}
+
+// An update claims the group (the native backend's claim, one atomic
+// operation on the host backend), and at its end the checked layer compares
+// what was staged with the group before the native commit swaps it in. The
+// stream's update lock is entered without an atomic operation by the thread
+// that began the last update, where the lock allows (the host's biased lock).
+template <class Native>
+void backend<Native>::update_begin(stream_handle s, group_handle g) {
+  static constexpr const char* api = "keel::update_scope";
+  auto& sb = N::books(s);
+  enum class refusal { capturing, updating, model_gone, claimed } why = refusal::claimed;
+  std::uint64_t other = 0;
+  {
+    detail::update_section<decltype(sb.update_m)> stage_lock(sb.update_m);
+    if (sb.session) {
+      why = refusal::capturing;
+    } else if (sb.updating != group_handle{}) {
+      why = refusal::updating;
+      other = N::books(sb.updating).id;
+    } else if (!group_model_alive(g)) {
+      why = refusal::model_gone;
+    } else if (!N::try_claim(g)) {
+      why = refusal::claimed;
+    } else {
+      sb.updating = g;  // its staged list is empty: whoever ended the last claim emptied it
+      detail::set_owner(sb.update_m);
+      sb.redirect.store(2, std::memory_order_release);
+      return;
+    }
+  }
+  const std::uint64_t id = N::books(g).id;
+  switch (why) {
+    case refusal::capturing: {
+      auto& db = N::books(N::device_of(s));
+      std::lock_guard<std::mutex> lock(db.m);  // describing a capture reads its books
+      throw_error(errc::capture_violation, api,
+                  "updates are issued on a stream that is not capturing; " +
+                      (sb.session ? detail::describe_capture(*sb.session, N::id_of(s))
+                                  : detail::describe_stream(N::id_of(s)) + " was capturing"));
+    }
+    case refusal::updating:
+      throw_error(errc::update_violation, api,
+                  detail::describe_stream(N::id_of(s)) + " is already updating group #" + std::to_string(other));
+    case refusal::model_gone:
+      throw_error(errc::invalid_state, api,
+                  "the model of task group #" + std::to_string(id) + " was destroyed (or never completed)");
+    case refusal::claimed:
+      break;
+  }
+  throw_error(errc::update_violation, api,
+              "task group #" + std::to_string(id) +
+                  " is already being updated: one thread on one stream updates a group at a time");
+}
+
+template <class Native>
+void backend<Native>::update_end(stream_handle s) {
+  static constexpr const char* api = "keel::update_scope::end";
+  auto& sb = N::books(s);
+  group_handle g{};
+  {
+    detail::update_section<decltype(sb.update_m)> stage_lock(sb.update_m);
+    g = std::exchange(sb.updating, group_handle{});
+    if (g != group_handle{}) sb.redirect.store(0, std::memory_order_release);
+  }
+  if (g == group_handle{}) {
+    if (sb.destroyed.load(std::memory_order_acquire))
+      throw_error(errc::invalid_handle, api, "the scope's " + detail::describe_stream(N::id_of(s)) + " was destroyed");
+    throw_error(errc::invalid_state, api, detail::describe_stream(N::id_of(s)) + " is not updating a task group");
+  }
+  // Detached from the stream, the staged list is the claim holder's alone.
+  group_books& gb = N::books(g);
+  const std::size_t staged = gb.staged.size();
+  const std::size_t expected = gb.signature.size();
+  bool refused = true;
+  std::size_t refused_at = staged;
+  const bool alive = group_model_alive(g);
+  if (staged == 0) {
+    // An update with no tasks leaves the group as it was.
+    N::update_discard(s, g);
+    N::end_claim(g);
+    return;
+  }
+  if (alive && staged == expected) {
+    refused = false;
+    for (std::size_t i = 0; i < expected && !refused; ++i)
+      if (!detail::same_kind(gb.signature[i], gb.staged[i])) {
+        refused = true;
+        refused_at = i;
+      }
+  }
+  if (refused) {
+    struct finish {  // the refusal leaves the group unchanged and ends the claim
+      stream_handle s;
+      group_handle g;
+      ~finish() {
+        N::books(g).staged.clear();
+        N::update_discard(s, g);
+        N::end_claim(g);
+      }
+    } done{s, g};
+    refuse_end(gb, staged, refused_at);
+  }
+  gb.staged.clear();
+  N::update_commit(s, g);  // swaps the staged tasks in, in stream order, and ends the claim
+}
+
+// Why update_end refuses: model gone, count, or the kind of task @p at; out
+// of line, so building the message costs the accepted path nothing.
+template <class Native>
+void backend<Native>::refuse_end(const group_books& g, std::size_t staged, std::size_t at) {
+  static constexpr const char* api = "keel::update_scope::end";
+  if (!(g.model_alive && g.model_alive->load(std::memory_order_acquire)))
+    throw_error(errc::invalid_state, api, "the model of task group #" + std::to_string(g.id) + " was destroyed");
+  const std::size_t expected = g.signature.size();
+  if (staged != expected)
+    throw_error(errc::update_violation, api,
+                "task group #" + std::to_string(g.id) + " has " + std::to_string(expected) +
+                    " tasks and the update issued " + std::to_string(staged) + "; the group is unchanged");
+  throw_error(errc::update_violation, api,
+              "task " + std::to_string(at) + " of group #" + std::to_string(g.id) + " is kernel '" +
+                  std::string(g.signature[at].name()) + "' and the update issued '" +
+                  std::string(g.staged[at].name()) + "'; the group is unchanged");
+}
+/// @endcond
+
+}  // namespace keel::checked

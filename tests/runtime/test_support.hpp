@@ -96,8 +96,8 @@ struct acl : keel::testing::fixture_defaults {
   static constexpr bool replays_may_overlap = false;
   static constexpr int stress_ms = 300;
   // The kinds keel::acl::run_on launches aclnnAdd and aclnnCast with.
-  static constexpr const char* axpy_kind = "aclnnAdd";
-  static constexpr const char* copy_kind = "aclnnCast";
+  static constexpr const char* axpy_kind_name = "aclnnAdd";
+  static constexpr const char* copy_kind_name = "aclnnCast";
 
   static keel::acl::device& device() {
     static keel::acl::device dev{keel::acl::device_options{0, KEEL_ACL_EMULATION_DIR}};

@@ -235,6 +235,11 @@ struct stream_calls : memory_calls {
       std::lock_guard<std::mutex> lock(callbacks->m);
       skip = callbacks->failed;
     }
+    if (!skip && callbacks != nullptr) {  // the ACL stream failed (a bounded wait, an ACL task)
+      const auto query = callbacks->functions->aclrtStreamQuery.get();
+      acl::stream_status st = acl::stream_status::not_ready;
+      skip = query != nullptr && query(callbacks->native, &st) != 0;
+    }
     if (!skip) {
       std::string failure;
       try {
@@ -272,6 +277,8 @@ struct stream_calls : memory_calls {
                   "host callbacks are not supported by this runtime (CANN too old?)");
     auto callbacks = std::make_unique<host_callbacks>();
     host_callbacks* cb = callbacks.get();
+    cb->native = s->native;
+    cb->functions = &a;
     cb->reporter = std::thread([cb, dev] {
       reporting_for() = cb;
       dev->enter();  // a runtime thread of keel's own

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "keel/acl/api.hpp"
 #include "keel/acl/types.hpp"
 #include "keel/runtime/checked/books.hpp"
 
@@ -38,6 +39,12 @@ struct host_callbacks {
   std::mutex m;                    // guards the error state below
   bool failed = false;
   std::string failure;
+  // The ACL stream it reports for, and the table to ask it with: a stream in
+  // its error state still delivers its callbacks (CANN's default
+  // ACL_CONTINUE_ON_FAILURE runs the tasks after a failed one), and keel
+  // skips the callable there, as the host backend skips work.
+  stream_handle native = nullptr;
+  const api* functions = nullptr;
   host_callbacks() = default;
   host_callbacks(const host_callbacks&) = delete;
   host_callbacks& operator=(const host_callbacks&) = delete;

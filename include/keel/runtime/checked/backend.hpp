@@ -197,119 +197,17 @@ struct backend : Native {
 
   // ---- events ------------------------------------------------------------------
 
-  static void record(event_handle e, stream_handle s) {
-    static constexpr const char* api = "keel::event::record";
-    auto& sb = N::books(s);
-    auto& eb = N::books(e);
-    auto& db = N::books(N::device_of(s));
-    if (sb.redirect.load(std::memory_order_acquire) != 0) {
-      std::unique_lock<std::mutex> lock(db.m);
-      refuse_if_updating(s, task_kind::event, api);
-      if (sb.session) {
-        if (N::flags_of(e) == event_flags::external)  // a signal is a task of the model
-          return issue_locked(lock, s, task_kind::event, api, [&] { N::captured_record(e, s); });
-        capture_books<stream_handle>& c = *sb.session;
-        check_may_issue(db, s, api);
-        if (c.group_open && db.group_stream == s)
-          throw_error(errc::capture_violation, api,
-                      "only operator launches may be marked into a task group, not an event record; " +
-                          detail::describe_capture(c, N::id_of(s)));
-        N::captured_record(e, s);  // a plain record is an edge, not a task
-        eb.session = sb.session;
-        eb.lane = sb.lane;
-        eb.position = c.lanes[sb.lane].count;
-        eb.captured.store(true, std::memory_order_release);
-        return;
-      }
-    }
-    if (eb.captured.load(std::memory_order_acquire)) {
-      std::lock_guard<std::mutex> lock(db.m);
-      eb.session.reset();
-      eb.captured.store(false, std::memory_order_release);
-    }
-    N::record(e, s);
-  }
-
-  static void wait(stream_handle s, event_handle e) {
-    static constexpr const char* api = "keel::stream::wait";
-    auto& sb = N::books(s);
-    auto& eb = N::books(e);
-    auto& db = N::books(N::device_of(s));
-    if (N::flags_of(e) == event_flags::external) {
-      if (sb.redirect.load(std::memory_order_acquire) != 0) {
-        std::unique_lock<std::mutex> lock(db.m);
-        refuse_if_updating(s, task_kind::event, api);
-        if (sb.session) return issue_locked(lock, s, task_kind::event, api, [&] { N::captured_wait(s, e); });
-      }
-      return N::wait(s, e);
-    }
-    if (sb.redirect.load(std::memory_order_acquire) != 0 || eb.captured.load(std::memory_order_acquire)) {
-      std::lock_guard<std::mutex> lock(db.m);
-      refuse_if_updating(s, task_kind::event, api);
-      const bool from_capture = eb.captured.load(std::memory_order_relaxed) && eb.session && eb.session->active;
-      if (sb.session) {
-        capture_books<stream_handle>& c = *sb.session;
-        check_may_issue(db, s, api);
-        if (c.group_open && db.group_stream == s)
-          throw_error(errc::capture_violation, api,
-                      "only operator launches may be marked into a task group, not an event wait; " +
-                          detail::describe_capture(c, N::id_of(s)));
-        if (!from_capture || eb.session.get() != &c)
-          throw_error(errc::capture_violation, api,
-                      "a capturing stream may wait only on events recorded in the same capture (or on external "
-                      "events); " + detail::describe_capture(c, N::id_of(s)));
-        N::captured_wait(s, e);
-        // Join: the waiting lane depends on the recording lane up to there.
-        auto& src = c.lanes[eb.lane];
-        src.joined = std::max(src.joined, eb.position);
-        return;
-      }
-      if (from_capture) return fork_locked(db, s, e, api);
-    }
-    N::wait(s, e);
-  }
-
-  /**
-   * wait(), bounded: refused while capturing or updating (a bounded wait
-   * cannot be replayed).
-   */
-  static void wait_for(stream_handle s, event_handle e, std::chrono::microseconds timeout) {
-    if (N::books(s).redirect.load(std::memory_order_acquire) != 0)
-      throw_error(errc::capture_violation, "keel::stream::wait",
-                  "a wait with a timeout cannot be captured or staged into an update (" +
-                      detail::describe_stream(N::id_of(s)) + " is capturing or updating); wait without a timeout");
-    N::wait_for(s, e, timeout);
-  }
-
+  static void record(event_handle e, stream_handle s);
+  static void wait(stream_handle s, event_handle e);
+  /** wait(), bounded: refused while capturing or updating (a bounded wait cannot be replayed). */
+  static void wait_for(stream_handle s, event_handle e, std::chrono::microseconds timeout);
   /** Clears an external event's signal, in stream order. */
-  static void reset(stream_handle s, event_handle e) {
-    static constexpr const char* api = "keel::stream::reset";
-    if (N::flags_of(e) != event_flags::external)
-      throw_error(errc::invalid_parameter, api, "only external events are reset; default and timing events are not");
-    if (N::books(s).redirect.load(std::memory_order_acquire) == 0) return N::reset(s, e);
-    issue(s, task_kind::event, api, [&] { N::captured_reset(s, e); });
-  }
-
-  static bool query(event_handle e) {
-    check_event_safe(e, "keel::event::query", "querying an event recorded inside the capture");
-    return N::query(e);
-  }
-  static void synchronize(event_handle e) {
-    check_event_safe(e, "keel::event::synchronize", "synchronizing an event recorded inside the capture");
-    N::synchronize(e);
-  }
-  static void synchronize_for(event_handle e, std::chrono::microseconds timeout) {
-    check_event_safe(e, "keel::event::synchronize", "synchronizing an event recorded inside the capture");
-    N::synchronize_for(e, timeout);
-  }
-
+  static void reset(stream_handle s, event_handle e);
+  static bool query(event_handle e);
+  static void synchronize(event_handle e);
+  static void synchronize_for(event_handle e, std::chrono::microseconds timeout);
   /** Milliseconds between two completed timing events. */
-  static float elapsed_ms(event_handle start, event_handle end) {
-    if (N::flags_of(start) != event_flags::timing || N::flags_of(end) != event_flags::timing)
-      throw_error(errc::invalid_parameter, "keel::event::elapsed_time",
-                  "both events must be created with event_flags::timing");
-    return N::elapsed_ms(start, end);
-  }
+  static float elapsed_ms(event_handle start, event_handle end);
 
   // ---- capture and models ------------------------------------------------------
 
@@ -383,11 +281,13 @@ struct backend : Native {
     auto& sb = N::books(s);
     auto& db = N::books(N::device_of(s));
     std::unique_lock<std::mutex> lock(db.m);
-    {
-      std::lock_guard<decltype(sb.update_m)> stage_lock(sb.update_m);
-      if (sb.updating != group_handle{}) return stage(s, sb.updating, kind, std::forward<F>(f));
-    }
+    // A capturing stream is never updating (each refuses the other under the
+    // device books' lock and the update lock): no update lock on this path.
     if (!sb.session) {
+      {
+        std::lock_guard<decltype(sb.update_m)> stage_lock(sb.update_m);
+        if (sb.updating != group_handle{}) return stage(s, sb.updating, kind, std::forward<F>(f));
+      }
       lock.unlock();  // the capture ended while the launch was issued: it runs
       return N::launch_kernel(s, kind, std::forward<F>(f));
     }
@@ -438,7 +338,7 @@ struct backend : Native {
   static void issue(stream_handle s, task_kind k, const char* api, Captured&& captured) {
     auto& db = N::books(N::device_of(s));
     std::unique_lock<std::mutex> lock(db.m);
-    refuse_if_updating(s, k, api);
+    if (!N::books(s).session) refuse_if_updating(s, k, api);  // a capturing stream is never updating
     issue_locked(lock, s, k, api, std::forward<Captured>(captured));
   }
 
@@ -614,4 +514,5 @@ struct backend : Native {
 }  // namespace keel::checked
 
 #include "keel/runtime/checked/capture.hpp"
+#include "keel/runtime/checked/event.hpp"
 #include "keel/runtime/checked/task_group.hpp"

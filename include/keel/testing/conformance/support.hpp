@@ -46,9 +46,9 @@ struct fixture_defaults {
   /// The condition of an update of a group whose model was destroyed.
   static constexpr keel::errc dead_group_update = keel::errc::invalid_state;
   /// The kernel kind names the fixture's axpy and copy launch with (what an update-mismatch error names).
-  static constexpr const char* axpy_kind = "axpy";
-  /// See axpy_kind.
-  static constexpr const char* copy_kind = "copy";
+  static constexpr const char* axpy_kind_name = "axpy";
+  /// See axpy_kind_name.
+  static constexpr const char* copy_kind_name = "copy";
   /// Whether @p code reports the runtime rule @p rule that a kernel launch broke.
   static bool is_launch_error(const std::error_code& code, keel::errc rule) { return matches(code, rule); }
 };

@@ -188,7 +188,7 @@ void group_replacements_must_match_the_group_in_number_and_kind() {
     update_scope update{f.u, f.group};
     F::copy(f.u, &f.out, &f.tmp);
     KEEL_TESTING_REQUIRE_ERROR(update.end(), errc::update_violation,
-                               std::string("is kernel '") + F::axpy_kind + "' and the update issued '" + F::copy_kind +
+                               std::string("is kernel '") + F::axpy_kind_name + "' and the update issued '" + F::copy_kind_name +
                                    "'");
   }
   SECTION("only operator launches") {

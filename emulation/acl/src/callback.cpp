@@ -18,7 +18,9 @@
 // callback), the callback is dropped and that stream enters its error state
 // (a failed kernel, ACL_ERROR_RT_AICORE_EXCEPTION at the next synchronize).
 // aclmdlRIExecute runs on a stream of its own, which no thread can subscribe
-// to: there a callback goes to the stream that captured it.
+// to: there a callback goes to the stream that captured it. A stream in its
+// error state (a task before the callback failed) still delivers it, as
+// CANN's default ACL_CONTINUE_ON_FAILURE runs the tasks after a failed one.
 
 #include <pthread.h>
 
@@ -159,11 +161,17 @@ aclError aclrtLaunchCallback(aclrtCallback fn, void* userData, aclrtCallbackBloc
   }
   // Capture records the task like any host task; an update or an open task
   // group refuses it (only operator launches), as the host backend does.
+  // The task is failure-aware: it runs on a stream in its error state too
+  // (the host backend skips other work there), because CANN's default
+  // failure mode (ACL_CONTINUE_ON_FAILURE, aclrtSetStreamFailureMode) runs
+  // the tasks after a failed one and every aclrtLaunchCallback triggers one
+  // execution of its callback: a callback never delivered would leak
+  // whatever its userData owns.
   return guarded(api, call::other, [&] {
-    hb::launch_host(s, [stream, fn, userData, block] {
+    hb::launch_host(s, keel::host::detail::make_failure_aware([stream, fn, userData, block](bool) {
       aclrtStream running = worker_stream();  // the executing stream on a replay
       post_callback(running != nullptr ? running : stream, fn, userData, block == ACL_CALLBACK_BLOCK);
-    });
+    }));
   });
 }
 

@@ -380,3 +380,86 @@ TEST_CASE("acl emulation: sizes no object can have and timeouts answer CANN's st
   CHECK(api.aclrtDestroyEvent(e) == 0);
   CHECK(api.aclrtDestroyStream(s) == 0);
 }
+
+// CANN's default failure mode, ACL_CONTINUE_ON_FAILURE, runs a stream's next
+// task after one failed (aclrtSetStreamFailureMode, 06_stream_management.md),
+// and every aclrtLaunchCallback triggers one execution of its callback
+// (12_execution_control.md). A callback is also how a client learns its
+// userData may be freed, so one that is never delivered leaks it: the
+// emulation delivers callbacks on a stream in its error state, whether the
+// stream failed before the launch or after it; other work stays skipped and
+// the failure is still reported by the next synchronize.
+TEST_CASE("acl emulation: a callback on a stream in its error state is still delivered, once", "[runtime][acl][misuse]") {
+  const keel::acl::api& api = acl::device().functions();
+  keel::acl::stream_handle s = nullptr;
+  REQUIRE(api.aclrtCreateStream(&s) == 0);
+  keel::acl::event_handle e = nullptr;
+  REQUIRE(api.aclrtCreateEvent(&e) == 0);
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> id{0};
+  std::thread reporter([&] {
+    id = static_cast<std::uint64_t>(::pthread_self());
+    while (!stop) (void)api.aclrtProcessReport(5);
+  });
+  while (id == 0) std::this_thread::yield();
+  REQUIRE(api.aclrtSubscribeReport(id, s) == 0);
+  static std::atomic<int> ran{0};
+  ran = 0;
+  const keel::acl::callback count = [](void*) { ++ran; };
+  // A held stream records the event, so a bounded wait on it fails s.
+  std::atomic<bool> open{false};
+  keel::acl::stream held{acl::device()};
+  held.launch_host([&] {
+    while (!open.load()) std::this_thread::yield();
+  });
+  // Whatever a failed REQUIRE skips: the held stream opens, the reporter ends.
+  struct cleanup {
+    std::atomic<bool>& open;
+    std::atomic<bool>& stop;
+    std::thread& reporter;
+    ~cleanup() {
+      open = true;
+      stop = true;
+      if (reporter.joinable()) reporter.join();
+    }
+  } ends{open, stop, reporter};
+  REQUIRE(api.aclrtRecordEvent(e, held.native_handle()->native) == 0);
+  static char byte = 0;
+  byte = 0;
+
+  SECTION("the stream fails after the launch: the callbacks behind the failed wait run") {
+    REQUIRE(api.aclrtStreamWaitEventWithTimeout(s, e, 20) == 0);
+    REQUIRE(api.aclrtLaunchCallback(count, nullptr, keel::acl::callback_block::block, s) == 0);
+    REQUIRE(api.aclrtLaunchCallback(count, nullptr, keel::acl::callback_block::no_block, s) == 0);
+    REQUIRE(api.aclrtMemsetAsync(&byte, 1, 1, 1, s) == 0);  // work: skipped
+    REQUIRE(api.aclrtLaunchCallback(count, nullptr, keel::acl::callback_block::block, s) == 0);
+    CHECK(api.aclrtSynchronizeStream(s) == 507015);  // ACL_ERROR_RT_AICORE_EXCEPTION: the wait's failure
+    CHECK(ran == 3);
+  }
+  SECTION("the stream failed before the launch: the launch succeeds and the callback runs") {
+    REQUIRE(api.aclrtStreamWaitEventWithTimeout(s, e, 1) == 0);
+    keel::acl::stream_status status = keel::acl::stream_status::not_ready;
+    while (api.aclrtStreamQuery(s, &status) == 0) std::this_thread::yield();  // until it reports the failure
+    CHECK(api.aclrtStreamQuery(s, &status) == 507015);
+    REQUIRE(api.aclrtLaunchCallback(count, nullptr, keel::acl::callback_block::block, s) == 0);
+    REQUIRE(api.aclrtMemsetAsync(&byte, 1, 1, 1, s) == 0);  // work: skipped
+    REQUIRE(api.aclrtLaunchCallback(count, nullptr, keel::acl::callback_block::no_block, s) == 0);
+    CHECK(api.aclrtSynchronizeStream(s) == 507015);
+    CHECK(ran == 2);
+  }
+  CHECK(byte == 0);
+  // The synchronize cleared the error state: work runs again, callbacks as ever.
+  const int before = ran;
+  REQUIRE(api.aclrtMemsetAsync(&byte, 1, 1, 1, s) == 0);
+  REQUIRE(api.aclrtLaunchCallback(count, nullptr, keel::acl::callback_block::block, s) == 0);
+  CHECK(api.aclrtSynchronizeStream(s) == 0);
+  CHECK(byte == 1);
+  CHECK(ran == before + 1);
+  open = true;
+  CHECK(api.aclrtUnSubscribeReport(id, s) == 0);
+  stop = true;
+  reporter.join();
+  CHECK(api.aclrtSynchronizeEventWithTimeout(e, -1) == 0);
+  CHECK(api.aclrtDestroyEvent(e) == 0);
+  CHECK(api.aclrtDestroyStream(s) == 0);
+}

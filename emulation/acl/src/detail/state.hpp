@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: Apache-2.0
+// The emulation's internal state, shared by its translation units (one per
+// concept: device, stream, callback, event, memory, model, aclnn objects,
+// aclnn operators, status): the host device, the calling thread's state, the
+// live-handle books, the status mapping and the `guarded` wrapper every C
+// entry point runs its body in. Nothing here is exported: the library is
+// built with hidden visibility and only ACL_FUNC_VISIBILITY names (the C API)
+// leave it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <new>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "acl/acl.h"
+#include "aclnn/acl_meta.h"
+#include "keel/host/host.hpp"
+
+namespace keel::acl_emulation::detail {
+
+using hb = keel::host::backend;
+using keel::errc;
+
+// The emulated runtime's state is never destroyed: its clients may still call
+// it from their own static destructors at exit (a keel::acl::device held in a
+// function-local static frees what is still released in stream order), and
+// the order in which statics of different libraries are destroyed is not
+// theirs to choose. Reachable to the end, so no leak checker reports it.
+keel::host::device& dev();
+
+// ---- the calling thread (status.cpp) ----------------------------------------
+
+// Per-thread state (aclGetRecentErrMsg's text, aclrtSetDevice's binding)
+// lives under a pthread key rather than in C++ thread_local: a dlopen-ed
+// library's dynamic TLS is what current sanitizers' leak checker mis-reads.
+struct thread_state {
+  std::string recent_error;
+  bool has_recent_error = false;
+  std::int32_t current_device = -1;
+  aclError last_runtime_error = ACL_SUCCESS;  // aclrtPeekAtLastError / aclrtGetLastError
+  int capture_mode = ACL_MODEL_RI_CAPTURE_MODE_GLOBAL;  // aclmdlRICaptureThreadExchangeMode
+};
+thread_state& this_thread_state();
+
+// A failure: the thread's aclGetRecentErrMsg text, and, for a runtime
+// status (not an aclnn one, 1x1xxx-5x1xxx), the thread's last runtime error.
+aclError fail(aclError code, const char* function, const std::string& text);
+
+// What kind of call failed: some keel conditions have a call-specific status
+// (a timeout is 507046 for a stream or device synchronize, 507047 for an
+// event's, 107019 for a wait); `nn` is an aclnn call (ACLNN_* statuses).
+enum class call { other, capture_begin, capture_end, group, update_end, create_event, stream_sync, event_sync, nn };
+
+// The ACL status for a rule the host backend reported. `c` refines the
+// general choice where CANN documents a more specific code for that call.
+aclError code_for(errc e, call c);
+
+// The CANN symbol of a status code_for() can give a runtime rule.
+const char* status_symbol(aclError code);
+
+// CANN's rule: aclrtSetDevice "specifies the Device used for computation in
+// the current thread" and implicitly creates its default context; a runtime
+// call on a thread with no current context fails with
+// ACL_ERROR_RT_CONTEXT_NULL (107002). Both in status.cpp.
+bool has_context() noexcept;
+aclError no_context(const char* function);
+
+[[noreturn]] void throw_rule(errc e, const char* function, std::string text);
+
+template <class T>
+void require(const T* p, const char* function, const char* name) {
+  if (p == nullptr) throw_rule(errc::null_parameter, function, std::string(name) + " is null");
+}
+
+// Runs body, turning what it throws into the ACL status and the thread's
+// message. Runtime calls (not the aclnn object calls) first need the thread's context.
+template <class F>
+aclError guarded(const char* function, call c, F&& body) noexcept {
+  if (c != call::nn && !has_context()) return no_context(function);
+  try {
+    body();
+    return ACL_SUCCESS;
+  } catch (const keel::error& e) {
+    const bool ours = e.code().category() == keel::keel_category();
+    const aclError code = ours ? code_for(static_cast<errc>(e.code().value()), c)
+                               : (c == call::nn ? ACLNN_ERR_INNER : ACL_ERROR_RT_INTERNAL_ERROR);
+    if (c == call::nn && code == ACLNN_ERR_RUNTIME_ERROR) {
+      // The operator's call into the runtime failed: the runtime sets the
+      // thread's last error (and its text) as for a direct call, and the
+      // operator reports 361001 over it.
+      const aclError runtime = code_for(static_cast<errc>(e.code().value()), call::other);
+      fail(runtime, function, std::string("the runtime failed with ") + status_symbol(runtime) + " (" +
+                                  std::to_string(runtime) + "): " + e.what());
+      return code;
+    }
+    return fail(code, function, e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(c == call::nn ? ACLNN_ERR_INNER : ACL_ERROR_BAD_ALLOC, function, "out of host memory");
+  } catch (const std::exception& e) {
+    return fail(c == call::nn ? ACLNN_ERR_INNER : ACL_ERROR_RT_INTERNAL_ERROR, function, e.what());
+  } catch (...) {
+    return fail(c == call::nn ? ACLNN_ERR_INNER : ACL_ERROR_RT_INTERNAL_ERROR, function, "unknown exception");
+  }
+}
+
+// A C caller may pass any int where CANN takes an enum; C++ may not load an
+// out-of-range value as the enum type, so the emulation reads the bits.
+template <class Enum>
+int raw(const Enum& value) noexcept {
+  int bits = 0;
+  std::memcpy(&bits, &value, sizeof bits < sizeof value ? sizeof bits : sizeof value);
+  return bits;
+}
+
+// A CANN timeout (milliseconds, -1 forever) as keel's wait budget; false for
+// -1. Other negative values are invalid (device.cpp).
+bool bounded(std::int32_t timeout, const char* function, std::chrono::microseconds& budget);
+
+// ---- live handles (books in device.cpp, lookups in each concept's file) -----
+
+struct model_box {
+  hb::model_handle model = nullptr;  // null while its capture is in progress
+  std::vector<hb::group_handle> groups;
+};
+
+struct books {
+  std::mutex m;
+  std::unordered_set<void*> streams, events, groups;
+  std::unordered_set<model_box*> models;
+  std::unordered_map<hb::stream_handle, model_box*> capturing;  // origin stream → its model-to-be
+  std::unordered_map<void*, std::size_t> device_memory, host_memory;
+  bool initialized = false;
+};
+books& book();  // never destroyed, as dev()
+
+hb::stream_handle stream_of(aclrtStream s, const char* function);  // stream.cpp
+hb::event_handle event_of(aclrtEvent e, const char* function);     // event.cpp
+
+// ---- host callbacks (callback.cpp) ------------------------------------------
+
+// On a stream's worker thread: the aclrtStream it runs (set by the stream's
+// first task, aclrtCreateStream); null on any other thread.
+aclrtStream& worker_stream() noexcept;
+
+// The stream is destroyed: its subscription ends and its callbacks not yet
+// taken by the subscribed thread are dropped.
+void forget_subscription(aclrtStream stream);
+
+}  // namespace keel::acl_emulation::detail

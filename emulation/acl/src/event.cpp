@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: Apache-2.0
+// Events: creation with CANN's flags (timed, external), destruction, record,
+// reset, query, synchronize and elapsed time. Each aclrtEvent is a host
+// backend event.
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+
+#include "detail/state.hpp"
+
+namespace keel::acl_emulation::detail {
+
+hb::event_handle event_of(aclrtEvent e, const char* function) {
+  if (e == nullptr) throw_rule(errc::null_parameter, function, "event is null");
+  std::lock_guard<std::mutex> lock(book().m);
+  if (!book().events.count(e)) throw_rule(errc::invalid_handle, function, "event is not a live aclrtEvent");
+  return static_cast<hb::event_handle>(e);
+}
+
+namespace {
+aclError create_event(aclrtEvent* event, keel::event_flags flags, const char* api) {
+  return guarded(api, call::create_event, [&] {
+    require(event, api, "event");
+    hb::event_handle e = hb::create_event(dev(), flags);
+    std::lock_guard<std::mutex> lock(book().m);
+    try {
+      book().events.insert(e);
+    } catch (...) {
+      hb::destroy_event(e);
+      throw;
+    }
+    *event = e;
+  });
+}
+keel::event_flags flags_from(std::uint32_t flag, bool allow_external, const char* api) {
+  if (flag == ACL_EVENT_EXTERNAL) {
+    if (!allow_external) throw_rule(errc::invalid_parameter, api, "ACL_EVENT_EXTERNAL is not accepted here");
+    return keel::event_flags::external;
+  }
+  if ((flag & ACL_EVENT_EXTERNAL) != 0)
+    throw_rule(errc::invalid_parameter, api, "ACL_EVENT_EXTERNAL cannot be combined with other flags");
+  const std::uint32_t known = ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS | ACL_EVENT_TIME_LINE |
+                              ACL_EVENT_DEVICE_USE_ONLY | ACL_EVENT_IPC;
+  if ((flag & ~known) != 0) throw_rule(errc::invalid_parameter, api, "unknown event flag bits");
+  return (flag & ACL_EVENT_TIME_LINE) != 0 ? keel::event_flags::timing : keel::event_flags::default_;
+}
+}  // namespace
+
+}  // namespace keel::acl_emulation::detail
+
+using namespace keel::acl_emulation::detail;
+
+extern "C" {
+
+// aclrtCreateEvent's events can be timed (07_event_management.md).
+aclError aclrtCreateEvent(aclrtEvent* event) {
+  return create_event(event, keel::event_flags::timing, "aclrtCreateEvent");
+}
+aclError aclrtCreateEventWithFlag(aclrtEvent* event, std::uint32_t flag) {
+  keel::event_flags flags{};
+  const aclError e = guarded("aclrtCreateEventWithFlag", call::other,
+                             [&] { flags = flags_from(flag, true, "aclrtCreateEventWithFlag"); });
+  return e != ACL_SUCCESS ? e : create_event(event, flags, "aclrtCreateEventWithFlag");
+}
+aclError aclrtCreateEventExWithFlag(aclrtEvent* event, std::uint32_t flag) {
+  keel::event_flags flags{};
+  const aclError e = guarded("aclrtCreateEventExWithFlag", call::other,
+                             [&] { flags = flags_from(flag, false, "aclrtCreateEventExWithFlag"); });
+  return e != ACL_SUCCESS ? e : create_event(event, flags, "aclrtCreateEventExWithFlag");
+}
+aclError aclrtDestroyEvent(aclrtEvent event) {
+  return guarded("aclrtDestroyEvent", call::other, [&] {
+    hb::event_handle e = event_of(event, "aclrtDestroyEvent");
+    {
+      std::lock_guard<std::mutex> lock(book().m);
+      book().events.erase(event);
+    }
+    hb::destroy_event(e);
+  });
+}
+aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
+  return guarded("aclrtRecordEvent", call::other, [&] {
+    hb::record(event_of(event, "aclrtRecordEvent"), stream_of(stream, "aclrtRecordEvent"));
+  });
+}
+aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream, std::uint32_t flag) {
+  static constexpr const char* api = "aclrtRecordEventWithFlag";
+  return guarded(api, call::other, [&] {
+    hb::event_handle e = event_of(event, api);
+    hb::stream_handle s = stream_of(stream, api);
+    if (flag != ACL_EVENT_RECORD_DEFAULT && flag != ACL_EVENT_RECORD_EXTERNAL)
+      throw_rule(errc::invalid_parameter, api, "flag must be ACL_EVENT_RECORD_DEFAULT or ACL_EVENT_RECORD_EXTERNAL");
+    if (flag == ACL_EVENT_RECORD_EXTERNAL && hb::flags_of(e) != keel::event_flags::external)
+      throw_rule(errc::invalid_parameter, api, "ACL_EVENT_RECORD_EXTERNAL needs an event created with ACL_EVENT_EXTERNAL");
+    hb::record(e, s);
+  });
+}
+aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream) {
+  return guarded("aclrtResetEvent", call::other, [&] {
+    hb::reset(stream_of(stream, "aclrtResetEvent"), event_of(event, "aclrtResetEvent"));
+  });
+}
+aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus* status) {
+  return guarded("aclrtQueryEventStatus", call::other, [&] {
+    require(status, "aclrtQueryEventStatus", "status");
+    *status = hb::query(event_of(event, "aclrtQueryEventStatus")) ? ACL_EVENT_RECORDED_STATUS_COMPLETE
+                                                                   : ACL_EVENT_RECORDED_STATUS_NOT_READY;
+  });
+}
+aclError aclrtSynchronizeEvent(aclrtEvent event) {
+  return guarded("aclrtSynchronizeEvent", call::other,
+                 [&] { hb::synchronize(event_of(event, "aclrtSynchronizeEvent")); });
+}
+aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, std::int32_t timeout) {
+  static constexpr const char* api = "aclrtSynchronizeEventWithTimeout";
+  return guarded(api, call::event_sync, [&] {
+    hb::event_handle e = event_of(event, api);
+    std::chrono::microseconds budget{};
+    if (bounded(timeout, api, budget)) {
+      hb::synchronize_for(e, budget);
+    } else {
+      hb::synchronize(e);
+    }
+  });
+}
+aclError aclrtEventElapsedTime(float* ms, aclrtEvent startEvent, aclrtEvent endEvent) {
+  return guarded("aclrtEventElapsedTime", call::other, [&] {
+    require(ms, "aclrtEventElapsedTime", "ms");
+    *ms = hb::elapsed_ms(event_of(startEvent, "aclrtEventElapsedTime"), event_of(endEvent, "aclrtEventElapsedTime"));
+  });
+}
+
+}  // extern "C"

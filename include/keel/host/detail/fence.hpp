@@ -45,7 +45,10 @@ class asymmetric_fence {
  public:
   // Whether the cheap side may be a compiler barrier. Decided once per
   // process: the registration is process-wide and its answer cannot change.
-  static bool available() noexcept {
+  static bool available() noexcept { return registration(); }
+
+  // The process's answer to the registration, made on first use.
+  static const bool& registration() noexcept {
     static const bool registered = register_process();
     return registered;
   }

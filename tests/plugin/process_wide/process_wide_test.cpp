@@ -2,8 +2,10 @@
 // keel's process-wide state stays process-wide across shared objects: a host
 // and two plugins, all built with -fvisibility=hidden and the plugins loaded
 // with RTLD_LOCAL, see one error category, one error handler, one library
-// loader, one default device and one fence registration, and a code thrown
-// in a plugin equals keel::errc in the host.
+// loader, one default device and one fence registration when all of them
+// link keel::runtime, and a code thrown in a plugin equals keel::errc in the
+// host with or without it (KEEL_TEST_PW_HEADER_ONLY: only that is built).
+// KEEL_TEST_PW_MIXED_ABI: plugin A was built against another ABI namespace.
 #include <catch2/catch.hpp>
 
 #include <mutex>
@@ -44,6 +46,7 @@ struct plugin {
         drop_lease(lease.import<int()>("keel_pw_drop_lease")) {}
 };
 
+#if !defined(KEEL_TEST_PW_HEADER_ONLY) && !defined(KEEL_TEST_PW_MIXED_ABI)
 struct report {
   std::error_code code;
   std::string api;
@@ -55,8 +58,29 @@ void record(std::error_code code, const char* api, const char*) noexcept {
   std::lock_guard<std::mutex> lock(reports_mutex);
   reports.push_back({code, api});
 }
+#endif
 
 }  // namespace
+
+#if defined(KEEL_TEST_PW_MIXED_ABI)
+
+TEST_CASE("a plugin built against another keel ABI fails to load instead of sharing state it does not match") {
+  try {
+    plugin other(plugin_a_path);
+    FAIL("the plugin of another ABI namespace loaded");
+  } catch (const keel::error& e) {
+    CHECK(e.code() == keel::errc::library_load_failed);
+    const std::string what = e.what();
+    CHECK(what.find("undefined symbol") != std::string::npos);
+    CHECK(what.find("v0_other_release") != std::string::npos);
+  }
+  CHECK(keel::library_loader::global().use_count(plugin_a_path) == 0);
+  // A plugin of this ABI still loads and shares the process's state.
+  plugin same(plugin_b_path);
+  CHECK(same.loader() == &keel::library_loader::global());
+}
+
+#else
 
 TEST_CASE("a keel::errc thrown in a hidden-visibility plugin equals keel::errc in the host") {
   for (const std::string& path : {plugin_a_path, plugin_b_path}) {
@@ -72,6 +96,8 @@ TEST_CASE("a keel::errc thrown in a hidden-visibility plugin equals keel::errc i
     }
   }
 }
+
+#if !defined(KEEL_TEST_PW_HEADER_ONLY)
 
 TEST_CASE("the host and its plugins share one keel error category") {
   plugin a(plugin_a_path);
@@ -128,3 +154,6 @@ TEST_CASE("the host and its plugins share one default host device and one fence 
   CHECK(a.fence() == &keel::host::detail::asymmetric_fence::registration());
   CHECK(b.fence() == &keel::host::detail::asymmetric_fence::registration());
 }
+
+#endif  // !KEEL_TEST_PW_HEADER_ONLY
+#endif  // KEEL_TEST_PW_MIXED_ABI

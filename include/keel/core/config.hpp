@@ -39,6 +39,16 @@
   }                        \
   }
 
+/// @cond detail
+// Declared before any keel header opens keel::detail: a header that still
+// opens `namespace keel::detail` without the macros then extends this one
+// (a namespace of an inline namespace is reopened through its enclosing
+// one) instead of declaring a second keel::detail beside it.
+KEEL_BEGIN_NAMESPACE
+namespace detail {}
+KEEL_END_NAMESPACE
+/// @endcond
+
 /**
  * @def KEEL_USE_RUNTIME_LIBRARY
  * @brief 1 when this shared object takes keel's process-wide state (the

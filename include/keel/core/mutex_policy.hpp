@@ -15,7 +15,7 @@
 
 #include "keel/core/error.hpp"
 
-namespace keel {
+KEEL_BEGIN_NAMESPACE
 
 /**
  * @brief The policy concept. A policy is a stateless struct naming a mutex
@@ -197,4 +197,4 @@ struct checked_mutex_policy {
   static constexpr bool is_thread_safe = true;
 };
 
-}  // namespace keel
+KEEL_END_NAMESPACE  // namespace keel

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "keel/core/checked_mutex.hpp"
 #include "keel/host/host.hpp"
 #include "keel/ops/executor_cache.hpp"
 #include "keel/ops/kernels/dynamic_dispatch.hpp"

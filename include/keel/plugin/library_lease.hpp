@@ -402,6 +402,9 @@ class imported {
  * STB_GNU_UNIQUE symbols, which can keep dlclose from unmapping the library.
  * Either way keel stays correct: release() reports release_result::still_mapped
  * and the next lease replays the library's KEEL_REGISTER registrations.
+ * With hidden visibility, a plugin shares the host's global() loader (and
+ * error handler) only when the host and the plugin both link keel::runtime
+ * (KEEL_USE_RUNTIME_LIBRARY); otherwise its leases live in a loader of its own.
  * POSIX (glibc) only: it relies on dlinfo, dladdr1 and RTLD_NOLOAD.
  */
 class library_loader {

@@ -3,6 +3,7 @@
 // a guarded read under each mutex policy with one and two threads.
 #include <benchmark/benchmark.h>
 
+#include <keel/core/checked_mutex.hpp>
 #include <keel/core/guarded.hpp>
 #include <keel/core/mutex_policy.hpp>
 #include <keel/core/scope_guard.hpp>

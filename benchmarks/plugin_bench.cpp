@@ -15,6 +15,7 @@
 
 #include "harness.hpp"
 #include "keel/core/boost_mutex_policy.hpp"
+#include "keel/core/checked_mutex.hpp"
 #include "keel/core/mutex_policy.hpp"
 #include "keel/plugin.hpp"
 

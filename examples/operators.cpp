@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // keel::ops on the host backend: two clients of one stream that share no
-// hidden state (problem 1 of DESIGN.md).
+// hidden state (the first of the bugs the README's introduction names).
 //  - Client A calls operators through exec() and an executor cache it owns.
 //  - Client B makes raw two-phase calls: phase one validates and sizes the
 //    workspace, phase two runs on the stream.

@@ -79,3 +79,39 @@ TEST_CASE("error: destructor failures go to the replaceable handler", "[core][er
   CHECK(keel::get_error_handler() != nullptr);
   keel::set_error_handler(previous);
 }
+
+namespace {
+// What std::error_category compares (its address) differs from keel's own
+// category, as it does in a plugin built with hidden visibility.
+class unrelated_category final : public std::error_category {
+ public:
+  const char* name() const noexcept override { return "unrelated"; }
+  std::string message(int) const override { return "unrelated"; }
+};
+}  // namespace
+
+TEST_CASE("error: keel::errc is a condition, so another shared object's keel code equals it", "[core][error]") {
+  const keel::detail::keel_category_impl plugins_copy;  // a second keel category, as a plugin has
+  REQUIRE(&plugins_copy != &keel::keel_category());
+  const std::error_code thrown_there(static_cast<int>(keel::errc::timeout), plugins_copy);
+  CHECK(thrown_there == keel::errc::timeout);
+  CHECK(keel::errc::timeout == thrown_there);
+  CHECK(thrown_there != keel::errc::task_failed);
+  CHECK(thrown_there == std::errc::timed_out);
+  CHECK(thrown_there == keel::make_error_condition(keel::errc::timeout));
+  // Same value, not a keel category: not keel's condition.
+  const unrelated_category unrelated;
+  CHECK(std::error_code(static_cast<int>(keel::errc::timeout), unrelated) != keel::errc::timeout);
+  // A keel code is not an instance of a foreign category's condition of the same value.
+  CHECK(keel::make_error_code(keel::errc::timeout) != std::error_condition(14, unrelated));
+}
+
+TEST_CASE("error: with no handler set, set_error_handler returns the default, never null", "[core][error]") {
+  const keel::error_handler previous = keel::set_error_handler(nullptr);
+  const keel::error_handler the_default = keel::get_error_handler();
+  CHECK(the_default != nullptr);
+  CHECK(keel::set_error_handler(&counting_handler) == the_default);
+  CHECK(keel::set_error_handler(the_default) == &counting_handler);  // the default, set explicitly
+  CHECK(keel::get_error_handler() == the_default);
+  keel::set_error_handler(previous);
+}

@@ -2,6 +2,7 @@
 // The mutex policies every policy-templated test runs against.
 #pragma once
 
+#include <keel/core/checked_mutex.hpp>
 #include <keel/core/mutex_policy.hpp>
 #if defined(KEEL_TEST_WITH_BOOST)
 #include <keel/core/boost_mutex_policy.hpp>

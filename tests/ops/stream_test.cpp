@@ -2,7 +2,7 @@
 // Phase two on host streams (what only keel's host operators have): run_on's
 // own workspace and once-executors, the executor cache,
 // the exec() adaptor, and two clients of one stream that must not break each
-// other (problem 1 of DESIGN.md).
+// other (the first of the bugs the README's introduction names).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "keel/core/checked_mutex.hpp"
 #include "keel/host/host.hpp"
 #include "keel/ops/executor_cache.hpp"
 #include "keel/ops/kernels/dynamic_dispatch.hpp"

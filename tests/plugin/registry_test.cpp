@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "keel/core/checked_mutex.hpp"
 #include "keel/core/mutex_policy.hpp"
 #include "keel/plugin.hpp"
 #include "support.hpp"

@@ -7,9 +7,10 @@
 
 #include <boost/thread/shared_mutex.hpp>
 
+#include "keel/core/config.hpp"
 #include "keel/core/mutex_policy.hpp"
 
-namespace keel {
+KEEL_BEGIN_NAMESPACE
 
 /** @brief Readers in parallel, writers alone, through boost::shared_mutex. */
 struct boost_shared_mutex_policy {
@@ -35,4 +36,4 @@ struct boost_upgrade_mutex_policy {
   static constexpr bool is_thread_safe = true;
 };
 
-}  // namespace keel
+KEEL_END_NAMESPACE  // namespace keel

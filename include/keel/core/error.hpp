@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <string>
@@ -12,13 +13,22 @@
 #include <type_traits>
 #include <utility>
 
-namespace keel {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE
 
 /**
  * @brief The conditions keel itself reports. Backends report their own
  * status codes through their own categories; these are keel's.
  *
- * The numbering is stable: it is part of the ABI of programs that log codes.
+ * An error condition enum: `ec == keel::errc::timeout` asks the categories
+ * whether @c ec is an instance of the condition, so a code keel threw in
+ * another shared object (with its own copy of keel's category, see
+ * KEEL_USE_RUNTIME_LIBRARY) or a backend status equivalent to it (ACL's)
+ * compares equal. make_error_code(errc) makes a code of keel_category().
+ *
+ * The numbering is stable: it is part of the ABI of programs that log codes,
+ * and two shared objects' keel categories agree on it.
  */
 enum class errc : int {
   success = 0,
@@ -43,6 +53,12 @@ namespace detail {
 class keel_category_impl final : public std::error_category {
  public:
   const char* name() const noexcept override { return "keel"; }
+  // Any shared object's keel category is keel's category: the numbering is
+  // stable, and the name is what survives hidden visibility (the address
+  // does not, and std::error_category compares addresses).
+  static bool is_keel(const std::error_category& category) noexcept {
+    return std::strcmp(category.name(), "keel") == 0;
+  }
   std::string message(int code) const override {
     switch (static_cast<errc>(code)) {
       case errc::success: return "success";
@@ -76,29 +92,58 @@ class keel_category_impl final : public std::error_category {
       default: return {code, *this};
     }
   }
+  // A keel code is an instance of a keel condition of the same value,
+  // whichever shared object's category either of them has.
+  bool equivalent(int code, const std::error_condition& condition) const noexcept override {
+    if (is_keel(condition.category())) return code == condition.value();
+    return default_error_condition(code) == condition;
+  }
+  bool equivalent(const std::error_code& code, int condition) const noexcept override {
+    if (is_keel(code.category())) return code.value() == condition;
+    return *this == code.category() && code.value() == condition;
+  }
 };
+
+#if KEEL_USE_RUNTIME_LIBRARY
+// Defined in keel_runtime: the one category of the process.
+KEEL_RUNTIME_API const std::error_category& process_keel_category() noexcept;
+#endif
 
 }  // namespace detail
 
-/** @brief The category of keel::errc. Throws: nothing. */
+/**
+ * @brief The category of keel::errc: one per process with keel::runtime,
+ * one per shared object otherwise (see KEEL_USE_RUNTIME_LIBRARY; codes
+ * compare equal to keel::errc either way). Throws: nothing.
+ */
 inline const std::error_category& keel_category() noexcept {
+#if KEEL_USE_RUNTIME_LIBRARY
+  return detail::process_keel_category();
+#else
   static const detail::keel_category_impl category;
   return category;
+#endif
 }
 
+/** @brief @p code as a std::error_code of keel_category(). Throws: nothing. */
 inline std::error_code make_error_code(errc code) noexcept {
   return {static_cast<int>(code), keel_category()};
 }
 
-}  // namespace keel
+/** @brief @p code as a std::error_condition of keel_category(). Throws: nothing. */
+inline std::error_condition make_error_condition(errc code) noexcept {
+  return {static_cast<int>(code), keel_category()};
+}
+
+KEEL_END_NAMESPACE
 
 // The standard library's trait, specialized: nothing of keel's to document.
 /// @cond
 template <>
-struct std::is_error_code_enum<keel::errc> : std::true_type {};
+struct std::is_error_condition_enum<keel::errc> : std::true_type {};
 /// @endcond
 
-namespace keel {
+KEEL_BEGIN_NAMESPACE
 
 /**
  * @brief The exception every keel call throws: a std::system_error whose
@@ -164,9 +209,26 @@ inline void default_error_handler(std::error_code code, const char* api, const c
                code.category().name(), code.value());
 }
 
+// The slot holds the handler set, or null for the default: each shared
+// object then uses its own default_error_handler, so a slot shared across
+// shared objects never points into one that may be unloaded because
+// set_error_handler(nullptr) was called there.
+#if KEEL_USE_RUNTIME_LIBRARY
+// Defined in keel_runtime: the one handler slot of the process.
+KEEL_RUNTIME_API std::atomic<error_handler>& process_error_handler_slot() noexcept;
+#endif
+
 inline std::atomic<error_handler>& error_handler_slot() noexcept {
-  static std::atomic<error_handler> slot{&default_error_handler};
+#if KEEL_USE_RUNTIME_LIBRARY
+  return process_error_handler_slot();
+#else
+  static std::atomic<error_handler> slot{nullptr};
   return slot;
+#endif
+}
+
+inline error_handler handler_or_default(error_handler handler) noexcept {
+  return handler != nullptr ? handler : &default_error_handler;
 }
 
 }  // namespace detail
@@ -174,21 +236,30 @@ inline std::atomic<error_handler>& error_handler_slot() noexcept {
 /**
  * @brief Replaces the process-wide handler that destructors report to and
  * returns the previous one. A null handler restores the default, which
- * prints one line to stderr. Thread-safe.
+ * prints one line to stderr. Thread-safe. Reaches plugins built with hidden
+ * visibility only when every shared object links keel::runtime
+ * (KEEL_USE_RUNTIME_LIBRARY); otherwise each has its own handler. A handler
+ * must stay loaded while it is in force: a plugin that sets one restores
+ * the previous one before it is unloaded.
  */
 inline error_handler set_error_handler(error_handler handler) noexcept {
-  if (handler == nullptr) handler = &detail::default_error_handler;
-  return detail::error_handler_slot().exchange(handler, std::memory_order_acq_rel);
+  if (handler == &detail::default_error_handler) handler = nullptr;
+  return detail::handler_or_default(detail::error_handler_slot().exchange(handler, std::memory_order_acq_rel));
 }
 
-/** @brief The handler in force. Thread-safe. */
+/** @brief The handler in force (never null). Thread-safe. */
 inline error_handler get_error_handler() noexcept {
-  return detail::error_handler_slot().load(std::memory_order_acquire);
+  return detail::handler_or_default(detail::error_handler_slot().load(std::memory_order_acquire));
 }
 
 /** @brief Reports a failure from a noexcept context to the handler in force. */
 inline void report_error(std::error_code code, const char* api, const char* message) noexcept {
   get_error_handler()(code, api, message);
+}
+
+/** @brief Reports a keel::errc failure from a noexcept context to the handler in force. */
+inline void report_error(errc code, const char* api, const char* message) noexcept {
+  report_error(make_error_code(code), api, message);
 }
 
 /** @brief Reports the exception in flight (call from a catch block) to the handler. */
@@ -204,4 +275,4 @@ inline void report_current_exception(const char* api) noexcept {
   }
 }
 
-}  // namespace keel
+KEEL_END_NAMESPACE  // namespace keel

@@ -8,9 +8,10 @@
 #include <type_traits>
 #include <utility>
 
+#include "keel/core/config.hpp"
 #include "keel/core/mutex_policy.hpp"
 
-namespace keel {
+KEEL_BEGIN_NAMESPACE
 namespace detail {
 
 template <class M, class = void>
@@ -133,4 +134,4 @@ class guarded : private detail::mutex_holder<typename Policy::mutex_type> {
   T value_;
 };
 
-}  // namespace keel
+KEEL_END_NAMESPACE  // namespace keel

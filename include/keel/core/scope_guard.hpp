@@ -7,7 +7,9 @@
 #include <type_traits>
 #include <utility>
 
-namespace keel {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE
 namespace detail {
 
 // When a guard should run its callable, decided at destruction.
@@ -189,7 +191,7 @@ scope_success<std::decay_t<F>> operator+(scope_success_tag, F&& f) {
 }
 }  // namespace detail
 
-}  // namespace keel
+KEEL_END_NAMESPACE  // namespace keel
 
 #define KEEL_DETAIL_CONCAT_IMPL(a, b) a##b
 #define KEEL_DETAIL_CONCAT(a, b) KEEL_DETAIL_CONCAT_IMPL(a, b)

@@ -5,7 +5,9 @@
 #include <type_traits>
 #include <utility>
 
-namespace keel {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE
 
 /**
  * @brief What a Traits type supplies to unique_handle:
@@ -113,4 +115,4 @@ class unique_handle {
   native_type handle_;
 };
 
-}  // namespace keel
+KEEL_END_NAMESPACE  // namespace keel

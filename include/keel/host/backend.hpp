@@ -43,7 +43,7 @@ struct native : stream_calls, event_calls, memory_calls, capture_calls, task_gro
  * every call is thread-safe (streams take work from any thread). Exceptions:
  * keel::error naming the rule broken; a failed call changes nothing.
  *
- * Semantics worth knowing (documented in the runtime README too):
+ * Semantics worth knowing (the README's "How the host backend uses the CPU" has the threads):
  * - A task that throws puts its stream in the error state. Later work on
  *   that stream (host callables, kernels, copies, model executions) is
  *   skipped until synchronize() reports the failure, which also clears the

@@ -356,9 +356,18 @@ class launch_context {
  * the one documented piece of process-wide state in the host backend.
  * Thread-safe. Throws what the device constructor throws.
  */
+#if KEEL_USE_RUNTIME_LIBRARY
+namespace detail {
+KEEL_RUNTIME_API device& process_default_device();  // keel_runtime's, one per process
+}  // namespace detail
+#endif
 inline device& default_device() {
+#if KEEL_USE_RUNTIME_LIBRARY
+  return detail::process_default_device();
+#else
   static device instance;
   return instance;
+#endif
 }
 
 }  // namespace keel::host

@@ -34,6 +34,7 @@
 
 #include <boost/dll/shared_library.hpp>
 
+#include "keel/core/config.hpp"
 #include "keel/core/error.hpp"
 #include "keel/core/scope_guard.hpp"
 
@@ -50,7 +51,7 @@
  */
 #define KEEL_PLUGIN_EXPORT extern "C" __attribute__((visibility("default")))
 
-namespace keel {
+KEEL_BEGIN_NAMESPACE
 
 class library_loader;
 class library_lease;
@@ -401,6 +402,9 @@ class imported {
  * STB_GNU_UNIQUE symbols, which can keep dlclose from unmapping the library.
  * Either way keel stays correct: release() reports release_result::still_mapped
  * and the next lease replays the library's KEEL_REGISTER registrations.
+ * With hidden visibility, a plugin shares the host's global() loader (and
+ * error handler) only when the host and the plugin both link keel::runtime
+ * (KEEL_USE_RUNTIME_LIBRARY); otherwise its leases live in a loader of its own.
  * POSIX (glibc) only: it relies on dlinfo, dladdr1 and RTLD_NOLOAD.
  */
 class library_loader {
@@ -417,11 +421,13 @@ class library_loader {
     }
   }
 
-  /** @brief The process-wide loader; never destroyed, so leases in static objects stay valid. */
-  static library_loader& global() {
-    static library_loader* const instance = new library_loader;
-    return *instance;
-  }
+  /**
+   * @brief The process-wide loader; never destroyed, so leases in static
+   * objects stay valid. One per process when every shared object links
+   * keel::runtime (KEEL_USE_RUNTIME_LIBRARY); without it, one per shared
+   * object that hides its symbols, so a plugin's leases are not the host's.
+   */
+  static library_loader& global();
 
   /**
    * @brief Leases the library at @p path, loading and initialising it if no
@@ -560,6 +566,22 @@ class library_loader {
   std::vector<detail::registry_hooks*> hooks_;
   detail::owner_id next_id_ = 1;
 };
+
+#if KEEL_USE_RUNTIME_LIBRARY
+namespace detail {
+// Defined in keel_runtime: the one loader of the process.
+KEEL_RUNTIME_API library_loader& process_library_loader();
+}  // namespace detail
+#endif
+
+inline library_loader& library_loader::global() {
+#if KEEL_USE_RUNTIME_LIBRARY
+  return detail::process_library_loader();
+#else
+  static library_loader* const instance = new library_loader;
+  return *instance;
+#endif
+}
 
 inline library_lease library_loader::acquire(std::string_view spelling, const load_options& options) {
   {
@@ -862,4 +884,4 @@ imported<T> library_lease::import(const std::string& symbol) const {
   return imported<T>(*this, &record_->library.get<T>(symbol));
 }
 
-}  // namespace keel
+KEEL_END_NAMESPACE  // namespace keel

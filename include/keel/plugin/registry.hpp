@@ -23,7 +23,7 @@
 #include "keel/core/scope_guard.hpp"
 #include "keel/plugin/library_lease.hpp"
 
-namespace keel {
+KEEL_BEGIN_NAMESPACE
 
 /**
  * @brief Who registered an entry: the host program or a leased library.
@@ -554,7 +554,7 @@ class registry final : private detail::registry_hooks {
   std::mutex commit_mutex_;
 };
 
-}  // namespace keel
+KEEL_END_NAMESPACE  // namespace keel
 
 /**
  * @brief At namespace scope in a plugin (or the host): registers @p name ->

@@ -7,6 +7,8 @@
 #include <atomic>
 #include <cstdlib>
 
+#include "keel/core/config.hpp"
+
 #if defined(__linux__)
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
@@ -45,10 +47,11 @@ class asymmetric_fence {
  public:
   // Whether the cheap side may be a compiler barrier. Decided once per
   // process: the registration is process-wide and its answer cannot change.
-  static bool available() noexcept {
-    static const bool registered = register_process();
-    return registered;
-  }
+  static bool available() noexcept { return registration(); }
+
+  // The process's answer to the registration, made on first use (by
+  // keel_runtime, once per process, with keel::runtime).
+  static const bool& registration() noexcept;
 
   // The cold side: every thread of the process that stored before this
   // call returns is seen to have stored. Only valid when available().
@@ -65,7 +68,7 @@ class asymmetric_fence {
   // its load; the hardware is kept in order by heavy().
   static void light() noexcept { std::atomic_signal_fence(std::memory_order_seq_cst); }
 
- private:
+  // Asks the kernel for the registration; registration() keeps the answer.
   static bool register_process() noexcept {
 #if defined(__linux__) && !defined(KEEL_HOST_DETAIL_TSAN)
     const long commands = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
@@ -76,6 +79,18 @@ class asymmetric_fence {
 #endif
   }
 };
+#if KEEL_USE_RUNTIME_LIBRARY
+KEEL_RUNTIME_API const bool& process_fence_registration() noexcept;
+#endif
+
+inline const bool& asymmetric_fence::registration() noexcept {
+#if KEEL_USE_RUNTIME_LIBRARY
+  return process_fence_registration();
+#else
+  static const bool registered = register_process();
+  return registered;
+#endif
+}
 /// @endcond
 
 }  // namespace keel::host::detail

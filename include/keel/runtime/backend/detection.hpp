@@ -6,6 +6,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "keel/core/config.hpp"
+
 /// @cond
 namespace keel::detail {
 

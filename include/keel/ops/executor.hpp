@@ -89,14 +89,6 @@ inline checked_size workspace_bytes(const plan& p, std::size_t workers) noexcept
          checked_size(std::max<std::size_t>(workers, 1)) * checked_size(p.scratch_bytes).round_up(workspace_alignment);
 }
 
-// Phase one's last check: the whole workspace fits (plans check their parts).
-inline void check_workspace(const char* api, const plan& p, std::size_t workers) {
-  check_size(api, workspace_bytes(p, workers), [&] {
-    return "the workspace (" + std::to_string(p.shared_bytes) + " shared bytes and " + std::to_string(workers) +
-           " per-worker slices of " + std::to_string(p.scratch_bytes) + " bytes)";
-  });
-}
-
 }  // namespace detail
 
 struct kernel_table;

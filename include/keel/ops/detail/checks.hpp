@@ -13,6 +13,7 @@
 
 #include "keel/core/error.hpp"
 #include "keel/ops/dtype.hpp"
+#include "keel/ops/executor.hpp"
 #include "keel/ops/tensor.hpp"
 
 namespace keel::ops::detail {
@@ -99,6 +100,14 @@ inline void check_out_writable(const char* api, const tensor& out) {
     throw_error(errc::invalid_parameter, api,
                 "out has overlapping elements (a zero or too-small stride): one result would be written twice");
   }
+}
+
+// Phase one's last check: the whole workspace fits (plans check their parts).
+inline void check_workspace(const char* api, const plan& p, std::size_t workers) {
+  check_size(api, workspace_bytes(p, workers), [&] {
+    return "the workspace (" + std::to_string(p.shared_bytes) + " shared bytes and " + std::to_string(workers) +
+           " per-worker slices of " + std::to_string(p.scratch_bytes) + " bytes)";
+  });
 }
 
 }  // namespace keel::ops::detail

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The five operators' two phases on a stream, on every backend
 // (backends.hpp): phase one validates by keel condition, phase two runs on a
-// stream, in stream order, and capture replays it on current memory. The
-// host-only parts (executor use counts, the executor cache) are in
-// stream_test.cpp and operators_test.cpp.
+// stream, in stream order, and capture replays it on current memory; one
+// generic function runs prepare, run_on, the executor cache and exec() on
+// each. The host operators' own rules (executor use counts, the cache's
+// binding of hits, its policies) are in stream_test.cpp and operators_test.cpp.
 #include <catch2/catch.hpp>
 
 #include <cstdint>

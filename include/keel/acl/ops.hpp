@@ -144,6 +144,7 @@ class int_array {
 /// @cond
 namespace detail {
 using phase_two = nn_status (*)(const api&, void*, std::uint64_t, executor_handle, stream_handle);
+using aclnn_function = nn_status (*)(void*, std::uint64_t, executor_handle, stream_handle);
 
 // What aclnn's phase one builds: the aclOpExecutor, its workspace size, the
 // operator's phase two, and the ACL objects it was made from.
@@ -152,7 +153,8 @@ struct aclnn_plan {
   keel::ops::op_kind op = keel::ops::op_kind::add;
   executor_handle handle = nullptr;
   std::uint64_t workspace = 0;
-  phase_two run = nullptr;
+  phase_two run = nullptr;           // through the function table (throws not_supported when it lacks the call)
+  aclnn_function address = nullptr;  // the same call resolved at phase one (null: the table lacks it)
   const char* name = "";
   kernel_kind kind{std::string_view{}};     // kernel_kind{name}, made once
   std::vector<std::shared_ptr<void>> keep;  // the aclTensor/aclScalar/aclIntArray objects the executor was made from
@@ -180,6 +182,7 @@ struct aclnn_binding;
     static nn_status run(const api& f, void* w, std::uint64_t n, executor_handle e, stream_handle s) { \
       return f.aclnn##Aclnn(w, n, e, s);                                                             \
     }                                                                                                \
+    static aclnn_function address(const api& f) noexcept { return f.aclnn##Aclnn.get(); }           \
   };
 KEEL_OPS_OPERATORS(KEEL_ACL_DETAIL_BINDING)
 #undef KEEL_ACL_DETAIL_BINDING
@@ -299,7 +302,9 @@ struct run_aclnn {
     const api& f = ctx.functions();
     const auto last_error = f.aclrtGetLastError.get();  // null on a CANN without it
     if (last_error != nullptr) last_error(last_error_level::thread);
-    const nn_status st = plan->run(f, workspace, plan->workspace, plan->handle, ctx.stream());
+    const nn_status st = plan->address != nullptr
+                             ? plan->address(workspace, plan->workspace, plan->handle, ctx.stream())
+                             : plan->run(f, workspace, plan->workspace, plan->handle, ctx.stream());
     if (st != 0) fail(f, st, last_error, plan->name);
   }
   [[noreturn]] static void fail(const api& f, nn_status st, status (*last_error)(last_error_level), const char* name) {
@@ -354,6 +359,7 @@ struct aclnn_operators {
     plan->dev = &dev;
     plan->op = Op::kind;
     plan->run = &binding::run;
+    plan->address = binding::address(dev.functions());
     plan->name = binding::function;
     plan->kind = kernel_kind{binding::function};
     const nn_status st =
@@ -431,7 +437,7 @@ inline executor prepare_baddbmm(device& dev, const keel::ops::tensor& self, cons
 
 /**
  * @brief Phase two under keel 0.1's name: aclnnXxx(workspace, size,
- * executor, stream) as one launch on @p stream (kernel_kind "aclnn.<op>"),
+ * executor, stream) as one launch on @p stream (kernel_kind "aclnn<Op>"),
  * on a const executor and without counting the run (keel::ops::run_on(stream,
  * ex, workspace) is the generic form, which counts runs and checks the
  * workspace's size). @p workspace must hold workspace_size() bytes of device

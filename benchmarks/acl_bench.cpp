@@ -14,6 +14,7 @@
 #include "harness.hpp"
 #include "keel/acl/backend.hpp"
 #include "keel/acl/ops.hpp"
+#include "keel/ops/launch.hpp"
 
 namespace {
 
@@ -27,7 +28,8 @@ keel::acl::device& emulated_device() {
 }
 
 // Three device tensors and a repeatable aclnnAdd executor over them (keel's
-// prepare_add makes every executor repeatable): phase one once.
+// prepare_add makes every executor repeatable): phase one once, through the
+// generic operator vocabulary (keel::ops::prepare_add on an acl::device).
 struct add_setup {
   keel::acl::stream& s;
   keel::acl::device_buffer a{s, elements * sizeof(float)}, b{s, elements * sizeof(float)},
@@ -44,20 +46,20 @@ struct add_setup {
     const std::vector<float> zeros(elements, 0.0f);
     for (keel::acl::device_buffer* m : {&a, &b, &out})
       s.copy_async(m->span(), keel::host_span(zeros.data(), zeros.size() * sizeof(float)));
-    ex = keel::acl::prepare_add(emulated_device(), view(a), view(b), keel::ops::scalar(1.0f), view(out));
+    ex = keel::ops::prepare_add(emulated_device(), view(a), view(b), keel::ops::scalar(1.0f), view(out));
     if (ex.workspace_size() != 0) workspace = keel::acl::device_buffer{s, ex.workspace_size()};
     s.synchronize();
   }
-  void* workspace_data() { return ex.workspace_size() != 0 ? workspace.span().data : nullptr; }
+  keel::memory_span workspace_span() const { return ex.workspace_size() != 0 ? workspace.span() : keel::memory_span{}; }
 };
 
 void BM_acl_keel_aclnn_add(benchmark::State& state) {
   keel::acl::stream s{emulated_device()};
   add_setup add{s};
-  void* workspace = add.workspace_data();
+  const keel::memory_span workspace = add.workspace_span();
   int n = 0;
   for (auto _ : state) {
-    keel::acl::run_on(s, add.ex, workspace);
+    keel::ops::run_on(s, add.ex, workspace);  // phase two: counts the run, checks the workspace, one launch
     if (++n % calls_per_synchronize == 0) s.synchronize();
   }
   s.synchronize();
@@ -94,8 +96,8 @@ BENCHMARK(BM_acl_keel_host_callback)->UseRealTime();
 
 keel::acl::model capture(keel::acl::stream& s, add_setup& add) {
   keel::acl::capture_scope scope{s};  // global mode, as the raw case
-  void* workspace = add.workspace_data();
-  for (int i = 0; i < tasks_per_model; ++i) keel::acl::run_on(s, add.ex, workspace);
+  const keel::memory_span workspace = add.workspace_span();
+  for (int i = 0; i < tasks_per_model; ++i) keel::ops::run_on(s, add.ex, workspace);
   return scope.end();
 }
 

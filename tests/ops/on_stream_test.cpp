@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // The five operators' two phases on a stream, on every backend
 // (backends.hpp): phase one validates by keel condition, phase two runs on a
-// stream, in stream order, and capture replays it on current memory. The
-// host-only parts (executor use counts, the executor cache) are in
-// stream_test.cpp and operators_test.cpp.
+// stream, in stream order, and capture replays it on current memory; one
+// generic function runs prepare, run_on, the executor cache and exec() on
+// each. The host operators' own rules (executor use counts, the cache's
+// binding of hits, its policies) are in stream_test.cpp and operators_test.cpp.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends.hpp"
@@ -43,13 +45,40 @@ struct floats {
   }
 };
 
-// Phase two on s with a workspace of the executor's size, then synchronize.
+// Phase two on s with a workspace of the executor's size, then synchronize:
+// the same generic calls on every backend.
 template <class F, class Executor>
 void run_now(const typename F::stream& s, Executor&& ex) {
   typename F::device_buffer ws;
-  if (F::workspace_size(ex) != 0) ws = typename F::device_buffer{s, static_cast<std::size_t>(F::workspace_size(ex))};
-  F::run(s, ex, ws ? ws.span() : keel::memory_span{});
+  if (ex.workspace_size() != 0) ws = typename F::device_buffer{s, static_cast<std::size_t>(ex.workspace_size())};
+  keel::ops::run_on(s, ex, ws ? ws.span() : keel::memory_span{});
   s.synchronize();
+}
+
+
+// Written once against the library's vocabulary, with nothing that names a
+// backend: phase one on any target, phase two on any stream, the executor
+// cache of that target's layer and exec(). Returns the cache's hits and
+// misses. out1 = x + 2y (prepare, run_on); out2 = x + 3y three times
+// (exec, exec, acquire + run_on: the same call); then out1 = y + 3x (exec with
+// other pointers under the same layout).
+template <class Target, class Stream>
+std::pair<std::size_t, std::size_t> add_every_way(Target& target, const Stream& s, const tensor& x, const tensor& y,
+                                                  const tensor& out1, const tensor& out2) {
+  auto ex = keel::ops::prepare_add(target, x, y, scalar(2.0f), out1);
+  keel::ops::run_on(s, ex);  // the workspace (if any) comes from the stream, released in stream order
+  CHECK(ex.runs() == 1);
+  CHECK(ex.op() == keel::ops::op_kind::add);
+  keel::ops::executor_cache_for<Target> cache(target, 8);
+  keel::ops::exec(cache, s, keel::ops::add_op{}, x, y, scalar(3.0f), out2);  // a miss: prepared and kept
+  keel::ops::exec(cache, s, keel::ops::add_op{}, x, y, scalar(3.0f), out2);  // the same call: a hit
+  auto again = cache.acquire(keel::ops::add_op{}, x, y, scalar(3.0f), out2);
+  keel::ops::run_on(s, again);
+  s.synchronize();
+  CHECK(cache.size() == 1);
+  keel::ops::exec(cache, s, keel::ops::add_op{}, y, x, scalar(3.0f), out1);  // other memory, same layout
+  s.synchronize();
+  return {cache.hits(), cache.misses()};
 }
 
 }  // namespace
@@ -60,19 +89,19 @@ KEEL_OPS_BACKEND_TEST("operators: the five operators through their two phases on
   floats<F> a(s, 4, 2.0f), b(s, 4, 3.0f), c(s, 4, 0.5f), out(s, 4, 0.0f);
   s.synchronize();
 
-  run_now<F>(s, F::prepare_add(a.view(), b.view(), scalar(2.0f), out.view()));
+  run_now<F>(s, keel::ops::prepare_add(F::target(), a.view(), b.view(), scalar(2.0f), out.view()));
   out.fetch(s);
   s.synchronize();
   CHECK(out.all(8.0f));  // 2 + 2 * 3
 
-  run_now<F>(s, F::prepare_addcmul(a.view(), b.view(), c.view(), scalar(4.0f), out.view()));
+  run_now<F>(s, keel::ops::prepare_addcmul(F::target(), a.view(), b.view(), c.view(), scalar(4.0f), out.view()));
   out.fetch(s);
   s.synchronize();
   CHECK(out.all(8.0f));  // 2 + 4 * 3 * 0.5
 
   {  // float32 -> int32
     typename F::device_buffer ints{s, 4 * sizeof(std::int32_t)};
-    run_now<F>(s, F::prepare_cast(b.view(), tensor(ints.data(), dtype::int32, {4})));
+    run_now<F>(s, keel::ops::prepare_cast(F::target(), b.view(), tensor(ints.data(), dtype::int32, {4})));
     std::int32_t back[4] = {0, 0, 0, 0};
     s.copy(back, ints.data(), sizeof back, keel::copy_kind::device_to_host);
     CHECK(back[0] == 3);
@@ -83,7 +112,7 @@ KEEL_OPS_BACKEND_TEST("operators: the five operators through their two phases on
     s.synchronize();  // the constructors' uploads read the host buffers
     for (int i = 0; i < 16; ++i) img.read()[i] = static_cast<float>(i);
     s.copy_async(img.dev.span(), img.host.span());
-    run_now<F>(s, F::prepare_adaptive_avg_pool2d(img.view({1, 1, 4, 4}), 2, 2, pooled.view({1, 1, 2, 2})));
+    run_now<F>(s, keel::ops::prepare_adaptive_avg_pool2d(F::target(), img.view({1, 1, 4, 4}), 2, 2, pooled.view({1, 1, 2, 2})));
     pooled.fetch(s);
     s.synchronize();
     CHECK(pooled.read()[0] == Approx(2.5f));   // mean of 0 1 4 5
@@ -97,7 +126,7 @@ KEEL_OPS_BACKEND_TEST("operators: the five operators through their two phases on
     std::memcpy(m2.host.data(), id, sizeof id);
     s.copy_async(m1.dev.span(), m1.host.span());
     s.copy_async(m2.dev.span(), m2.host.span());
-    run_now<F>(s, F::prepare_baddbmm(self.view({1, 2, 2}), m1.view({1, 2, 2}), m2.view({1, 2, 2}), scalar(0.5f),
+    run_now<F>(s, keel::ops::prepare_baddbmm(F::target(), self.view({1, 2, 2}), m1.view({1, 2, 2}), m2.view({1, 2, 2}), scalar(0.5f),
                                      scalar(2.0f), res.view({1, 2, 2})));
     res.fetch(s);
     s.synchronize();
@@ -123,13 +152,13 @@ KEEL_OPS_BACKEND_TEST("operators: phase one reports null and invalid arguments b
     return std::error_code{};
   };
   const tensor none(nullptr, dtype::float32, {8});
-  CHECK(keel_test::is(condition_of([&] { (void)F::prepare_add(none, a.view(), scalar(1.0f), out.view()); }),
+  CHECK(keel_test::is(condition_of([&] { (void)keel::ops::prepare_add(F::target(), none, a.view(), scalar(1.0f), out.view()); }),
                       keel::errc::null_parameter));
   const tensor wrong(out.dev.data(), dtype::float32, {3});
-  CHECK(keel_test::is(condition_of([&] { (void)F::prepare_add(a.view(), a.view(), scalar(1.0f), wrong); }),
+  CHECK(keel_test::is(condition_of([&] { (void)keel::ops::prepare_add(F::target(), a.view(), a.view(), scalar(1.0f), wrong); }),
                       keel::errc::invalid_parameter));
   CHECK(keel_test::is(condition_of([&] {
-                        (void)F::prepare_adaptive_avg_pool2d(a.view({2, 4}), 1, 1, out.view({1, 1}));
+                        (void)keel::ops::prepare_adaptive_avg_pool2d(F::target(), a.view({2, 4}), 1, 1, out.view({1, 1}));
                       }),
                       keel::errc::invalid_parameter));
 }
@@ -154,13 +183,13 @@ KEEL_OPS_BACKEND_TEST("operators: a workspace size that would wrap is refused at
   const std::int64_t two_58 = std::int64_t{1} << 58, two_60 = std::int64_t{1} << 60;
   const tensor plane(a.dev.data(), dtype::float16, {1, 1, two_58, 16}, {0, 0, 0, 0});
   const tensor pooled(out.dev.data(), dtype::float16, {1, 1, 2, 2});
-  CHECK_THAT(refusal_of([&] { (void)F::prepare_adaptive_avg_pool2d(plane, 2, 2, pooled); }),
+  CHECK_THAT(refusal_of([&] { (void)keel::ops::prepare_adaptive_avg_pool2d(F::target(), plane, 2, 2, pooled); }),
              Catch::Contains("per-worker scratch") && Catch::Contains("PTRDIFF_MAX"));
   const tensor b1(a.dev.data(), dtype::float16, {4, 1, two_60}, {0, 0, 0});
   const tensor b2(a.dev.data(), dtype::float16, {4, two_60, 1}, {0, 0, 0});
   const tensor product(out.dev.data(), dtype::float16, {4, 1, 1});
   const tensor bias(a.dev.data(), dtype::float16, {4, 1, 1}, {0, 0, 0});
-  CHECK_THAT(refusal_of([&] { (void)F::prepare_baddbmm(bias, b1, b2, scalar(1.0f), scalar(1.0f), product); }),
+  CHECK_THAT(refusal_of([&] { (void)keel::ops::prepare_baddbmm(F::target(), bias, b1, b2, scalar(1.0f), scalar(1.0f), product); }),
              Catch::Contains("half-precision baddbmm") && Catch::Contains("PTRDIFF_MAX"));
 }
 
@@ -170,8 +199,8 @@ KEEL_OPS_BACKEND_TEST("run_on: phase two on a stream matches the synchronous run
   typename F::stream s{F::device()};
   baddbmm_operands o(31);
   keel::ops::baddbmm(keel::ops::dynamic_kernels(), o.self.view, o.b1.view, o.b2.view, 0.5f, 2.0f, o.expect.view);
-  auto ex = F::prepare_baddbmm(o.self.view, o.b1.view, o.b2.view, scalar(0.5f), scalar(2.0f), o.got.view);
-  REQUIRE(F::workspace_size(ex) > 0);
+  auto ex = keel::ops::prepare_baddbmm(F::target(), o.self.view, o.b1.view, o.b2.view, scalar(0.5f), scalar(2.0f), o.got.view);
+  REQUIRE(ex.workspace_size() > 0);
   run_now<F>(s, ex);  // the workspace is released in stream order
   CHECK(o.got.bytes == o.expect.bytes);
 }
@@ -182,11 +211,11 @@ KEEL_OPS_BACKEND_TEST("run_on: a captured launch replays on current memory", "[o
   std::vector<float> a(10), b(10, 0.5f), out(10, 0.0f);
   for (std::size_t i = 0; i < 10; ++i) a[i] = 1.0f + static_cast<float>(i);
   auto v = [](std::vector<float>& x) { return tensor(x.data(), dtype::float32, {10}); };
-  auto ex = F::prepare_add(v(a), v(b), scalar(2.0f), v(out));
+  auto ex = keel::ops::prepare_add(F::target(), v(a), v(b), scalar(2.0f), v(out));
   typename F::model model;
   {
     typename F::capture_scope capture{s};
-    F::run(s, ex, keel::memory_span{});
+    keel::ops::run_on(s, ex, keel::memory_span{});
     model = capture.end();
   }
   s.synchronize();
@@ -217,14 +246,33 @@ KEEL_OPS_BACKEND_TEST("operators: mixed dtypes promote through the common dtype 
   const auto* h_ptr = static_cast<const std::uint16_t*>(h_dev.data());
   auto* o_ptr = static_cast<std::uint16_t*>(out_dev.data());
   // add(int32 {2049}, float16 {-2048}) -> float16: 0 (2049 is 2048 in float16)
-  run_now<F>(s, F::prepare_add(tensor(i_ptr, dtype::int32, {1}), tensor(h_ptr, dtype::float16, {1}), scalar(1.0f),
+  run_now<F>(s, keel::ops::prepare_add(F::target(), tensor(i_ptr, dtype::int32, {1}), tensor(h_ptr, dtype::float16, {1}), scalar(1.0f),
                                tensor(o_ptr, dtype::float16, {1})));
   // addcmul(int32 {999}, bfloat16 {1}, bfloat16 {-1000}) -> bfloat16: 0
-  run_now<F>(s, F::prepare_addcmul(tensor(i_ptr + 1, dtype::int32, {1}), tensor(h_ptr + 1, dtype::bfloat16, {1}),
+  run_now<F>(s, keel::ops::prepare_addcmul(F::target(), tensor(i_ptr + 1, dtype::int32, {1}), tensor(h_ptr + 1, dtype::bfloat16, {1}),
                                    tensor(h_ptr + 2, dtype::bfloat16, {1}), scalar(1.0f),
                                    tensor(o_ptr + 1, dtype::bfloat16, {1})));
   std::uint16_t back[2] = {0xFFFF, 0xFFFF};
   s.copy(back, out_dev.data(), sizeof back, keel::copy_kind::device_to_host);
   CHECK(keel::ops::half_bits_to_float(back[0]) == 0.0f);
   CHECK(keel::ops::bfloat16_bits_to_float(back[1]) == 0.0f);
+}
+
+KEEL_OPS_BACKEND_TEST("operators: one generic function prepares, runs, caches and execs on every backend",
+                      "[ops][stream][cache]") {
+  using F = TestType;
+  typename F::stream s{F::device()};
+  floats<F> x(s, 6, 1.0f), y(s, 6, 3.0f), out1(s, 6, 0.0f), out2(s, 6, 0.0f);
+  s.synchronize();
+  const auto [hits, misses] = add_every_way(F::target(), s, x.view(), y.view(), out1.view(), out2.view());
+  out1.fetch(s);
+  out2.fetch(s);
+  s.synchronize();
+  CHECK(out2.all(10.0f));  // 1 + 3 * 3, from the miss, the hit and the acquired executor alike
+  CHECK(out1.all(6.0f));   // 3 + 3 * 1: the last call ran on its own memory, never on the cached call's
+  // The host operators bind a hit to this call's memory, so other pointers
+  // under the same layout hit; an aclOpExecutor is bound to its tensors'
+  // addresses, so on ACL they are a new key.
+  CHECK(hits == (F::is_host ? 3u : 2u));
+  CHECK(misses == (F::is_host ? 1u : 2u));
 }

@@ -1,20 +1,32 @@
 // SPDX-License-Identifier: Apache-2.0
-// The five reference operators through ACL's two-phase aclnn calls: owning
-// handles for aclTensor / aclScalar / aclIntArray / aclOpExecutor, phase one
-// (prepare_xxx: aclnnXxxGetWorkspaceSize) and phase two (run_on: aclnnXxx on
-// an ACL stream, as one launch, so capture and task-group update see it).
+// keel's operators through ACL's two-phase aclnn calls: owning handles for
+// aclTensor / aclScalar / aclIntArray, and ACL's operator layer
+// (aclnn_operators): phase one (keel::ops::prepare_<op>(dev, ...):
+// aclnn<Op>GetWorkspaceSize) and phase two (keel::ops::run_on: aclnn<Op> on
+// an ACL stream, as one launch, so capture and task-group update see it),
+// with the aclnn bindings generated from the operator table (ops/op_table.hpp).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "keel/acl/backend.hpp"
+#include "keel/ops/detail/plan_key.hpp"
 #include "keel/ops/dtype.hpp"
+#include "keel/ops/executor.hpp"
+#include "keel/ops/op_table.hpp"
+#include "keel/ops/operator_layer.hpp"
+#include "keel/ops/operators.hpp"
 #include "keel/ops/scalar.hpp"
 #include "keel/ops/tensor.hpp"
+#include "keel/runtime/types.hpp"
 
 namespace keel::acl {
 
@@ -132,196 +144,316 @@ class int_array {
 /// @cond
 namespace detail {
 using phase_two = nn_status (*)(const api&, void*, std::uint64_t, executor_handle, stream_handle);
-struct executor_state {
+using aclnn_function = nn_status (*)(void*, std::uint64_t, executor_handle, stream_handle);
+
+// What aclnn's phase one builds: the aclOpExecutor, its workspace size, the
+// operator's phase two, and the ACL objects it was made from.
+struct aclnn_plan {
   device* dev = nullptr;
+  keel::ops::op_kind op = keel::ops::op_kind::add;
   executor_handle handle = nullptr;
   std::uint64_t workspace = 0;
-  phase_two run = nullptr;
+  phase_two run = nullptr;           // through the function table (throws not_supported when it lacks the call)
+  aclnn_function address = nullptr;  // the same call resolved at phase one (null: the table lacks it)
   const char* name = "";
-  std::vector<std::shared_ptr<void>> keep;  // the aclTensor/aclScalar objects the executor was made from
-  ~executor_state() {
+  kernel_kind kind{std::string_view{}};     // kernel_kind{name}, made once
+  std::vector<std::shared_ptr<void>> keep;  // the aclTensor/aclScalar/aclIntArray objects the executor was made from
+  aclnn_plan() = default;
+  aclnn_plan(const aclnn_plan&) = delete;
+  aclnn_plan& operator=(const aclnn_plan&) = delete;
+  ~aclnn_plan() {
     if (handle != nullptr) dev->functions().aclDestroyAclOpExecutor.get()(handle);
   }
 };
-}  // namespace detail
-/// @endcond
 
-/**
- * @brief A repeatable aclOpExecutor from phase one, its workspace size, and
- * its phase two. Shared ownership (a capture keeps it for as long as the
- * launch that used it); destroyed with aclDestroyAclOpExecutor.
- * Thread safety: run it from one thread at a time, as ACL requires.
- */
-class executor {
- public:
-  executor() noexcept = default;
-  /// An executor sharing @p state.
-  explicit executor(std::shared_ptr<detail::executor_state> state) noexcept : state_(std::move(state)) {}
-  /// Bytes of device workspace phase two needs (0: none).
-  std::uint64_t workspace_size() const noexcept { return state_ ? state_->workspace : 0; }
-  /// Whether this holds an executor.
-  explicit operator bool() const noexcept { return state_ != nullptr; }
-  /// The shared executor state (the aclOpExecutor and what it keeps alive).
-  const std::shared_ptr<detail::executor_state>& state() const noexcept { return state_; }
+// The aclnn calls of each operator, from the operator table: phase one
+// (aclnn<Aclnn>GetWorkspaceSize) and phase two (aclnn<Aclnn>).
+template <keel::ops::op_kind>
+struct aclnn_binding;
+#define KEEL_ACL_DETAIL_BINDING(op, Aclnn)                                                            \
+  template <>                                                                                        \
+  struct aclnn_binding<keel::ops::op_kind::op> {                                                     \
+    static constexpr const char* function = "aclnn" #Aclnn;                                          \
+    static constexpr const char* phase_one = "aclnn" #Aclnn "GetWorkspaceSize";                      \
+    template <class... A>                                                                            \
+    static nn_status get_workspace_size(const api& f, A... a) {                                      \
+      return f.aclnn##Aclnn##GetWorkspaceSize(a...);                                                 \
+    }                                                                                                \
+    static nn_status run(const api& f, void* w, std::uint64_t n, executor_handle e, stream_handle s) { \
+      return f.aclnn##Aclnn(w, n, e, s);                                                             \
+    }                                                                                                \
+    static aclnn_function address(const api& f) noexcept { return f.aclnn##Aclnn.get(); }           \
+  };
+KEEL_OPS_OPERATORS(KEEL_ACL_DETAIL_BINDING)
+#undef KEEL_ACL_DETAIL_BINDING
 
- private:
-  std::shared_ptr<detail::executor_state> state_;
-};
-
-/// @cond
-namespace detail {
 template <class T>
 std::shared_ptr<void> share(T&& object) {
   return std::make_shared<std::decay_t<T>>(std::forward<T>(object));
 }
 
-template <class GetWorkspaceSize>
-executor prepare(device& dev, const char* name, phase_two run, std::vector<std::shared_ptr<void>> keep,
-                 GetWorkspaceSize&& get) {
-  auto state = std::make_shared<executor_state>();
-  state->dev = &dev;
-  state->run = run;
-  state->name = name;
-  state->keep = std::move(keep);
-  std::string phase_one = std::string(name) + "GetWorkspaceSize";
-  const nn_status st = get(&state->workspace, &state->handle);
-  if (st != 0) detail::throw_status(st, phase_one.c_str(), recent_message(dev.functions().aclGetRecentErrMsg));
-  dev.check(dev.functions().aclSetAclOpExecutorRepeatable(state->handle), "aclSetAclOpExecutorRepeatable");
-  return executor(std::move(state));
+// A keel argument as aclnn takes it, kept alive by the plan.
+inline ::aclTensor* native(device& dev, std::vector<std::shared_ptr<void>>& keep, const keel::ops::tensor& t) {
+  auto owned = std::make_shared<acl::tensor>(dev, t);
+  keep.push_back(owned);
+  return owned->get();
+}
+inline ::aclScalar* native(device& dev, std::vector<std::shared_ptr<void>>& keep, const keel::ops::scalar& v) {
+  auto owned = std::make_shared<acl::scalar>(dev, v);
+  keep.push_back(owned);
+  return owned->get();
 }
 
-template <class T>
-T& kept(const std::vector<std::shared_ptr<void>>& keep, std::size_t i) {
-  return *static_cast<T*>(keep[i].get());
-}
-}  // namespace detail
-/// @endcond
+// Phase one of operator K with keel's arguments: aclnn takes them in keel's
+// order, converted (the default), or with what aclnn adds (the
+// specialisations: cast's dtype, pooling's output-size array, baddbmm's
+// cubeMathType).
+template <keel::ops::op_kind K>
+struct aclnn_phase_one {
+  template <class... A>
+  static nn_status call(device& dev, std::vector<std::shared_ptr<void>>& keep, std::uint64_t* ws,
+                        ::aclOpExecutor** ex, const A&... a) {
+    // Made in argument order (a braced list is evaluated left to right), so
+    // the first refused description is the one reported, as written.
+    const std::tuple<decltype(native(dev, keep, a))...> natives{native(dev, keep, a)...};
+    return std::apply(
+        [&](auto... n) { return aclnn_binding<K>::get_workspace_size(dev.functions(), n..., ws, ex); }, natives);
+  }
+};
+template <>
+struct aclnn_phase_one<keel::ops::op_kind::cast> {
+  static nn_status call(device& dev, std::vector<std::shared_ptr<void>>& keep, std::uint64_t* ws,
+                        ::aclOpExecutor** ex, const keel::ops::tensor& self, const keel::ops::tensor& out) {
+    ::aclTensor* in = native(dev, keep, self);
+    ::aclTensor* o = native(dev, keep, out);
+    return dev.functions().aclnnCastGetWorkspaceSize(in, data_type_of(out.type()), o, ws, ex);
+  }
+};
+template <>
+struct aclnn_phase_one<keel::ops::op_kind::adaptive_avg_pool2d> {
+  static nn_status call(device& dev, std::vector<std::shared_ptr<void>>& keep, std::uint64_t* ws,
+                        ::aclOpExecutor** ex, const keel::ops::tensor& self, std::int64_t out_h, std::int64_t out_w,
+                        const keel::ops::tensor& out) {
+    ::aclTensor* in = native(dev, keep, self);
+    auto size = std::make_shared<int_array>(dev, std::vector<std::int64_t>{out_h, out_w});
+    keep.push_back(size);
+    ::aclTensor* o = native(dev, keep, out);
+    return dev.functions().aclnnAdaptiveAvgPool2dGetWorkspaceSize(in, size->get(), o, ws, ex);
+  }
+};
+template <>
+struct aclnn_phase_one<keel::ops::op_kind::baddbmm> {
+  static nn_status call(device& dev, std::vector<std::shared_ptr<void>>& keep, std::uint64_t* ws,
+                        ::aclOpExecutor** ex, const keel::ops::tensor& self, const keel::ops::tensor& b1,
+                        const keel::ops::tensor& b2, const keel::ops::scalar& beta, const keel::ops::scalar& alpha,
+                        const keel::ops::tensor& out) {
+    ::aclTensor* s = native(dev, keep, self);
+    ::aclTensor* m1 = native(dev, keep, b1);
+    ::aclTensor* m2 = native(dev, keep, b2);
+    ::aclScalar* be = native(dev, keep, beta);
+    ::aclScalar* al = native(dev, keep, alpha);
+    ::aclTensor* o = native(dev, keep, out);
+    return dev.functions().aclnnBaddbmmGetWorkspaceSize(s, m1, m2, be, al, o, 0, ws, ex);  // cubeMathType 0: keep the dtype
+  }
+};
 
-/** @brief Phase one of out = self + alpha * other (aclnnAdd). @throws keel::error with the aclnn status. */
-inline executor prepare_add(device& dev, const keel::ops::tensor& self, const keel::ops::tensor& other,
-                            const keel::ops::scalar& alpha, const keel::ops::tensor& out) {
-  std::vector<std::shared_ptr<void>> keep{detail::share(tensor(dev, self)), detail::share(tensor(dev, other)),
-                                          detail::share(scalar(dev, alpha)), detail::share(tensor(dev, out))};
-  const api& a = dev.functions();
-  return detail::prepare(
-      dev, "aclnnAdd",
-      [](const api& f, void* w, std::uint64_t n, executor_handle e, stream_handle s) { return f.aclnnAdd(w, n, e, s); },
-      keep, [&](std::uint64_t* ws, ::aclOpExecutor** ex) {
-        return a.aclnnAddGetWorkspaceSize(detail::kept<tensor>(keep, 0).get(), detail::kept<tensor>(keep, 1).get(),
-                                          detail::kept<scalar>(keep, 2).get(), detail::kept<tensor>(keep, 3).get(), ws, ex);
-      });
+// An ACL executor cache's key words beyond the operator's own: an
+// aclOpExecutor is bound to its tensors' addresses and scalar values (the
+// ACL subset keel uses has no aclSetTensorAddr), so they identify the call.
+inline void add_identity(keel::ops::detail::plan_key& k, const keel::ops::tensor& t) noexcept {
+  k.put(static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(t.data())));
+  k.put(static_cast<std::uint64_t>(t.storage_offset()));
 }
-
-/** @brief Phase one of out = self + value * tensor1 * tensor2 (aclnnAddcmul). */
-inline executor prepare_addcmul(device& dev, const keel::ops::tensor& self, const keel::ops::tensor& tensor1,
-                                const keel::ops::tensor& tensor2, const keel::ops::scalar& value,
-                                const keel::ops::tensor& out) {
-  std::vector<std::shared_ptr<void>> keep{detail::share(tensor(dev, self)), detail::share(tensor(dev, tensor1)),
-                                          detail::share(tensor(dev, tensor2)), detail::share(scalar(dev, value)),
-                                          detail::share(tensor(dev, out))};
-  const api& a = dev.functions();
-  return detail::prepare(
-      dev, "aclnnAddcmul",
-      [](const api& f, void* w, std::uint64_t n, executor_handle e, stream_handle s) { return f.aclnnAddcmul(w, n, e, s); },
-      keep, [&](std::uint64_t* ws, ::aclOpExecutor** ex) {
-        return a.aclnnAddcmulGetWorkspaceSize(detail::kept<tensor>(keep, 0).get(), detail::kept<tensor>(keep, 1).get(),
-                                              detail::kept<tensor>(keep, 2).get(), detail::kept<scalar>(keep, 3).get(),
-                                              detail::kept<tensor>(keep, 4).get(), ws, ex);
-      });
+inline void add_identity(keel::ops::detail::plan_key& k, const keel::ops::scalar& v) noexcept {
+  std::uint64_t bits = 0;
+  if (v.is_floating()) {
+    const double d = v.to_double();
+    std::memcpy(&bits, &d, sizeof bits);
+  } else {
+    bits = static_cast<std::uint64_t>(v.to_integer<std::int64_t>());
+  }
+  k.put(bits);
 }
+inline void add_identity(keel::ops::detail::plan_key&, std::int64_t) noexcept {}  // already in the operator's key
 
-/** @brief Phase one of out = self cast to out's dtype (aclnnCast). */
-inline executor prepare_cast(device& dev, const keel::ops::tensor& self, const keel::ops::tensor& out) {
-  std::vector<std::shared_ptr<void>> keep{detail::share(tensor(dev, self)), detail::share(tensor(dev, out))};
-  const api& a = dev.functions();
-  return detail::prepare(
-      dev, "aclnnCast",
-      [](const api& f, void* w, std::uint64_t n, executor_handle e, stream_handle s) { return f.aclnnCast(w, n, e, s); },
-      keep, [&](std::uint64_t* ws, ::aclOpExecutor** ex) {
-        return a.aclnnCastGetWorkspaceSize(detail::kept<tensor>(keep, 0).get(), data_type_of(out.type()),
-                                           detail::kept<tensor>(keep, 1).get(), ws, ex);
-      });
-}
+// The identity words of a call, each argument taken as the operator's key
+// takes it (a float alpha as a scalar, not as an integer).
+template <class KeyFunction>
+struct call_identity;
+template <class R, class... P>
+struct call_identity<R (*)(P...)> {
+  template <class... A>
+  static void add(keel::ops::detail::plan_key& k, const A&... a) {
+    (add_identity(k, static_cast<P>(a)), ...);
+  }
+};
 
-/** @brief Phase one of out = adaptive_avg_pool2d(self, (out_h, out_w)) (aclnnAdaptiveAvgPool2d). */
-inline executor prepare_adaptive_avg_pool2d(device& dev, const keel::ops::tensor& self, std::int64_t out_h,
-                                            std::int64_t out_w, const keel::ops::tensor& out) {
-  std::vector<std::shared_ptr<void>> keep{detail::share(tensor(dev, self)),
-                                          detail::share(int_array(dev, std::vector<std::int64_t>{out_h, out_w})), detail::share(tensor(dev, out))};
-  const api& a = dev.functions();
-  return detail::prepare(
-      dev, "aclnnAdaptiveAvgPool2d",
-      [](const api& f, void* w, std::uint64_t n, executor_handle e, stream_handle s) {
-        return f.aclnnAdaptiveAvgPool2d(w, n, e, s);
-      },
-      keep, [&](std::uint64_t* ws, ::aclOpExecutor** ex) {
-        return a.aclnnAdaptiveAvgPool2dGetWorkspaceSize(detail::kept<tensor>(keep, 0).get(),
-                                                        detail::kept<int_array>(keep, 1).get(),
-                                                        detail::kept<tensor>(keep, 2).get(), ws, ex);
-      });
-}
-
-/** @brief Phase one of out = beta * self + alpha * (batch1 @ batch2) (aclnnBaddbmm, cubeMathType 0: keep dtype). */
-inline executor prepare_baddbmm(device& dev, const keel::ops::tensor& self, const keel::ops::tensor& batch1,
-                                const keel::ops::tensor& batch2, const keel::ops::scalar& beta,
-                                const keel::ops::scalar& alpha, const keel::ops::tensor& out) {
-  std::vector<std::shared_ptr<void>> keep{detail::share(tensor(dev, self)),   detail::share(tensor(dev, batch1)),
-                                          detail::share(tensor(dev, batch2)), detail::share(scalar(dev, beta)),
-                                          detail::share(scalar(dev, alpha)),  detail::share(tensor(dev, out))};
-  const api& a = dev.functions();
-  return detail::prepare(
-      dev, "aclnnBaddbmm",
-      [](const api& f, void* w, std::uint64_t n, executor_handle e, stream_handle s) { return f.aclnnBaddbmm(w, n, e, s); },
-      keep, [&](std::uint64_t* ws, ::aclOpExecutor** ex) {
-        return a.aclnnBaddbmmGetWorkspaceSize(detail::kept<tensor>(keep, 0).get(), detail::kept<tensor>(keep, 1).get(),
-                                              detail::kept<tensor>(keep, 2).get(), detail::kept<scalar>(keep, 3).get(),
-                                              detail::kept<scalar>(keep, 4).get(), detail::kept<tensor>(keep, 5).get(),
-                                              0, ws, ex);
-      });
-}
-
-/// @cond
-namespace detail {
 // ACLNN_ERR_RUNTIME_ERROR (361001) says only that the operator's call into
 // the runtime failed. The runtime keeps the thread's last error code
 // (aclrtGetLastError, 13_exception_handling.md), so keel clears it before the
 // launch and, on 361001, reports the runtime's own status: its code names
 // the broken rule (107030 is a capture_violation), and the message keeps 361001.
-struct run_executor {
-  void operator()(launch_context& ctx, const std::shared_ptr<executor_state>& state, void* workspace) const {
+//
+// The plan travels as a plain pointer: ACL's launch_kernel runs the body when
+// it is issued, while the caller's executor holds the plan (a shared_ptr
+// copy would cost two atomic operations per launch for nothing).
+struct run_aclnn {
+  void operator()(launch_context& ctx, const aclnn_plan* plan, void* workspace) const {
     const api& f = ctx.functions();
     const auto last_error = f.aclrtGetLastError.get();  // null on a CANN without it
     if (last_error != nullptr) last_error(last_error_level::thread);
-    const nn_status st = state->run(f, workspace, state->workspace, state->handle, ctx.stream());
-    if (st == 0) return;
+    const nn_status st = plan->address != nullptr
+                             ? plan->address(workspace, plan->workspace, plan->handle, ctx.stream())
+                             : plan->run(f, workspace, plan->workspace, plan->handle, ctx.stream());
+    if (st != 0) fail(f, st, last_error, plan->name);
+  }
+  [[noreturn]] static void fail(const api& f, nn_status st, status (*last_error)(last_error_level), const char* name) {
     const std::string recent = recent_message(f.aclGetRecentErrMsg);
     const status runtime = st == 361001 && last_error != nullptr ? last_error(last_error_level::thread) : 0;
-    if (runtime == 0) throw_status(st, state->name, recent);
+    if (runtime == 0) throw_status(st, name, recent);
     std::string rule = "status 361001 (ACLNN_ERR_RUNTIME_ERROR) over the runtime's status " + std::to_string(runtime);
-    if (const char* name = status_name(runtime)) rule += std::string(" (") + name + ")";
+    if (const char* n = status_name(runtime)) rule += std::string(" (") + n + ")";
     if (!recent.empty()) rule += "; runtime says: " + recent;
-    throw keel::error(make_status_code(runtime), state->name, std::move(rule));
+    throw keel::error(make_status_code(runtime), name, std::move(rule));
   }
 };
 }  // namespace detail
 /// @endcond
 
 /**
- * @brief Phase two: aclnnXxx(workspace, size, executor, stream) as one launch
- * on @p stream (kernel_kind "aclnn.<op>"), so a capture records it and a
- * task-group update replaces it. @p workspace must hold workspace_size() bytes
- * of device memory and outlive the work (and any model that captured it).
- * @throws keel::error with the aclnn status and ACL's message; for
- * ACLNN_ERR_RUNTIME_ERROR (361001), with the runtime's own status for the
- * thread (aclrtGetLastError) when the runtime has one, so code() names the
- * rule the launch broke and rule() still says 361001.
+ * @brief ACL's operator layer: keel's operators through aclnn's two-phase
+ * calls (phase one: aclnn<Op>GetWorkspaceSize, made repeatable; phase two:
+ * aclnn<Op> on an ACL stream, as one launch with kernel_kind "aclnn<Op>", so
+ * capture records it and a task-group update replaces it). The layer that
+ * keel::ops::prepare_*, run_on, exec and the executor caches use for an
+ * acl::device.
+ *
+ * Ownership: none (static members); plans own their aclOpExecutor and ACL
+ * objects. Thread safety: as ACL's. Exceptions: keel::error with the aclnn
+ * status and ACL's message; for ACLNN_ERR_RUNTIME_ERROR (361001) the
+ * runtime's own status for the thread (aclrtGetLastError), so code() names
+ * the rule a launch broke and rule() still says 361001.
+ */
+struct aclnn_operators {
+  /// What phase one builds.
+  using plan_type = detail::aclnn_plan;
+  /// What phase one plans against.
+  using target_type = device;
+
+  /** @brief Bytes of device workspace @p p needs (aclnn's figure; workers do not apply). Throws: nothing. */
+  static keel::ops::detail::checked_size workspace_bytes(const plan_type& p, std::size_t) noexcept {
+    return keel::ops::detail::checked_size(static_cast<std::size_t>(p.workspace));
+  }
+  /** @brief Phase two: aclnn<Op>(workspace, size, executor, stream) as one launch on @p stream. */
+  template <class Stream, class Span>
+  static void launch(const Stream& stream, const std::shared_ptr<const plan_type>& p, const Span& workspace,
+                     std::size_t) {
+    stream.launch(p->kind, detail::run_aclnn{}, p.get(), workspace.data);
+  }
+  /** @brief Phase one of @p Op on @p dev. @throws keel::error with the aclnn status and ACL's message. */
+  template <class Op, class... Args>
+  static keel::ops::basic_executor<aclnn_operators> prepare(device& dev, const keel::ops::prepare_options& options,
+                                                           const Args&... args) {
+    using binding = detail::aclnn_binding<Op::kind>;
+    auto plan = std::make_shared<detail::aclnn_plan>();
+    plan->dev = &dev;
+    plan->op = Op::kind;
+    plan->run = &binding::run;
+    plan->address = binding::address(dev.functions());
+    plan->name = binding::function;
+    plan->kind = kernel_kind{binding::function};
+    const nn_status st =
+        detail::aclnn_phase_one<Op::kind>::call(dev, plan->keep, &plan->workspace, &plan->handle, args...);
+    if (st != 0) detail::throw_status(st, binding::phase_one, detail::recent_message(dev.functions().aclGetRecentErrMsg));
+    dev.check(dev.functions().aclSetAclOpExecutorRepeatable(plan->handle), "aclSetAclOpExecutorRepeatable");
+    return keel::ops::basic_executor<aclnn_operators>(std::move(plan), options);
+  }
+  /** @brief An executor cache's key of a call of @p Op: the operator's key, then every address and scalar value. */
+  template <class Op, class... Args>
+  static keel::ops::detail::plan_key key(const Args&... args) noexcept {
+    keel::ops::detail::plan_key k = Op::key(args...);
+    detail::call_identity<decltype(&Op::key)>::add(k, args...);
+    return k;
+  }
+  /** @brief A hit's executor: the cached plan itself (its key fixed every address and value). Throws: nothing. */
+  template <class Op, class... Args>
+  static std::shared_ptr<const plan_type> bind(const std::shared_ptr<const plan_type>& cached, const Args&...) noexcept {
+    return cached;
+  }
+  /** @brief exec() acquires an executor and runs it (aclnn has nothing to bind at launch). */
+  template <class Op>
+  static constexpr bool binds_at_launch() noexcept {
+    return false;
+  }
+};
+
+/// ACL's executor (keel 0.1's name; keel::ops::basic_executor<aclnn_operators>).
+using executor = keel::ops::basic_executor<aclnn_operators>;
+
+}  // namespace keel::acl
+
+/// An acl::device plans ACL's aclnn operators.
+template <>
+struct keel::ops::operator_layer_for<keel::acl::device> {
+  /// The layer.
+  using type = keel::acl::aclnn_operators;
+};
+
+namespace keel::acl {
+
+/**
+ * @name keel 0.1's ACL phase one
+ * keel::ops::prepare_<op>(dev, ...) under the 0.1 names: the same executor,
+ * repeatable, sized by aclnn. @throws keel::error with the aclnn status.
+ * @{
+ */
+/** @brief Phase one of out = self + alpha * other (aclnnAdd). */
+inline executor prepare_add(device& dev, const keel::ops::tensor& self, const keel::ops::tensor& other,
+                            const keel::ops::scalar& alpha, const keel::ops::tensor& out) {
+  return keel::ops::prepare_add(dev, self, other, alpha, out);
+}
+/** @brief Phase one of out = self + value * tensor1 * tensor2 (aclnnAddcmul). */
+inline executor prepare_addcmul(device& dev, const keel::ops::tensor& self, const keel::ops::tensor& tensor1,
+                                const keel::ops::tensor& tensor2, const keel::ops::scalar& value,
+                                const keel::ops::tensor& out) {
+  return keel::ops::prepare_addcmul(dev, self, tensor1, tensor2, value, out);
+}
+/** @brief Phase one of out = self cast to out's dtype (aclnnCast). */
+inline executor prepare_cast(device& dev, const keel::ops::tensor& self, const keel::ops::tensor& out) {
+  return keel::ops::prepare_cast(dev, self, out);
+}
+/** @brief Phase one of out = adaptive_avg_pool2d(self, (out_h, out_w)) (aclnnAdaptiveAvgPool2d). */
+inline executor prepare_adaptive_avg_pool2d(device& dev, const keel::ops::tensor& self, std::int64_t out_h,
+                                            std::int64_t out_w, const keel::ops::tensor& out) {
+  return keel::ops::prepare_adaptive_avg_pool2d(dev, self, out_h, out_w, out);
+}
+/** @brief Phase one of out = beta * self + alpha * (batch1 @ batch2) (aclnnBaddbmm, cubeMathType 0: keep dtype). */
+inline executor prepare_baddbmm(device& dev, const keel::ops::tensor& self, const keel::ops::tensor& batch1,
+                                const keel::ops::tensor& batch2, const keel::ops::scalar& beta,
+                                const keel::ops::scalar& alpha, const keel::ops::tensor& out) {
+  return keel::ops::prepare_baddbmm(dev, self, batch1, batch2, beta, alpha, out);
+}
+/** @} */
+
+/**
+ * @brief Phase two under keel 0.1's name: aclnnXxx(workspace, size,
+ * executor, stream) as one launch on @p stream (kernel_kind "aclnn<Op>"),
+ * on a const executor and without counting the run (keel::ops::run_on(stream,
+ * ex, workspace) is the generic form, which counts runs and checks the
+ * workspace's size). @p workspace must hold workspace_size() bytes of device
+ * memory and outlive the work (and any model that captured it).
+ * @throws keel::error null_parameter for an empty executor or a missing
+ * workspace; as aclnn_operators for the launch.
  */
 inline void run_on(stream_ref stream, const executor& ex, void* workspace = nullptr) {
   if (!ex) throw_error(keel::errc::null_parameter, "keel::acl::run_on", "the executor is empty");
   if (ex.workspace_size() != 0 && workspace == nullptr)
     throw_error(keel::errc::null_parameter, "keel::acl::run_on",
                 "the executor needs a workspace of " + std::to_string(ex.workspace_size()) + " bytes");
-  stream.launch(kernel_kind{ex.state()->name}, detail::run_executor{}, ex.state(), workspace);
+  struct pointer_only {
+    void* data;
+  };
+  aclnn_operators::launch(stream, ex.plan(), pointer_only{workspace}, 0);
 }
 
 }  // namespace keel::acl

@@ -11,26 +11,15 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 
 #include "keel/core/error.hpp"
+#include "keel/ops/detail/plan_key.hpp"
+#include "keel/ops/op_table.hpp"
 #include "keel/ops/tensor.hpp"
 
 namespace keel::ops {
-
-/** @brief The operators keel implements. */
-enum class op_kind : std::uint8_t { add, addcmul, cast, adaptive_avg_pool2d, baddbmm };
-
-constexpr const char* op_name(op_kind op) noexcept {
-  switch (op) {
-    case op_kind::add: return "add";
-    case op_kind::addcmul: return "addcmul";
-    case op_kind::cast: return "cast";
-    case op_kind::adaptive_avg_pool2d: return "adaptive_avg_pool2d";
-    case op_kind::baddbmm: return "baddbmm";
-  }
-  return "unknown";
-}
 
 /**
  * @brief Whether an executor may run more than once. The device API's
@@ -100,18 +89,80 @@ inline checked_size workspace_bytes(const plan& p, std::size_t workers) noexcept
          checked_size(std::max<std::size_t>(workers, 1)) * checked_size(p.scratch_bytes).round_up(workspace_alignment);
 }
 
-// Phase one's last check: the whole workspace fits (plans check their parts).
-inline void check_workspace(const char* api, const plan& p, std::size_t workers) {
-  check_size(api, workspace_bytes(p, workers), [&] {
-    return "the workspace (" + std::to_string(p.shared_bytes) + " shared bytes and " + std::to_string(workers) +
-           " per-worker slices of " + std::to_string(p.scratch_bytes) + " bytes)";
-  });
-}
-
 }  // namespace detail
 
+struct kernel_table;
+
+/// @cond
+namespace detail {
+// Whether exec() binds Op's calls into the launch (Op::binds_at_launch).
+template <class Op, class = void>
+struct binds_at_launch : std::false_type {};
+template <class Op>
+struct binds_at_launch<Op, std::void_t<decltype(Op::binds_at_launch)>> : std::bool_constant<Op::binds_at_launch> {};
+}  // namespace detail
+/// @endcond
+
+template <class Layer>
+class basic_executor;
+
 /**
- * @brief A validated operator call, ready for phase two.
+ * @brief The host operator layer: keel's reference operators, planned
+ * against a kernel table (phase one) and launched as one kernel whose chunks
+ * split across the launch context's compute workers (phase two; any backend
+ * whose launch context has parallel_for() and workers(): the host backend and
+ * decorators over it). basic_executor, run_on, exec and the executor caches
+ * reach a backend's operators through a layer like this one (ACL's:
+ * keel::acl::aclnn_operators).
+ *
+ * Ownership: none (static members). Thread safety: every member is as
+ * thread-safe as the plan and stream it is given. Exceptions: launch() throws
+ * what the stream's launch throws.
+ */
+struct host_operators {
+  /// What phase one builds.
+  using plan_type = detail::plan;
+  /// What phase one plans against.
+  using target_type = const kernel_table;
+  /** @brief Bytes of workspace @p p needs when split across @p workers (unchecked sum). Throws: nothing. */
+  static detail::checked_size workspace_bytes(const plan_type& p, std::size_t workers) noexcept {
+    return detail::workspace_bytes(p, workers);
+  }
+  /** @brief Phase two of @p p on @p stream (launch.hpp). @throws keel::error what the stream's launch throws. */
+  template <class Stream, class Span>
+  static void launch(const Stream& stream, const std::shared_ptr<const plan_type>& p, const Span& workspace,
+                     std::size_t workers);
+
+  /** @brief Phase one of @p Op against @p kernels. @throws keel::error as the operator's prepare_*. */
+  template <class Op, class... Args>
+  static auto prepare(const kernel_table& kernels, const prepare_options& options, const Args&... args) {
+    return Op::prepare(kernels, options, args...);
+  }
+  /** @brief An executor cache's key of a call of @p Op (no pointers or scalar values: a hit binds them). */
+  template <class Op, class... Args>
+  static detail::plan_key key(const Args&... args) noexcept {
+    return Op::key(args...);
+  }
+  /** @brief A copy of @p cached bound to this call's memory and scalars. @throws keel::error as Op's checks. */
+  template <class Op, class... Args>
+  static std::shared_ptr<const plan_type> bind(const std::shared_ptr<const plan_type>& cached, const Args&... args) {
+    return Op::bind(*cached, args...);
+  }
+  /** @brief Whether exec() launches @p Op's cached plan with the call carried by the task. */
+  template <class Op>
+  static constexpr bool binds_at_launch() noexcept {
+    return detail::binds_at_launch<Op>::value;
+  }
+};
+
+/// The host operators' executor (keel 0.1's name; basic_executor<host_operators>).
+using executor = basic_executor<host_operators>;
+
+/**
+ * @brief A validated operator call, ready for phase two, on the backend
+ * whose operator layer is @p Layer (host_operators: keel::ops::executor;
+ * ACL's aclnn: keel::acl::executor). Phase one (prepare_*) makes it; run_on,
+ * exec and the executor caches take it whatever the layer.
  *
  * Ownership: move-only; owns its plan (shared, so a stream task that runs it
  * can keep it alive), not the tensors' memory. Thread safety: one thread runs
@@ -119,7 +170,9 @@ inline void check_workspace(const char* api, const plan& p, std::size_t workers)
  * once. Exceptions: run() throws keel::error before touching memory; chunks never throw.
  * An empty executor (default-constructed or moved from) is false, has no
  * workspace and no runs; op(), stage_count(), chunk_count() and run() throw
- * invalid_state on it.
+ * invalid_state on it. stage_count(), chunk_count(), run_chunk() and run()
+ * (phase two on the calling thread) exist for plans that run in chunks on the
+ * host (host_operators) only.
  *
  * @code
  * ops::executor ex = ops::prepare_add(kernels, self, other, 1.0f, out);  // phase one
@@ -127,19 +180,25 @@ inline void check_workspace(const char* api, const plan& p, std::size_t workers)
  * ex.run(ws.data(), ws.size());                                          // phase two
  * @endcode
  */
-class executor {
+template <class Layer>
+class basic_executor {
  public:
-  executor() noexcept = default;
+  /// The operator layer (what plans and launches).
+  using layer_type = Layer;
+  /// What phase one built.
+  using plan_type = typename Layer::plan_type;
+
+  basic_executor() noexcept = default;
   /// An executor of @p plan prepared with @p options.
-  executor(std::shared_ptr<const detail::plan> plan, prepare_options options) noexcept
+  basic_executor(std::shared_ptr<const plan_type> plan, prepare_options options) noexcept
       : plan_(std::move(plan)), options_(options) {}
   /// Takes @p other's plan and run count; @p other is left empty.
-  executor(executor&& other) noexcept
+  basic_executor(basic_executor&& other) noexcept
       : plan_(std::move(other.plan_)), options_(other.options_), runs_(other.runs_.load(std::memory_order_relaxed)) {
     other.runs_.store(0, std::memory_order_relaxed);
   }
   /// Drops the plan held, then takes the other executor's plan and run count; the other is left empty.
-  executor& operator=(executor&& other) noexcept {
+  basic_executor& operator=(basic_executor&& other) noexcept {
     if (this != &other) {
       plan_ = std::move(other.plan_);
       options_ = other.options_;
@@ -148,8 +207,8 @@ class executor {
     }
     return *this;
   }
-  executor(const executor&) = delete;
-  executor& operator=(const executor&) = delete;
+  basic_executor(const basic_executor&) = delete;
+  basic_executor& operator=(const basic_executor&) = delete;
 
   /// Whether this holds a handle.
   explicit operator bool() const noexcept { return plan_ != nullptr; }
@@ -169,7 +228,7 @@ class executor {
    */
   std::size_t workspace_size() const noexcept {
     if (!plan_) return 0;
-    const detail::checked_size need = detail::workspace_bytes(*plan_, options_.workers);
+    const detail::checked_size need = Layer::workspace_bytes(*plan_, options_.workers);
     return need.fits() ? need.value() : SIZE_MAX;
   }
 
@@ -250,11 +309,11 @@ class executor {
   }
 
   /** @brief The plan, for a stream task that must keep it alive. */
-  const std::shared_ptr<const detail::plan>& plan() const noexcept { return plan_; }
+  const std::shared_ptr<const plan_type>& plan() const noexcept { return plan_; }
 
  private:
   // The plan, or the empty executor's invalid_state error naming `api`.
-  const detail::plan& planned(const char* api) const {
+  const plan_type& planned(const char* api) const {
     if (!plan_) throw_error(errc::invalid_state, api, "the executor is empty (moved from or never prepared)");
     return *plan_;
   }
@@ -265,7 +324,7 @@ class executor {
     return static_cast<char*>(p) + (detail::round_up(v, workspace_alignment) - v);
   }
 
-  std::shared_ptr<const detail::plan> plan_;
+  std::shared_ptr<const plan_type> plan_;
   prepare_options options_;
   std::atomic<std::size_t> runs_{0};
 };

@@ -21,14 +21,14 @@ namespace keel::ops {
 
 namespace detail {
 
-// The kernel identity a task group update matches: one per operator.
+// The kernel identity a task group update matches: one per operator
+// ("keel.ops.<name>", from the operator table).
 inline kernel_kind kind_of(op_kind op) noexcept {
   switch (op) {
-    case op_kind::add: return kernel_kind{"keel.ops.add"};
-    case op_kind::addcmul: return kernel_kind{"keel.ops.addcmul"};
-    case op_kind::cast: return kernel_kind{"keel.ops.cast"};
-    case op_kind::adaptive_avg_pool2d: return kernel_kind{"keel.ops.adaptive_avg_pool2d"};
-    case op_kind::baddbmm: return kernel_kind{"keel.ops.baddbmm"};
+#define KEEL_OPS_DETAIL_KERNEL_KIND(name, aclnn) \
+  case op_kind::name: return kernel_kind{"keel.ops." #name};
+    KEEL_OPS_OPERATORS(KEEL_OPS_DETAIL_KERNEL_KIND)
+#undef KEEL_OPS_DETAIL_KERNEL_KIND
   }
   return kernel_kind{"keel.ops"};
 }
@@ -101,28 +101,37 @@ struct run_task_no_workspace {
 
 }  // namespace detail
 
+template <class Stream, class Span>
+void host_operators::launch(const Stream& stream, const std::shared_ptr<const plan_type>& p, const Span& workspace,
+                            std::size_t workers) {
+  const detail::checked_size need = host_operators::workspace_bytes(*p, workers);
+  if (need.fits() && need.value() == 0) {  // nothing reads the workspace: nothing to keep alive
+    stream.launch(detail::kind_of(p->op), detail::run_task_no_workspace{}, p, workers);
+    return;
+  }
+  stream.launch(detail::kind_of(p->op), detail::run_task{}, p, workspace, workers);
+}
+
 /**
- * @brief Phase two: enqueues `ex` on `stream` as one kernel launch
- * (kernel_kind "keel.ops.<op>"). `workspace` must hold
- * ex.workspace_size() bytes; its owner (if any) is kept alive by the task and
- * by any model that captures it. During capture the launch is recorded and
- * every replay runs it again, so a capture accepts only repeatable executors.
+ * @brief Phase two on any operator layer: enqueues `ex` on `stream` as one
+ * kernel launch (host operators: kernel_kind "keel.ops.<op>", split across
+ * the device's compute workers; ACL: "aclnn<Op>", aclnn's phase two).
+ * `workspace` must hold ex.workspace_size() bytes; its owner (if any) is
+ * kept alive by a host task and by any model that captures it. During
+ * capture the launch is recorded and every replay runs it again, so a
+ * capture accepts only repeatable executors.
  *
  * @throws keel::error as executor::begin_run, invalid_state for a once-only
  * executor launched into a capture, and what the stream's launch throws.
  */
-template <class Stream>
-void run_on(const Stream& stream, executor& ex, const memory_span& workspace) {
+template <class Stream, class Layer>
+void run_on(const Stream& stream, basic_executor<Layer>& ex, const memory_span& workspace) {
   if (ex && ex.use() == executor_use::once && stream.is_capturing()) {
     throw_error(errc::invalid_state, "keel::ops::run_on",
                 "a captured launch runs at every replay; prepare the executor with executor_use::repeatable");
   }
   ex.begin_run(workspace.data, workspace.bytes);
-  if (ex.workspace_size() == 0) {  // nothing reads the workspace: nothing to keep alive
-    stream.launch(detail::kind_of(ex.op()), detail::run_task_no_workspace{}, ex.plan(), ex.workers());
-    return;
-  }
-  stream.launch(detail::kind_of(ex.op()), detail::run_task{}, ex.plan(), workspace, ex.workers());
+  Layer::launch(stream, ex.plan(), workspace, ex.workers());
 }
 
 /**
@@ -131,8 +140,8 @@ void run_on(const Stream& stream, executor& ex, const memory_span& workspace) {
  * launched task (and everything issued before the release) has run.
  * @throws keel::error as run_on(stream, ex, workspace), out_of_memory.
  */
-template <class Stream>
-void run_on(const Stream& stream, executor& ex) {
+template <class Stream, class Layer>
+void run_on(const Stream& stream, basic_executor<Layer>& ex) {
   using backend = typename Stream::backend_type;
   const std::size_t bytes = ex ? ex.workspace_size() : 0;
   if (bytes == 0) return run_on(stream, ex, memory_span{});

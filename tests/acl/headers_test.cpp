@@ -89,7 +89,10 @@ static_assert(!same_abi_function<int (*)(keel::acl::data_type), int (*)(int)>::v
   X(aclrtQueryEventStatus) X(aclrtSynchronizeEvent) X(aclrtSynchronizeEventWithTimeout)                       \
   X(aclrtEventElapsedTime) X(aclrtMalloc) X(aclrtFree) X(aclrtMallocHost) X(aclrtFreeHost) X(aclrtMemcpy)     \
   X(aclrtMemcpyAsync) X(aclrtMemset) X(aclrtMemsetAsync) X(aclrtMemPoolCreate) X(aclrtMemPoolDestroy) X(aclrtMemPoolSetAttr) X(aclrtMemPoolGetAttr) \
-  X(aclrtMemPoolMallocAsync) X(aclrtMemPoolFreeAsync) X(aclrtMemPoolTrimTo) X(aclmdlRICaptureBegin) X(aclmdlRICaptureGetInfo)    \
+  X(aclrtMemPoolMallocAsync) X(aclrtMemPoolFreeAsync) X(aclrtMemPoolTrimTo) X(aclrtAllocatorCreateDesc) \
+  X(aclrtAllocatorDestroyDesc) X(aclrtAllocatorSetObjToDesc) X(aclrtAllocatorSetAllocFuncToDesc) X(aclrtAllocatorSetFreeFuncToDesc) \
+  X(aclrtAllocatorSetAllocAdviseFuncToDesc) X(aclrtAllocatorSetGetAddrFromBlockFuncToDesc) X(aclrtAllocatorRegister) \
+  X(aclrtAllocatorGetByStream) X(aclrtAllocatorUnregister) X(aclmdlRICaptureBegin) X(aclmdlRICaptureGetInfo)    \
   X(aclmdlRICaptureThreadExchangeMode) X(aclmdlRICaptureEnd) X(aclmdlRICaptureTaskGrpBegin)                   \
   X(aclmdlRICaptureTaskGrpEnd) X(aclmdlRICaptureTaskUpdateBegin) X(aclmdlRICaptureTaskUpdateEnd)              \
   X(aclmdlRIExecuteAsync) X(aclmdlRIExecute) X(aclmdlRIDestroy) X(aclCreateTensor) X(aclCreateScalar)         \

@@ -4,6 +4,7 @@
 // attributes, stream-ordered reuse, trimming, deferred destruction, statuses.
 #include <cstdint>
 
+#include "keel/acl/memory_pool.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -101,4 +102,50 @@ TEST_CASE("acl emulation: aclrtMemPool calls refuse bad arguments with CANN's st
   CHECK(api.aclrtMemPoolMallocAsync(&p, 64, pool, s) == 107017);  // a destroyed stream
   REQUIRE(api.aclrtMemPoolDestroy(pool) == 0);
   CHECK(api.aclrtMemPoolDestroy(pool) == 100000);
+}
+
+TEST_CASE("acl backend: a registered pool is the stream's aclrtAllocator, unregistered when the registration goes",
+          "[runtime][acl][memory_pool][allocator]") {
+  const keel::acl::api& api = acl::device().functions();
+  keel::acl::stream s{acl::device()};
+  keel::acl::memory_pool pool{acl::device(), {"aclnn workspaces"}};
+  keel::acl::stream_handle native = s.native_handle()->native;
+  keel::acl::allocator_desc_handle desc = nullptr;
+  void* object = nullptr;
+  keel::acl::allocator_alloc_func alloc = nullptr;
+  keel::acl::allocator_free_func free = nullptr;
+  keel::acl::allocator_alloc_advise_func advise = nullptr;
+  keel::acl::allocator_get_addr_func address = nullptr;
+  CHECK(api.aclrtAllocatorGetByStream(native, &desc, &object, &alloc, &free, &advise, &address) == 100000);
+  {
+    keel::acl::allocator_registration uses{s, pool};
+    REQUIRE(api.aclrtAllocatorGetByStream(native, &desc, &object, &alloc, &free, &advise, &address) == 0);
+    // What an aclnn operator does with the stream's allocator.
+    void* block = alloc(object, 4096);
+    REQUIRE(block != nullptr);
+    CHECK(address(block) != nullptr);
+    CHECK(pool.statistics().used == 4096);
+    free(object, block);
+    CHECK(pool.statistics().used == 0);
+    CHECK(pool.statistics().allocations == 1);
+  }
+  CHECK(api.aclrtAllocatorGetByStream(native, &desc, &object, &alloc, &free, &advise, &address) == 100000);
+  s.synchronize();
+}
+
+TEST_CASE("acl emulation: allocator descriptions and registrations refuse bad arguments",
+          "[runtime][acl][allocator][misuse]") {
+  const keel::acl::api& api = acl::device().functions();
+  keel::acl::stream_handle s = nullptr;
+  REQUIRE(api.aclrtCreateStream(&s) == 0);
+  keel::acl::allocator_desc_handle d = api.aclrtAllocatorCreateDesc();
+  REQUIRE(d != nullptr);
+  CHECK(api.aclrtAllocatorRegister(s, d) == 100000);  // no object and functions yet
+  CHECK(api.aclrtAllocatorSetObjToDesc(d, nullptr) == 100000);
+  CHECK(api.aclrtAllocatorSetAllocFuncToDesc(nullptr, nullptr) == 100000);
+  CHECK(api.aclrtAllocatorUnregister(s) == 100000);  // nothing registered
+  CHECK(api.aclrtAllocatorRegister(nullptr, d) == 100000);
+  REQUIRE(api.aclrtAllocatorDestroyDesc(d) == 0);
+  CHECK(api.aclrtAllocatorDestroyDesc(d) == 100000);
+  REQUIRE(api.aclrtDestroyStream(s) == 0);
 }

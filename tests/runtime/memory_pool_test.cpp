@@ -11,7 +11,11 @@
 #include <vector>
 
 #include "keel/runtime/memory_pool.hpp"
+#include "keel/runtime/stream_allocator.hpp"
 #include "test_support.hpp"
+#ifdef KEEL_ACL_EMULATION_DIR
+#include "keel/acl/memory_pool.hpp"  // the ACL hooks of allocator registrations
+#endif
 
 namespace {
 
@@ -421,4 +425,34 @@ KEEL_BACKEND_TEST("memory pool: models captured into one pool share memory relea
   out.reset();
   s.synchronize();
   CHECK(pool.statistics().used == 0);
+}
+
+// ---- per-stream allocators ---------------------------------------------------
+
+KEEL_BACKEND_TEST("memory pool: a registration makes the pool its stream's allocator until it is dropped",
+                  "[runtime][memory_pool][allocator]") {
+  KEEL_USING_BACKEND(TestType);
+  using backend = typename TestType::backend;
+  stream s{dev}, t{dev};
+  pool_of<TestType> mine{dev, {"client A"}}, theirs{dev, {"client B"}};
+  CHECK_FALSE(keel::registered_pool<backend>(s));
+  KEEL_REQUIRE_ERROR(keel::allocate_workspace<backend>(s, kib), keel::errc::invalid_state, "no registered allocator");
+  {
+    keel::basic_allocator_registration<backend> a{s, mine};
+    keel::basic_allocator_registration<backend> b{t, theirs};
+    CHECK(keel::registered_pool<backend>(s) == mine.ref());
+    CHECK(keel::registered_pool<backend>(t) == theirs.ref());
+    auto register_again = [&] { keel::basic_allocator_registration<backend> again{s, theirs}; };
+    KEEL_REQUIRE_ERROR(register_again(), keel::errc::invalid_state, "already has a registered allocator");
+    CHECK(keel::registered_pool<backend>(s) == mine.ref());  // unchanged
+    auto ws = keel::allocate_workspace<backend>(s, 8 * kib);
+    CHECK(ws.from(mine));
+    CHECK(mine.statistics().used == 8 * kib);
+    CHECK(theirs.statistics().used == 0);
+  }
+  CHECK_FALSE(keel::registered_pool<backend>(s));
+  CHECK_FALSE(keel::registered_pool<backend>(t));
+  CHECK(mine.statistics().used == 0);
+  s.synchronize();
+  t.synchronize();
 }

@@ -306,6 +306,25 @@ struct run_executor {
 }  // namespace detail
 /// @endcond
 
+/// @cond
+namespace detail {
+// Whether the runtime has an allocator registered on the stream
+// (aclrtAllocatorRegister, keel::acl::allocator_registration): the aclnn
+// operator then takes its workspace from it.
+inline bool has_registered_allocator(stream_ref s) {
+  const api& a = s.device().functions();
+  if (!a.aclrtAllocatorGetByStream) return false;
+  allocator_desc_handle desc = nullptr;
+  void* object = nullptr;
+  allocator_alloc_func alloc = nullptr;
+  allocator_free_func free = nullptr;
+  allocator_alloc_advise_func advise = nullptr;
+  allocator_get_addr_func address = nullptr;
+  return a.aclrtAllocatorGetByStream(s.native_handle()->native, &desc, &object, &alloc, &free, &advise, &address) == 0;
+}
+}  // namespace detail
+/// @endcond
+
 /**
  * @brief Phase two: aclnnXxx(workspace, size, executor, stream) as one launch
  * on @p stream (kernel_kind "aclnn.<op>"), so a capture records it and a
@@ -314,11 +333,13 @@ struct run_executor {
  * @throws keel::error with the aclnn status and ACL's message; for
  * ACLNN_ERR_RUNTIME_ERROR (361001), with the runtime's own status for the
  * thread (aclrtGetLastError) when the runtime has one, so code() names the
- * rule the launch broke and rule() still says 361001.
+ * rule the launch broke and rule() still says 361001. With a pool
+ * registered as the stream's allocator (keel::acl::allocator_registration),
+ * @p workspace may be null: the operator takes its workspace from the pool.
  */
 inline void run_on(stream_ref stream, const executor& ex, void* workspace = nullptr) {
   if (!ex) throw_error(keel::errc::null_parameter, "keel::acl::run_on", "the executor is empty");
-  if (ex.workspace_size() != 0 && workspace == nullptr)
+  if (ex.workspace_size() != 0 && workspace == nullptr && !detail::has_registered_allocator(stream))
     throw_error(keel::errc::null_parameter, "keel::acl::run_on",
                 "the executor needs a workspace of " + std::to_string(ex.workspace_size()) + " bytes");
   stream.launch(kernel_kind{ex.state()->name}, detail::run_executor{}, ex.state(), workspace);

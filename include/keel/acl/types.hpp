@@ -168,6 +168,17 @@ struct mem_pool_props {
   unsigned char reserved[32] = {};  ///< zero
 };
 
+/// aclrtAllocatorDesc: a custom allocator's description (acl_rt_allocator.h).
+using allocator_desc_handle = void*;
+/// aclrtAllocatorAllocFunc: returns a block of at least the size, or null.
+using allocator_alloc_func = void* (*)(void* allocator, std::size_t size);
+/// aclrtAllocatorFreeFunc: gives a block back.
+using allocator_free_func = void (*)(void* allocator, void* block);
+/// aclrtAllocatorAllocAdviseFunc: a block, preferably at the address given.
+using allocator_alloc_advise_func = void* (*)(void* allocator, std::size_t size, void* addr);
+/// aclrtAllocatorGetAddrFromBlockFunc: a block's device address.
+using allocator_get_addr_func = void* (*)(void* block);
+
 /// aclrtCallback: a host callback, run on the thread subscribed to its stream.
 using callback = void (*)(void* userData);
 

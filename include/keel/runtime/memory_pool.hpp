@@ -255,8 +255,14 @@ class pool_core final : public capture_memory_source<B> {
         b->in_capture_free = true;
         capture_free_.push_back(b);
       }
+      pool_unretain<B>(std::exchange(b->bound, stream_handle{}));
     } else {
-      note_release(b, s);
+      // The release point is on the allocation's stream: its retain passes
+      // from the allocation to the release record (a same-stream hit then
+      // takes it back: no reference counting on the hot path).
+      if (std::find(b->released.begin(), b->released.end(), s) != b->released.end() || !remember(b, s))
+        pool_unretain<B>(b->bound);
+      b->bound = stream_handle{};
     }
     return drop_locked(b);
   }
@@ -423,17 +429,21 @@ class pool_core final : public capture_memory_source<B> {
     return nullptr;
   }
 
+  // Records s in b's releases without retaining it; false when there is no
+  // room (the caller then waited for s instead). Caller holds lock_.
+  static bool remember(block* b, stream_handle s) noexcept {
+    try {
+      b->released.push_back(s);
+      return true;
+    } catch (...) {
+      while (!passed(s)) std::this_thread::yield();
+      return false;
+    }
+  }
   // Caller holds lock_.
   void note_release(block* b, stream_handle s) noexcept {
     if (std::find(b->released.begin(), b->released.end(), s) != b->released.end()) return;
-    try {
-      b->released.push_back(s);
-    } catch (...) {
-      // No room to remember the stream: wait for it here instead.
-      while (!passed(s)) std::this_thread::yield();
-      return;
-    }
-    pool_retain<B>(s);
+    if (remember(b, s)) pool_retain<B>(s);
   }
   void clear_releases(block* b) noexcept {
     for (stream_handle s : b->released) pool_unretain<B>(s);
@@ -705,7 +715,11 @@ void pool_core<B>::hand_out(block* b, stream_handle s, std::size_t bytes, pool_m
   }
   ++b->refs;  // the owner
   b->bytes = bytes;
-  pool_retain<B>(s);
+  if (b->released.size() == 1 && b->released.front() == s) {
+    b->released.clear();  // a same-stream hit: the release record's retain passes to the allocation
+  } else {
+    pool_retain<B>(s);
+  }
   pool_unretain<B>(std::exchange(b->bound, s));
   if (capture != nullptr) {
     b->from_capture = true;

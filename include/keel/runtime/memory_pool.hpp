@@ -96,6 +96,23 @@ struct pool_statistics {
   std::uint64_t backend_allocations = 0;  ///< blocks reserved from the backend
 };
 
+/// @cond
+namespace detail {
+// floor(log2(v)) for v > 0: one instruction where the compiler has it (a hit
+// computes it twice), a loop elsewhere.
+constexpr unsigned pool_floor_log2(std::size_t v) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+  static_assert(sizeof(std::size_t) == sizeof(unsigned long long));
+  return 63u - static_cast<unsigned>(__builtin_clzll(v));
+#else
+  unsigned lg = 0;
+  while (v >>= 1) ++lg;
+  return lg;
+#endif
+}
+}  // namespace detail
+/// @endcond
+
 /**
  * @brief The size class of an allocation of @p bytes: what the pool reserves
  * and counts as used for it. 512 bytes at least, then four classes per power
@@ -104,9 +121,7 @@ struct pool_statistics {
  */
 constexpr std::size_t pool_size_class(std::size_t bytes) noexcept {
   if (bytes <= 512) return 512;
-  std::size_t v = bytes - 1;
-  unsigned lg = 0;
-  while (v >>= 1) ++lg;  // floor(log2(bytes - 1)), at least 9
+  const unsigned lg = detail::pool_floor_log2(bytes - 1);  // at least 9
   const std::size_t step = std::size_t{1} << (lg - 2);
   return (bytes + step - 1) & ~(step - 1);
 }
@@ -123,9 +138,7 @@ namespace detail {
 
 constexpr std::size_t pool_class_index(std::size_t cls) noexcept {
   if (cls <= 512) return 0;
-  std::size_t v = cls - 1;
-  unsigned lg = 0;
-  while (v >>= 1) ++lg;
+  const unsigned lg = pool_floor_log2(cls - 1);
   return 1 + (lg - 9) * 4 + ((cls >> (lg - 2)) - 5);
 }
 inline constexpr std::size_t pool_class_count = pool_class_index(pool_size_class(PTRDIFF_MAX)) + 1;

@@ -41,6 +41,11 @@ constexpr bool same_abi() {
            same_abi<std::remove_cv_t<kp>, std::remove_cv_t<cp>>();
   } else if constexpr (std::is_enum_v<K> && std::is_enum_v<C>) {
     return sizeof(K) == sizeof(C) && alignof(K) == alignof(C);
+  } else if constexpr (std::is_class_v<K> && std::is_class_v<C>) {
+    // A mirrored struct (keel::acl::mem_pool_props): the layout, field by
+    // field, is checked below; here its size and alignment.
+    return std::is_standard_layout_v<K> && std::is_standard_layout_v<C> && sizeof(K) == sizeof(C) &&
+           alignof(K) == alignof(C);
   } else {
     return false;
   }
@@ -83,7 +88,11 @@ static_assert(!same_abi_function<int (*)(keel::acl::data_type), int (*)(int)>::v
   X(aclrtDestroyEvent) X(aclrtRecordEvent) X(aclrtRecordEventWithFlag) X(aclrtResetEvent)                     \
   X(aclrtQueryEventStatus) X(aclrtSynchronizeEvent) X(aclrtSynchronizeEventWithTimeout)                       \
   X(aclrtEventElapsedTime) X(aclrtMalloc) X(aclrtFree) X(aclrtMallocHost) X(aclrtFreeHost) X(aclrtMemcpy)     \
-  X(aclrtMemcpyAsync) X(aclrtMemset) X(aclrtMemsetAsync) X(aclmdlRICaptureBegin) X(aclmdlRICaptureGetInfo)    \
+  X(aclrtMemcpyAsync) X(aclrtMemset) X(aclrtMemsetAsync) X(aclrtMemPoolCreate) X(aclrtMemPoolDestroy) X(aclrtMemPoolSetAttr) X(aclrtMemPoolGetAttr) \
+  X(aclrtMemPoolMallocAsync) X(aclrtMemPoolFreeAsync) X(aclrtMemPoolTrimTo) X(aclrtAllocatorCreateDesc) \
+  X(aclrtAllocatorDestroyDesc) X(aclrtAllocatorSetObjToDesc) X(aclrtAllocatorSetAllocFuncToDesc) X(aclrtAllocatorSetFreeFuncToDesc) \
+  X(aclrtAllocatorSetAllocAdviseFuncToDesc) X(aclrtAllocatorSetGetAddrFromBlockFuncToDesc) X(aclrtAllocatorRegister) \
+  X(aclrtAllocatorGetByStream) X(aclrtAllocatorUnregister) X(aclmdlRICaptureBegin) X(aclmdlRICaptureGetInfo)    \
   X(aclmdlRICaptureThreadExchangeMode) X(aclmdlRICaptureEnd) X(aclmdlRICaptureTaskGrpBegin)                   \
   X(aclmdlRICaptureTaskGrpEnd) X(aclmdlRICaptureTaskUpdateBegin) X(aclmdlRICaptureTaskUpdateEnd)              \
   X(aclmdlRIExecuteAsync) X(aclmdlRIExecute) X(aclmdlRIDestroy) X(aclCreateTensor) X(aclCreateScalar)         \
@@ -164,6 +173,24 @@ KEEL_TEST_VALUE(keel::acl::memcpy_kind::host_to_buf_to_device, ACL_MEMCPY_HOST_T
 KEEL_TEST_VALUE(keel::acl::memcpy_kind::inner_device_to_device, ACL_MEMCPY_INNER_DEVICE_TO_DEVICE)
 KEEL_TEST_VALUE(keel::acl::memcpy_kind::inter_device_to_device, ACL_MEMCPY_INTER_DEVICE_TO_DEVICE)
 
+KEEL_TEST_VALUE(keel::acl::mem_pool_attr::reuse_follow_event_dependencies, ACL_RT_MEM_POOL_REUSE_FOLLOW_EVENT_DEPENDENCIES)
+KEEL_TEST_VALUE(keel::acl::mem_pool_attr::reuse_allow_opportunistic, ACL_RT_MEM_POOL_REUSE_ALLOW_OPPORTUNISTIC)
+KEEL_TEST_VALUE(keel::acl::mem_pool_attr::reuse_allow_internal_dependencies, ACL_RT_MEM_POOL_REUSE_ALLOW_INTERNAL_DEPENDENCIES)
+KEEL_TEST_VALUE(keel::acl::mem_pool_attr::release_threshold, ACL_RT_MEM_POOL_ATTR_RELEASE_THRESHOLD)
+KEEL_TEST_VALUE(keel::acl::mem_pool_attr::reserved_mem_current, ACL_RT_MEM_POOL_ATTR_RESERVED_MEM_CURRENT)
+KEEL_TEST_VALUE(keel::acl::mem_pool_attr::reserved_mem_high, ACL_RT_MEM_POOL_ATTR_RESERVED_MEM_HIGH)
+KEEL_TEST_VALUE(keel::acl::mem_pool_attr::used_mem_current, ACL_RT_MEM_POOL_ATTR_USED_MEM_CURRENT)
+KEEL_TEST_VALUE(keel::acl::mem_pool_attr::used_mem_high, ACL_RT_MEM_POOL_ATTR_USED_MEM_HIGH)
+static_assert(std::is_same_v<keel::acl::mem_pool_handle, aclrtMemPool>);
+static_assert(sizeof(keel::acl::mem_pool_props) == sizeof(aclrtMemPoolProps));
+static_assert(offsetof(keel::acl::mem_pool_props, alloc_type) == offsetof(aclrtMemPoolProps, allocType));
+static_assert(offsetof(keel::acl::mem_pool_props, handle_type) == offsetof(aclrtMemPoolProps, handleType));
+static_assert(offsetof(keel::acl::mem_pool_props, location) == offsetof(aclrtMemPoolProps, location));
+static_assert(offsetof(keel::acl::mem_pool_props, max_size) == offsetof(aclrtMemPoolProps, maxSize));
+static_assert(offsetof(keel::acl::mem_pool_props, reserved) == offsetof(aclrtMemPoolProps, reserved));
+static_assert(sizeof(keel::acl::mem_location) == sizeof(aclrtMemLocation));
+static_assert(offsetof(keel::acl::mem_location, type) == offsetof(aclrtMemLocation, type));
+static_assert(sizeof(aclrtMemLocationType) == sizeof(int) && ACL_MEM_LOCATION_TYPE_DEVICE == 1);
 KEEL_TEST_VALUE(keel::acl::malloc_policy::huge_first, ACL_MEM_MALLOC_HUGE_FIRST)
 KEEL_TEST_VALUE(keel::acl::malloc_policy::huge_only, ACL_MEM_MALLOC_HUGE_ONLY)
 KEEL_TEST_VALUE(keel::acl::malloc_policy::normal_only, ACL_MEM_MALLOC_NORMAL_ONLY)

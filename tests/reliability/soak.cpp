@@ -11,6 +11,7 @@
 // task. Plugins: threads take and drop leases on the pass plugins and run
 // their passes, while failing acquisitions (an initialisation that throws, a
 // file that is not a library) are provoked.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "keel/plugin.hpp"
+#include "keel/host/memory_pool.hpp"
 #include "keel/runtime.hpp"
 #include "pass_api.hpp"
 
@@ -37,6 +39,7 @@ struct counters {
   std::atomic<std::uint64_t> lost{0}, duplicated{0}, reordered{0}, stale_group{0};
   std::atomic<std::uint64_t> failures_provoked{0}, failures_seen{0}, oom_provoked{0}, oom_seen{0};
   std::atomic<std::uint64_t> leases{0}, releases{0}, pass_runs{0}, load_errors_provoked{0}, load_errors_seen{0};
+  std::atomic<std::uint64_t> pool_allocations{0}, pool_bad_bytes{0};
   std::atomic<std::uint64_t> unexpected{0};
 };
 counters stats;
@@ -64,6 +67,15 @@ struct group_kernel {
     ++stats.tasks_run;
   }
 };
+
+// The pool every runtime worker allocates from, on its own stream; small,
+// so the provoked out-of-memory cases keep their meaning.
+host::memory_pool* shared_pool = nullptr;
+
+void check_fill(unsigned char* p, std::size_t n, unsigned char v) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (p[i] != v) ++stats.pool_bad_bytes;
+}
 
 void runtime_worker(host::device& dev, int id, clock_type::time_point until, std::vector<host::event>& events) {
   std::mt19937 rng(static_cast<unsigned>(id) * 7919u + 1);
@@ -158,6 +170,17 @@ void runtime_worker(host::device& dev, int id, clock_type::time_point until, std
           if (e.code() == keel::errc::out_of_memory) ++stats.oom_seen;
         }
         host::device_buffer small{s, 64};  // still fine
+      } else if (what < 99) {
+        // Pool memory reused in stream order: each allocation is filled by
+        // the stream and checked by it before its release; nobody else may
+        // see the bytes change in between.
+        const std::size_t bytes = 64 + rng() % 4000;
+        const auto v = static_cast<unsigned char>(rng());
+        auto a = shared_pool->allocate(s, bytes);
+        auto* p = a.data_as<unsigned char>();
+        s.launch_host([p, bytes, v] { std::fill(p, p + bytes, v); });
+        s.launch_host([p, bytes, v] { check_fill(p, bytes, v); });
+        ++stats.pool_allocations;
       } else {
         s.synchronize();
       }
@@ -231,12 +254,22 @@ int main(int argc, char** argv) {
   std::ofstream(not_a_library) << "not a library\n";
   {
     host::device dev{host::device_options{2, 64, 16, 1 << 20}};
+    keel::pool_options pool_options("soak");
+    pool_options.max_size = 256 << 10;
+    host::memory_pool pool{dev, pool_options};
+    shared_pool = &pool;
     std::vector<host::event> events;
     for (int i = 0; i < n_runtime; ++i) events.emplace_back(dev);
     std::vector<std::thread> threads;
     for (int i = 0; i < n_runtime; ++i) threads.emplace_back(runtime_worker, std::ref(dev), i, until, std::ref(events));
     for (int i = 0; i < n_plugin; ++i) threads.emplace_back(plugin_worker, i, until, not_a_library);
     for (auto& t : threads) t.join();
+    const keel::pool_statistics ps = pool.statistics();
+    std::printf("  pool: %llu allocations (%llu counted), %llu hits, high-water %zu bytes reserved; %zu in use at the end\n",
+                (unsigned long long)ps.allocations, (unsigned long long)stats.pool_allocations,
+                (unsigned long long)ps.hits, ps.reserved_high, ps.used);
+    if (ps.used != 0 || ps.allocations != stats.pool_allocations) ++stats.unexpected;
+    shared_pool = nullptr;
   }
   std::filesystem::remove(not_a_library);
   const double took = std::chrono::duration<double>(clock_type::now() - start).count();
@@ -251,11 +284,12 @@ int main(int argc, char** argv) {
   std::printf("  plugins: %llu leases, %llu releases, %llu pass runs; %llu load errors provoked, %llu seen\n",
               (unsigned long long)stats.leases, (unsigned long long)stats.releases, (unsigned long long)stats.pass_runs,
               (unsigned long long)stats.load_errors_provoked, (unsigned long long)stats.load_errors_seen);
+  std::printf("  pool bytes changed under their owner: %llu\n", (unsigned long long)stats.pool_bad_bytes);
   std::printf("  lost %llu, duplicated %llu, reordered %llu, stale group versions %llu, unexpected %llu\n",
               (unsigned long long)stats.lost, (unsigned long long)stats.duplicated,
               (unsigned long long)stats.reordered, (unsigned long long)stats.stale_group,
               (unsigned long long)stats.unexpected);
-  const bool ok = stats.lost == 0 && stats.duplicated == 0 && stats.reordered == 0 && stats.stale_group == 0 &&
+  const bool ok = stats.pool_bad_bytes == 0 && stats.lost == 0 && stats.duplicated == 0 && stats.reordered == 0 && stats.stale_group == 0 &&
                   stats.unexpected == 0 && stats.failures_seen == stats.failures_provoked &&
                   stats.oom_seen == stats.oom_provoked && stats.load_errors_seen == stats.load_errors_provoked &&
                   stats.tasks_run == stats.tasks_issued && stats.leases == stats.releases;

@@ -12,6 +12,7 @@
 #include "aclnnop/aclnn_baddbmm.h"
 #include "aclnnop/aclnn_cast.h"
 #include "detail/aclnn_objects.hpp"
+#include "allocator.hpp"
 #include "detail/state.hpp"
 #include "keel/ops/kernels/static_dispatch.hpp"
 #include "keel/ops/launch.hpp"
@@ -48,8 +49,12 @@ aclnnStatus phase_two(const char* api, keel::ops::op_kind op, void* workspace, s
     require(executor, api, "executor");
     if (!executor->ex || executor->ex.op() != op)
       throw_rule(errc::invalid_parameter, api, "the executor was not made by this operator's GetWorkspaceSize");
-    if (workspaceSize != 0) require(workspace, api, "workspace");
     hb::stream_handle s = stream_of(stream, api);
+    // No workspace given: the stream's registered allocator's (allocator.cpp).
+    keel_emulation::stream_workspace registered;
+    if (workspaceSize != 0 && workspace == nullptr && registered.take(stream, workspaceSize))
+      workspace = registered.address();
+    if (workspaceSize != 0) require(workspace, api, "workspace");
     keel::ops::run_on(keel::host::stream_ref::adopt(s), executor->ex,
                       keel::memory_span{workspace, static_cast<std::size_t>(workspaceSize), keel::memory_kind::device,
                                         nullptr});

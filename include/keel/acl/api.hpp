@@ -20,7 +20,7 @@
 
 // X(library, return type, name, parameter list): the ACL subset keel uses,
 // with the signatures CANN documents (hicann/runtime docs/zh/api_ref/
-// 02, 04, 06, 07, 11-03, 13 and 15; CANN aolapi reference for aclnn). keel's
+// 02, 04, 06, 07, 11-03, 11-08, 11-10, 13 and 15; CANN aolapi reference for aclnn). keel's
 // enums stand for CANN's by-value enum parameters (same size and values);
 // tests/acl/headers_test.cpp checks each type against the declarations.
 #define KEEL_DETAIL_ACL_FUNCTIONS(X)                                                                             \
@@ -75,6 +75,32 @@
   X(ascendcl, status, aclrtMemset, (void* devPtr, std::size_t maxCount, std::int32_t value, std::size_t count)) \
   X(ascendcl, status, aclrtMemsetAsync, (void* devPtr, std::size_t maxCount, std::int32_t value,                \
                                          std::size_t count, stream_handle stream))                              \
+  X(ascendcl, status, aclrtMemPoolCreate, (mem_pool_handle * memPool, const mem_pool_props* poolProps))          \
+  X(ascendcl, status, aclrtMemPoolDestroy, (mem_pool_handle memPool))                                           \
+  X(ascendcl, status, aclrtMemPoolSetAttr, (mem_pool_handle memPool, mem_pool_attr attr, void* value))          \
+  X(ascendcl, status, aclrtMemPoolGetAttr, (mem_pool_handle memPool, mem_pool_attr attr, void* value))          \
+  X(ascendcl, status, aclrtMemPoolMallocAsync, (void** ptr, std::size_t size, mem_pool_handle memPool,          \
+                                                stream_handle stream))                                          \
+  X(ascendcl, status, aclrtMemPoolFreeAsync, (void* ptr, stream_handle stream))                                 \
+  X(ascendcl, status, aclrtMemPoolTrimTo, (mem_pool_handle memPool, std::size_t minBytesToKeep))                \
+  X(ascendcl, allocator_desc_handle, aclrtAllocatorCreateDesc, ())                                              \
+  X(ascendcl, status, aclrtAllocatorDestroyDesc, (allocator_desc_handle allocatorDesc))                         \
+  X(ascendcl, status, aclrtAllocatorSetObjToDesc, (allocator_desc_handle allocatorDesc, void* allocator))       \
+  X(ascendcl, status, aclrtAllocatorSetAllocFuncToDesc, (allocator_desc_handle allocatorDesc,                   \
+                                                         allocator_alloc_func func))                            \
+  X(ascendcl, status, aclrtAllocatorSetFreeFuncToDesc, (allocator_desc_handle allocatorDesc,                    \
+                                                        allocator_free_func func))                              \
+  X(ascendcl, status, aclrtAllocatorSetAllocAdviseFuncToDesc, (allocator_desc_handle allocatorDesc,             \
+                                                               allocator_alloc_advise_func func))               \
+  X(ascendcl, status, aclrtAllocatorSetGetAddrFromBlockFuncToDesc, (allocator_desc_handle allocatorDesc,        \
+                                                                    allocator_get_addr_func func))              \
+  X(ascendcl, status, aclrtAllocatorRegister, (stream_handle stream, allocator_desc_handle allocatorDesc))      \
+  X(ascendcl, status, aclrtAllocatorGetByStream, (stream_handle stream, allocator_desc_handle * allocatorDesc,  \
+                                                  void** allocator, allocator_alloc_func* allocFunc,            \
+                                                  allocator_free_func* freeFunc,                                \
+                                                  allocator_alloc_advise_func* allocAdviseFunc,                 \
+                                                  allocator_get_addr_func* getAddrFromBlockFunc))               \
+  X(ascendcl, status, aclrtAllocatorUnregister, (stream_handle stream))                                         \
   X(ascendcl, status, aclmdlRICaptureBegin, (stream_handle stream, capture_mode mode))                          \
   X(ascendcl, status, aclmdlRICaptureGetInfo, (stream_handle stream, capture_status * status,                   \
                                                model_handle * modelRI))                                         \

@@ -320,6 +320,25 @@ struct run_aclnn {
 }  // namespace detail
 /// @endcond
 
+/// @cond
+namespace detail {
+// Whether the runtime has an allocator registered on the stream
+// (aclrtAllocatorRegister, keel::acl::allocator_registration): the aclnn
+// operator then takes its workspace from it.
+inline bool has_registered_allocator(stream_ref s) {
+  const api& a = s.device().functions();
+  if (!a.aclrtAllocatorGetByStream) return false;
+  allocator_desc_handle desc = nullptr;
+  void* object = nullptr;
+  allocator_alloc_func alloc = nullptr;
+  allocator_free_func free = nullptr;
+  allocator_alloc_advise_func advise = nullptr;
+  allocator_get_addr_func address = nullptr;
+  return a.aclrtAllocatorGetByStream(s.native_handle()->native, &desc, &object, &alloc, &free, &advise, &address) == 0;
+}
+}  // namespace detail
+/// @endcond
+
 /**
  * @brief ACL's operator layer: keel's operators through aclnn's two-phase
  * calls (phase one: aclnn<Op>GetWorkspaceSize, made repeatable; phase two:
@@ -443,11 +462,13 @@ inline executor prepare_baddbmm(device& dev, const keel::ops::tensor& self, cons
  * workspace's size). @p workspace must hold workspace_size() bytes of device
  * memory and outlive the work (and any model that captured it).
  * @throws keel::error null_parameter for an empty executor or a missing
- * workspace; as aclnn_operators for the launch.
+ * workspace; as aclnn_operators for the launch. With a pool registered as
+ * the stream's allocator (keel::acl::allocator_registration), @p workspace
+ * may be null: the operator takes its workspace from the pool.
  */
 inline void run_on(stream_ref stream, const executor& ex, void* workspace = nullptr) {
   if (!ex) throw_error(keel::errc::null_parameter, "keel::acl::run_on", "the executor is empty");
-  if (ex.workspace_size() != 0 && workspace == nullptr)
+  if (ex.workspace_size() != 0 && workspace == nullptr && !detail::has_registered_allocator(stream))
     throw_error(keel::errc::null_parameter, "keel::acl::run_on",
                 "the executor needs a workspace of " + std::to_string(ex.workspace_size()) + " bytes");
   struct pointer_only {

@@ -17,6 +17,7 @@
 // against the documented declarations (the emulation headers) at compile time.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 /// @cond
@@ -136,6 +137,47 @@ enum class stream_status : int { complete = 0, not_ready = 1, reserved = 0xFFFF 
 
 /// aclrtCallbackBlockType (aclrtLaunchCallback): whether the stream waits for the callback.
 enum class callback_block : int { no_block = 0, block = 1 };
+
+/// aclrtMemPool: a stream-ordered memory pool (acl_rt_memory_soma.h).
+using mem_pool_handle = void*;
+
+/// aclrtMemPoolAttr (aclrtMemPoolSetAttr / aclrtMemPoolGetAttr).
+enum class mem_pool_attr : int {
+  reuse_follow_event_dependencies = 0x1,     ///< ACL_RT_MEM_POOL_REUSE_FOLLOW_EVENT_DEPENDENCIES
+  reuse_allow_opportunistic = 0x2,           ///< ACL_RT_MEM_POOL_REUSE_ALLOW_OPPORTUNISTIC
+  reuse_allow_internal_dependencies = 0x3,   ///< ACL_RT_MEM_POOL_REUSE_ALLOW_INTERNAL_DEPENDENCIES
+  release_threshold = 0x4,                   ///< ACL_RT_MEM_POOL_ATTR_RELEASE_THRESHOLD
+  reserved_mem_current = 0x5,                ///< ACL_RT_MEM_POOL_ATTR_RESERVED_MEM_CURRENT
+  reserved_mem_high = 0x6,                   ///< ACL_RT_MEM_POOL_ATTR_RESERVED_MEM_HIGH
+  used_mem_current = 0x7,                    ///< ACL_RT_MEM_POOL_ATTR_USED_MEM_CURRENT
+  used_mem_high = 0x8,                       ///< ACL_RT_MEM_POOL_ATTR_USED_MEM_HIGH
+};
+
+/// aclrtMemLocation: where memory lives (type 1: ACL_MEM_LOCATION_TYPE_DEVICE, with its id).
+struct mem_location {
+  std::uint32_t id = 0;  ///< the device id
+  int type = 1;          ///< aclrtMemLocationType
+};
+
+/// aclrtMemPoolProps (aclrtMemPoolCreate): pinned device memory, no handle type, at most max_size bytes.
+struct mem_pool_props {
+  int alloc_type = 0;             ///< aclrtMemAllocationType: ACL_MEM_ALLOCATION_TYPE_PINNED
+  int handle_type = 0;            ///< aclrtMemHandleType: ACL_MEM_HANDLE_TYPE_NONE
+  mem_location location;          ///< the device
+  std::size_t max_size = 0;       ///< most bytes the pool holds
+  unsigned char reserved[32] = {};  ///< zero
+};
+
+/// aclrtAllocatorDesc: a custom allocator's description (acl_rt_allocator.h).
+using allocator_desc_handle = void*;
+/// aclrtAllocatorAllocFunc: returns a block of at least the size, or null.
+using allocator_alloc_func = void* (*)(void* allocator, std::size_t size);
+/// aclrtAllocatorFreeFunc: gives a block back.
+using allocator_free_func = void (*)(void* allocator, void* block);
+/// aclrtAllocatorAllocAdviseFunc: a block, preferably at the address given.
+using allocator_alloc_advise_func = void* (*)(void* allocator, std::size_t size, void* addr);
+/// aclrtAllocatorGetAddrFromBlockFunc: a block's device address.
+using allocator_get_addr_func = void* (*)(void* block);
 
 /// aclrtCallback: a host callback, run on the thread subscribed to its stream.
 using callback = void (*)(void* userData);

@@ -4,7 +4,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <exception>
+#include <memory>
+#include <type_traits>
 #include <utility>
 
 #include "keel/core/error.hpp"
@@ -23,6 +26,28 @@ struct model_traits {
   using native_type = typename B::model_handle;
   static constexpr native_type null() noexcept { return native_type{}; }
   static void close(native_type h) noexcept { B::destroy_model(h); }
+};
+
+// What a model holds beyond its native handle: the memory a capture took
+// from a pool (keel/runtime/memory_pool.hpp). The model tells it where it
+// executes (a pool shared between models checks that they never run
+// concurrently), and destroying it returns the memory in the order of the
+// stream that executed the model last.
+template <class B>
+struct model_attachment {
+  virtual ~model_attachment() = default;
+  virtual void before_execute(typename B::stream_handle s) = 0;
+  virtual void after_execute(typename B::stream_handle s) noexcept = 0;
+};
+
+// A pool a capture draws from: begin_capture registers the capture's id
+// (allocations on a stream of that capture then belong to the attachment it
+// returns), end_capture unregisters it (the capture ended, either way).
+template <class B>
+struct capture_memory_source {
+  virtual ~capture_memory_source() = default;
+  virtual std::shared_ptr<model_attachment<B>> begin_capture(std::uint64_t capture_id) = 0;
+  virtual void end_capture(std::uint64_t capture_id) noexcept = 0;
 };
 
 template <class Derived, class B>
@@ -107,23 +132,64 @@ class basic_model : public detail::model_ops<basic_model<B>, B> {
     m.handle_.reset(native);
     return m;
   }
-  /// Takes the other object's handle; the other is left empty.
+  /// Takes the other object's handle (and pool memory); the other is left empty.
   basic_model(basic_model&&) noexcept = default;
   /// Releases what this holds, then takes the other object's handle; the other is left empty.
-  basic_model& operator=(basic_model&&) noexcept = default;
+  basic_model& operator=(basic_model&& other) noexcept {
+    if (this != &other) {
+      reset();
+      handle_ = std::move(other.handle_);
+      memory_ = std::move(other.memory_);
+    }
+    return *this;
+  }
+  ~basic_model() { reset(); }
+
+  /**
+   * @brief Runs the recorded work on @p stream (see model_ops::execute). A
+   * model that holds pool memory also checks the pool's sharing rule: two
+   * models sharing memory of one pool never execute concurrently (throws
+   * keel::error invalid_state naming the pool when it can tell they would).
+   */
+  void execute(basic_stream_ref<B> stream) const {
+    auto m = this->checked("keel::model::execute");
+    auto s = stream.checked("keel::model::execute");
+    if (memory_) memory_->before_execute(s);
+    B::execute(m, s);
+    if (memory_) memory_->after_execute(s);
+  }
 
   /// The native handle, null when empty.
   native_handle_type native_handle() const noexcept { return handle_.get(); }
   /// The native handle, null when empty.
   native_handle_type get() const noexcept { return handle_.get(); }
-  /// Gives up ownership: returns the handle and leaves this empty; the caller destroys it.
-  native_handle_type release() noexcept { return handle_.release(); }
-  /// Destroys the handle held (if any) and takes ownership of @p native instead.
-  void reset(native_handle_type native = native_handle_type{}) noexcept { handle_.reset(native); }
+  /**
+   * @brief Gives up ownership: returns the handle and leaves this empty; the
+   * caller destroys it. Pool memory the model held is returned now, in the
+   * order of the stream that executed it last.
+   */
+  native_handle_type release() noexcept {
+    memory_.reset();
+    return handle_.release();
+  }
+  /**
+   * @brief Destroys the handle held (if any), then returns the pool memory it
+   * held (in the order of the stream that executed it last), and takes
+   * ownership of @p native instead.
+   */
+  void reset(native_handle_type native = native_handle_type{}) noexcept {
+    handle_.reset(native);
+    memory_.reset();
+  }
   /// Whether this holds a handle.
   explicit operator bool() const noexcept { return static_cast<bool>(handle_); }
+  /// Whether the model holds memory a capture took from a pool.
+  bool holds_pool_memory() const noexcept { return static_cast<bool>(memory_); }
   /// Exchanges what this and the other object hold.
-  void swap(basic_model& other) noexcept { handle_.swap(other.handle_); }
+  void swap(basic_model& other) noexcept {
+    handle_.swap(other.handle_);
+    memory_.swap(other.memory_);
+  }
   friend void swap(basic_model& a, basic_model& b) noexcept { a.swap(b); }
   /// A non-owning view of the same handle.
   basic_model_ref<B> ref() const noexcept { return basic_model_ref<B>(handle_.get()); }
@@ -131,7 +197,10 @@ class basic_model : public detail::model_ops<basic_model<B>, B> {
   operator basic_model_ref<B>() const noexcept { return ref(); }
 
  private:
+  template <KEEL_CAPTURE_BACKEND>
+  friend class basic_capture_scope;
   handle_type handle_;
+  std::shared_ptr<detail::model_attachment<B>> memory_;
 };
 
 /**
@@ -145,6 +214,12 @@ class basic_model : public detail::model_ops<basic_model<B>, B> {
  * or resource_limit (live models); end() throws capture_violation (open
  * group, unjoined fork) and leaves the capture running, to be fixed or
  * discarded.
+ *
+ * Given a memory pool (keel/runtime/memory_pool.hpp), every allocation from
+ * that pool on a stream of this capture belongs to the model end() returns:
+ * it lives as long as the model and goes back to the pool when the model is
+ * destroyed. A capture that ends any other way (discard(), an exception, a
+ * failed end() followed by either) gives all of it back at once.
  *
  * @code
  * keel::host::capture_scope capture{stream, keel::capture_mode::thread_local_};
@@ -163,23 +238,47 @@ class [[nodiscard]] basic_capture_scope {
       : stream_(stream) {
     B::capture_begin(stream_.checked("keel::capture_scope"), mode);
   }
+  /**
+   * @brief Begins a capture on @p stream in @p mode whose model owns what it
+   * allocates from @p pool (a basic_memory_pool or its view). @throws
+   * keel::error capture_violation / resource_limit as the other constructor;
+   * nothing is taken from the pool then.
+   */
+  template <class Pool, class = decltype(std::declval<const Pool&>().capture_source())>
+  basic_capture_scope(basic_stream_ref<B> stream, const Pool& pool, capture_mode mode = capture_mode::global)
+      : stream_(stream) {
+    auto source = pool.capture_source();
+    B::capture_begin(stream_.checked("keel::capture_scope"), mode);
+    try {
+      capture_id_ = stream_capture_status<B>(stream_.native_handle()).capture_id;
+      memory_ = source->begin_capture(capture_id_);
+      source_ = std::move(source);
+    } catch (...) {
+      B::capture_discard(stream_.native_handle());
+      throw;
+    }
+  }
   basic_capture_scope(const basic_capture_scope&) = delete;
   basic_capture_scope& operator=(const basic_capture_scope&) = delete;
-  ~basic_capture_scope() {
-    if (active_) B::capture_discard(stream_.native_handle());
-  }
+  ~basic_capture_scope() { discard(); }
 
-  /** @brief Ends the capture and returns the model. */
+  /** @brief Ends the capture and returns the model (owning what the capture took from its pool). */
   basic_model<B> end() {
     if (!active_) throw_error(errc::invalid_state, "keel::capture_scope::end", "the capture already ended");
     auto model = basic_model<B>::adopt(B::capture_end(stream_.native_handle()));
     active_ = false;
+    if (source_) source_->end_capture(capture_id_);
+    model.memory_ = std::move(memory_);
+    source_.reset();
     return model;
   }
-  /** @brief Ends the capture and throws the partial model away. Throws: nothing. */
+  /** @brief Ends the capture and throws the partial model away, with what it took from its pool. Throws: nothing. */
   void discard() noexcept {
     if (active_) B::capture_discard(stream_.native_handle());
     active_ = false;
+    if (source_) source_->end_capture(capture_id_);
+    source_.reset();
+    memory_.reset();
   }
   /// Whether the capture is still in progress (end() not called, no exception).
   bool active() const noexcept { return active_; }
@@ -189,6 +288,9 @@ class [[nodiscard]] basic_capture_scope {
  private:
   detail::stream_anchor<B> stream_;
   bool active_ = true;
+  std::uint64_t capture_id_ = 0;
+  std::shared_ptr<detail::capture_memory_source<B>> source_;
+  std::shared_ptr<detail::model_attachment<B>> memory_;
 };
 
 }  // namespace keel

@@ -11,5 +11,7 @@
 
 #include "acl/acl_base.h"
 #include "acl/acl_rt.h"
+#include "acl/acl_rt_allocator.h"
+#include "acl/acl_rt_memory_soma.h"
 
 #endif /* KEEL_EMULATION_ACL_ACL_H_ */

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: Apache-2.0
+// basic_allocator_registration: a memory pool registered as a stream's
+// allocator, for the internal memory (workspaces) of the operators that run
+// on that stream, RAII (unregistered when the registration goes). The
+// explicit form of a hidden thread-local pool: each client registers its own
+// pool on its own streams, and nothing is shared that it did not share.
+//
+// keel keeps the registry itself (registered_pool(stream) answers on every
+// backend; the host backend has nothing more); a backend whose runtime has
+// per-stream allocators of its own (ACL's aclrtAllocatorRegister) supplies
+// stream_allocator_hooks<B>, and the registration registers there too.
+#pragma once
+
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+
+#include "keel/core/error.hpp"
+#include "keel/runtime/memory_pool.hpp"
+#include "keel/runtime/stream.hpp"
+
+namespace keel {
+
+/**
+ * @brief What a backend does, beyond keel's registry, when a pool is
+ * registered as a stream's allocator. The primary template does nothing; a
+ * backend specialises it with `static void attach(basic_stream_ref<B>,
+ * basic_memory_pool_ref<B>)` (may throw; nothing registered then) and
+ * `static void detach(basic_stream_ref<B>) noexcept`.
+ */
+template <class B>
+struct stream_allocator_hooks {
+  /// Registers nothing with the runtime.
+  static void attach(basic_stream_ref<B>, basic_memory_pool_ref<B>) noexcept {}
+  /// Unregisters nothing.
+  static void detach(basic_stream_ref<B>) noexcept {}
+};
+
+/// @cond
+namespace detail {
+template <class B>
+struct allocator_registry {
+  std::mutex m;
+  std::unordered_map<typename B::stream_handle, basic_memory_pool_ref<B>> pools;
+  static allocator_registry& get() {
+    static allocator_registry* const r = new allocator_registry;  // outlives every registration, even static ones
+    return *r;
+  }
+};
+}  // namespace detail
+/// @endcond
+
+/**
+ * @brief The pool registered as @p stream's allocator, or an empty view.
+ * Thread-safe. @throws keel::error invalid_handle for an empty stream.
+ */
+template <class B>
+basic_memory_pool_ref<B> registered_pool(basic_stream_ref<B> stream) {
+  auto s = stream.checked("keel::registered_pool");
+  auto& r = detail::allocator_registry<B>::get();
+  std::lock_guard<std::mutex> lock(r.m);
+  auto it = r.pools.find(s);
+  return it == r.pools.end() ? basic_memory_pool_ref<B>{} : it->second;
+}
+
+/**
+ * @brief Workspace for an operator on @p stream from the pool registered on
+ * it, released in the stream's order when the buffer goes.
+ * @throws keel::error invalid_state naming the stream when none is
+ * registered; what the pool's allocate throws.
+ */
+template <class B>
+basic_pool_buffer<B> allocate_workspace(basic_stream_ref<B> stream, std::size_t bytes) {
+  basic_memory_pool_ref<B> pool = registered_pool(stream);
+  if (!pool)
+    throw_error(errc::invalid_state, "keel::allocate_workspace",
+                "stream " + std::to_string(stream.id()) + " has no registered allocator (register a pool first)");
+  return pool.allocate(stream, bytes);
+}
+
+/**
+ * @brief Registers a pool as a stream's allocator for as long as it lives.
+ *
+ * Ownership: holds the registration (neither copyable nor movable); the pool
+ * and the stream must outlive it. Thread safety: registrations of different
+ * streams are independent; one per stream at a time. Exceptions: the
+ * constructor throws keel::error invalid_state when the stream already has
+ * one (nothing changes) or what the backend's registration throws; the
+ * destructor is noexcept.
+ *
+ * @code
+ * keel::host::memory_pool pool{dev, {"client A"}};
+ * keel::host::allocator_registration uses{stream, pool};   // operators on stream take workspace from pool
+ * @endcode
+ */
+template <KEEL_MEMORY_POOL_BACKEND B>
+class [[nodiscard]] basic_allocator_registration {
+ public:
+  /// Registers @p pool as @p stream's allocator.
+  basic_allocator_registration(basic_stream_ref<B> stream, basic_memory_pool_ref<B> pool) : stream_(stream) {
+    static constexpr const char* api = "keel::allocator_registration";
+    auto s = stream.checked(api);
+    if (!pool) detail::throw_empty(api);
+    auto& r = detail::allocator_registry<B>::get();
+    {
+      std::lock_guard<std::mutex> lock(r.m);
+      auto [it, fresh] = r.pools.emplace(s, pool);
+      if (!fresh)
+        throw_error(errc::invalid_state, api,
+                    "stream " + std::to_string(stream.id()) + " already has a registered allocator (" +
+                        it->second.name() + "); drop that registration first");
+    }
+    try {
+      stream_allocator_hooks<B>::attach(stream, pool);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(r.m);
+      r.pools.erase(s);
+      throw;
+    }
+  }
+  basic_allocator_registration(const basic_allocator_registration&) = delete;
+  basic_allocator_registration& operator=(const basic_allocator_registration&) = delete;
+  /// Unregisters.
+  ~basic_allocator_registration() {
+    stream_allocator_hooks<B>::detach(stream_);
+    auto& r = detail::allocator_registry<B>::get();
+    std::lock_guard<std::mutex> lock(r.m);
+    r.pools.erase(stream_.native_handle());
+  }
+  /// The stream the pool is registered on.
+  basic_stream_ref<B> stream() const noexcept { return stream_; }
+
+ private:
+  basic_stream_ref<B> stream_;
+};
+
+}  // namespace keel

@@ -154,7 +154,9 @@
   X(opapi, nn_status, aclnnBaddbmm, (void* workspace, std::uint64_t workspaceSize, executor_handle executor,    \
                                      stream_handle stream))
 
-namespace keel::acl {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace acl {
 
 template <class Signature>
 class api_function;
@@ -307,6 +309,6 @@ struct api {
   }
 };
 
-}  // namespace keel::acl
+} KEEL_END_NAMESPACE  // namespace keel::acl
 
 #undef KEEL_DETAIL_ACL_FUNCTIONS

@@ -20,7 +20,9 @@
 #include "keel/runtime/checked/backend.hpp"
 #include "keel/runtime/runtime.hpp"
 
-namespace keel::acl {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace acl {
 namespace detail {
 
 /// @cond
@@ -217,4 +219,4 @@ inline event_ref adopt_event(device& dev, acl::event_handle native,
 
 static_assert(is_runtime_backend_v<backend>, "keel::acl::backend must model the runtime backend requirement");
 
-}  // namespace keel::acl
+} KEEL_END_NAMESPACE  // namespace keel::acl

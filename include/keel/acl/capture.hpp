@@ -15,7 +15,9 @@
 #include "keel/acl/event.hpp"
 #include "keel/acl/stream.hpp"
 
-namespace keel::acl {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace acl {
 namespace detail {
 
 /// @cond
@@ -212,4 +214,4 @@ class [[nodiscard]] thread_capture_mode_scope {
   keel::capture_mode previous_keel_ = keel::capture_mode::global;  // what the checked layer's unsafe-call rule reads
 };
 
-}  // namespace keel::acl
+} KEEL_END_NAMESPACE  // namespace keel::acl

@@ -32,7 +32,9 @@
 #include "keel/runtime/checked/books.hpp"
 #include "keel/runtime/types.hpp"
 
-namespace keel::acl {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace acl {
 
 class device;
 
@@ -294,4 +296,4 @@ class launch_context {
   stream_handle stream_;
 };
 
-}  // namespace keel::acl
+} KEEL_END_NAMESPACE  // namespace keel::acl

@@ -11,7 +11,9 @@
 
 #include "keel/acl/detail/handles.hpp"
 
-namespace keel::acl::detail {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace acl::detail {
 
 /// @cond
 struct event_calls : native_types {
@@ -112,4 +114,4 @@ struct event_calls : native_types {
 };
 /// @endcond
 
-}  // namespace keel::acl::detail
+} KEEL_END_NAMESPACE  // namespace keel::acl::detail

@@ -9,7 +9,9 @@
 #include <string_view>
 #include <vector>
 
-namespace keel::acl {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace acl {
 
 /**
  * @brief The CANN shared libraries the ACL subset comes from.
@@ -83,4 +85,4 @@ inline std::vector<std::string> library_candidates(library lib, std::string_view
   return candidates;
 }
 
-}  // namespace keel::acl
+} KEEL_END_NAMESPACE  // namespace keel::acl

@@ -14,7 +14,9 @@
 
 #include "keel/acl/detail/handles.hpp"
 
-namespace keel::acl::detail {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace acl::detail {
 
 /// @cond
 struct memory_calls : native_types {
@@ -151,4 +153,4 @@ struct memory_calls : native_types {
 };
 /// @endcond
 
-}  // namespace keel::acl::detail
+} KEEL_END_NAMESPACE  // namespace keel::acl::detail

@@ -14,7 +14,9 @@
 #include "keel/runtime/memory_pool.hpp"
 #include "keel/runtime/stream_allocator.hpp"
 
-namespace keel::acl {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace acl {
 
 /// A stream-ordered memory pool on an ACL device (see keel::basic_memory_pool).
 using memory_pool = ::keel::basic_memory_pool<backend>;
@@ -58,9 +60,9 @@ struct registered_allocators {
 }  // namespace detail
 /// @endcond
 
-}  // namespace keel::acl
+} KEEL_END_NAMESPACE  // namespace keel::acl
 
-namespace keel {
+KEEL_BEGIN_NAMESPACE
 
 /**
  * @brief On ACL a registered pool is also the stream's allocator for the
@@ -115,4 +117,4 @@ struct stream_allocator_hooks<acl::backend> {
   }
 };
 
-}  // namespace keel
+KEEL_END_NAMESPACE  // namespace keel

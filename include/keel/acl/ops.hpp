@@ -28,7 +28,9 @@
 #include "keel/ops/tensor.hpp"
 #include "keel/runtime/types.hpp"
 
-namespace keel::acl {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace acl {
 
 /** @brief The aclDataType of a keel dtype (acl_base.h values). Throws: nothing. */
 constexpr data_type data_type_of(keel::ops::dtype t) noexcept {
@@ -409,7 +411,7 @@ struct aclnn_operators {
 /// ACL's executor (keel 0.1's name; keel::ops::basic_executor<aclnn_operators>).
 using executor = keel::ops::basic_executor<aclnn_operators>;
 
-}  // namespace keel::acl
+} KEEL_END_NAMESPACE  // namespace keel::acl
 
 /// An acl::device plans ACL's aclnn operators.
 template <>
@@ -418,7 +420,7 @@ struct keel::ops::operator_layer_for<keel::acl::device> {
   using type = keel::acl::aclnn_operators;
 };
 
-namespace keel::acl {
+KEEL_BEGIN_NAMESPACE namespace acl {
 
 /**
  * @name keel 0.1's ACL phase one
@@ -477,4 +479,4 @@ inline void run_on(stream_ref stream, const executor& ex, void* workspace = null
   aclnn_operators::launch(stream, ex.plan(), pointer_only{workspace}, 0);
 }
 
-}  // namespace keel::acl
+} KEEL_END_NAMESPACE  // namespace keel::acl

@@ -271,7 +271,9 @@
   X(nn_inner_invalid_impl_mode, 561106, "ACLNN_ERR_INNER_INVALID_IMPL_MODE",                                    \
     "operator internal error: invalid implementation mode")
 
-namespace keel::acl {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace acl {
 
 /**
  * @brief Every documented ACL status (aclError and aclnnStatus share one
@@ -513,7 +515,7 @@ inline void check(status code, const char* function) {
   detail::throw_status(code, function, std::string());
 }
 
-}  // namespace keel::acl
+} KEEL_END_NAMESPACE  // namespace keel::acl
 
 // The standard library's trait, specialized: nothing of keel's to document.
 /// @cond

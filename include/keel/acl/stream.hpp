@@ -19,7 +19,9 @@
 #include "keel/acl/detail/handles.hpp"
 #include "keel/acl/memory.hpp"
 
-namespace keel::acl::detail {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace acl::detail {
 
 /// @cond
 struct stream_calls : memory_calls {
@@ -388,4 +390,4 @@ struct stream_calls : memory_calls {
 };
 /// @endcond
 
-}  // namespace keel::acl::detail
+} KEEL_END_NAMESPACE  // namespace keel::acl::detail

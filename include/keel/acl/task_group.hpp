@@ -14,7 +14,9 @@
 #include "keel/acl/detail/handles.hpp"
 #include "keel/acl/stream.hpp"
 
-namespace keel::acl::detail {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace acl::detail {
 
 /// @cond
 struct task_group_calls : native_types {
@@ -80,4 +82,4 @@ struct task_group_calls : native_types {
 };
 /// @endcond
 
-}  // namespace keel::acl::detail
+} KEEL_END_NAMESPACE  // namespace keel::acl::detail

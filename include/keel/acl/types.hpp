@@ -29,7 +29,9 @@ struct aclIntArray;
 struct aclOpExecutor;
 /// @endcond
 
-namespace keel::acl {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace acl {
 
 /// aclError: the status every aclrt* / aclmdlRI* function returns; 0 is success.
 using status = int;
@@ -230,4 +232,4 @@ inline constexpr std::uint32_t cpu_schedule = 0x10U;
 inline constexpr std::uint32_t device_use_only = 0x20U;
 }  // namespace stream_flags
 
-}  // namespace keel::acl
+} KEEL_END_NAMESPACE  // namespace keel::acl

@@ -14,7 +14,9 @@
 #include "keel/host/task_group.hpp"
 #include "keel/runtime/checked/backend.hpp"
 
-namespace keel::host {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace host {
 namespace detail {
 
 /// @cond
@@ -80,4 +82,4 @@ struct native : stream_calls, event_calls, memory_calls, capture_calls, task_gro
  */
 struct backend : checked::backend<detail::native> {};
 
-}  // namespace keel::host
+} KEEL_END_NAMESPACE  // namespace keel::host

@@ -15,7 +15,9 @@
 #include "keel/host/event.hpp"
 #include "keel/runtime/types.hpp"
 
-namespace keel::host::detail {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace host::detail {
 
 /// @cond
 struct capture_calls : native_types {
@@ -121,4 +123,4 @@ struct capture_calls : native_types {
 };
 /// @endcond
 
-}  // namespace keel::host::detail
+} KEEL_END_NAMESPACE  // namespace keel::host::detail

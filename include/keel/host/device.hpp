@@ -20,7 +20,9 @@
 #include "keel/host/detail/spin.hpp"
 #include "keel/runtime/checked/books.hpp"
 
-namespace keel::host {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace host {
 
 class device;
 
@@ -370,4 +372,4 @@ inline device& default_device() {
 #endif
 }
 
-}  // namespace keel::host
+} KEEL_END_NAMESPACE  // namespace keel::host

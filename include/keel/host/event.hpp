@@ -11,7 +11,9 @@
 #include "keel/host/detail/handles.hpp"
 #include "keel/runtime/types.hpp"
 
-namespace keel::host::detail {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace host::detail {
 
 /// @cond
 struct event_calls : native_types {
@@ -131,4 +133,4 @@ struct event_calls : native_types {
 };
 /// @endcond
 
-}  // namespace keel::host::detail
+} KEEL_END_NAMESPACE  // namespace keel::host::detail

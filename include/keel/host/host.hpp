@@ -8,7 +8,9 @@
 #include "keel/host/device.hpp"
 #include "keel/runtime/runtime.hpp"
 
-namespace keel::host {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace host {
 
 static_assert(is_runtime_backend_v<backend>, "the host backend must model the runtime backend requirement");
 
@@ -32,4 +34,4 @@ void synchronize(device& dev, std::chrono::duration<Rep, Period> timeout) {
 /** @brief Whether the calling thread began a capture in progress on @p dev (and in which mode). */
 inline capture_info thread_capture_status(device& dev) { return backend::thread_capture_status(dev); }
 
-}  // namespace keel::host
+} KEEL_END_NAMESPACE  // namespace keel::host

@@ -14,7 +14,9 @@
 #include "keel/host/detail/handles.hpp"
 #include "keel/runtime/types.hpp"
 
-namespace keel::host::detail {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace host::detail {
 
 /// @cond
 struct memory_calls : native_types {
@@ -72,4 +74,4 @@ struct memory_calls : native_types {
 };
 /// @endcond
 
-}  // namespace keel::host::detail
+} KEEL_END_NAMESPACE  // namespace keel::host::detail

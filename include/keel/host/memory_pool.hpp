@@ -10,7 +10,9 @@
 #include "keel/runtime/memory_pool.hpp"
 #include "keel/runtime/stream_allocator.hpp"
 
-namespace keel::host {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace host {
 
 /// A stream-ordered memory pool on a host device (see keel::basic_memory_pool).
 using memory_pool = ::keel::basic_memory_pool<backend>;
@@ -21,4 +23,4 @@ using pool_buffer = ::keel::basic_pool_buffer<backend>;
 /// A pool registered as a host stream's allocator (keel's registry: the host backend's runtime has no other), RAII.
 using allocator_registration = ::keel::basic_allocator_registration<backend>;
 
-}  // namespace keel::host
+} KEEL_END_NAMESPACE  // namespace keel::host

@@ -14,7 +14,9 @@
 #include "keel/host/detail/handles.hpp"
 #include "keel/runtime/types.hpp"
 
-namespace keel::host::detail {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace host::detail {
 
 /// @cond
 struct task_group_calls : native_types {
@@ -105,4 +107,4 @@ struct task_group_calls : native_types {
 };
 /// @endcond
 
-}  // namespace keel::host::detail
+} KEEL_END_NAMESPACE  // namespace keel::host::detail

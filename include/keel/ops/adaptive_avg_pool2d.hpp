@@ -19,7 +19,9 @@
 #include "keel/ops/executor.hpp"
 #include "keel/ops/kernels/kernel_table.hpp"
 
-namespace keel::ops {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace ops {
 
 namespace detail {
 
@@ -207,4 +209,4 @@ executor_for_t<Target> prepare_adaptive_avg_pool2d(Target& target, const tensor&
   return operator_layer_of_t<Target>::template prepare<adaptive_avg_pool2d_op>(target, options, self, out_h, out_w, out);
 }
 
-}  // namespace keel::ops
+} KEEL_END_NAMESPACE  // namespace keel::ops

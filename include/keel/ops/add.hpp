@@ -16,7 +16,9 @@
 #include "keel/ops/detail/elementwise_plan.hpp"
 #include "keel/ops/result_type.hpp"
 
-namespace keel::ops {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace ops {
 
 /**
  * @brief Phase one of out = self + alpha * other (torch.add(self, other,
@@ -144,4 +146,4 @@ executor_for_t<Target> prepare_add(Target& target, const tensor& self, const ten
   return operator_layer_of_t<Target>::template prepare<add_op>(target, options, self, other, alpha, out);
 }
 
-}  // namespace keel::ops
+} KEEL_END_NAMESPACE  // namespace keel::ops

@@ -16,7 +16,9 @@
 #include "keel/ops/detail/elementwise_plan.hpp"
 #include "keel/ops/result_type.hpp"
 
-namespace keel::ops {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace ops {
 
 /**
  * @brief Phase one of out = self + value * tensor1 * tensor2
@@ -130,4 +132,4 @@ executor_for_t<Target> prepare_addcmul(Target& target, const tensor& self, const
   return operator_layer_of_t<Target>::template prepare<addcmul_op>(target, options, self, tensor1, tensor2, value, out);
 }
 
-}  // namespace keel::ops
+} KEEL_END_NAMESPACE  // namespace keel::ops

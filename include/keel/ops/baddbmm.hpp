@@ -20,7 +20,9 @@
 #include "keel/ops/kernels/kernel_table.hpp"
 #include "keel/ops/scalar.hpp"
 
-namespace keel::ops {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace ops {
 
 namespace detail {
 
@@ -278,4 +280,4 @@ executor_for_t<Target> prepare_baddbmm(Target& target, const tensor& self, const
   return operator_layer_of_t<Target>::template prepare<baddbmm_op>(target, options, self, batch1, batch2, beta, alpha, out);
 }
 
-}  // namespace keel::ops
+} KEEL_END_NAMESPACE  // namespace keel::ops

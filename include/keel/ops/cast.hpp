@@ -15,7 +15,9 @@
 #include "keel/ops/operator_layer.hpp"
 #include "keel/ops/detail/elementwise_plan.hpp"
 
-namespace keel::ops {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace ops {
 
 /**
  * @brief Phase one of out = self.to(out.dtype) for any pair of keel dtypes:
@@ -93,4 +95,4 @@ executor_for_t<Target> prepare_cast(Target& target, const tensor& self, const te
   return operator_layer_of_t<Target>::template prepare<cast_op>(target, options, self, out);
 }
 
-}  // namespace keel::ops
+} KEEL_END_NAMESPACE  // namespace keel::ops

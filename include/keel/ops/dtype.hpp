@@ -11,7 +11,9 @@
 #include <optional>
 #include <type_traits>
 
-namespace keel::ops {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace ops {
 
 /**
  * @brief The element types keel's operators understand. The numbering is
@@ -290,4 +292,4 @@ inline void strided_convert(void* dst, dtype dst_type, std::ptrdiff_t dst_stride
 }
 
 }  // namespace detail
-}  // namespace keel::ops
+} KEEL_END_NAMESPACE  // namespace keel::ops

@@ -19,7 +19,9 @@
 #include "keel/ops/op_table.hpp"
 #include "keel/ops/tensor.hpp"
 
-namespace keel::ops {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace ops {
 
 /**
  * @brief Whether an executor may run more than once. The device API's
@@ -329,4 +331,4 @@ class basic_executor {
   std::atomic<std::size_t> runs_{0};
 };
 
-}  // namespace keel::ops
+} KEEL_END_NAMESPACE  // namespace keel::ops

@@ -24,7 +24,9 @@
 #include "keel/ops/operator_layer.hpp"
 #include "keel/ops/operators.hpp"
 
-namespace keel::ops {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace ops {
 
 template <class Layer, class Policy>
 class basic_executor_cache;
@@ -243,4 +245,4 @@ void exec(basic_executor_cache<Layer, Policy>& cache, const Stream& stream, Op o
   }
 }
 
-}  // namespace keel::ops
+} KEEL_END_NAMESPACE  // namespace keel::ops

@@ -17,7 +17,9 @@
 #include "keel/runtime/stream.hpp"
 #include "keel/runtime/types.hpp"
 
-namespace keel::ops {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace ops {
 
 namespace detail {
 
@@ -149,4 +151,4 @@ void run_on(const Stream& stream, basic_executor<Layer>& ex) {
   run_on(stream, ex, workspace.span());
 }  // workspace released here, in stream order
 
-}  // namespace keel::ops
+} KEEL_END_NAMESPACE  // namespace keel::ops

@@ -19,7 +19,9 @@
   X(adaptive_avg_pool2d, AdaptiveAvgPool2d) \
   X(baddbmm, Baddbmm)
 
-namespace keel::ops {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace ops {
 
 /// @cond
 #define KEEL_OPS_DETAIL_KIND(name, aclnn) name,
@@ -47,4 +49,4 @@ constexpr const char* op_name(op_kind op) noexcept {
 KEEL_OPS_OPERATORS(KEEL_OPS_DETAIL_TAG)
 #undef KEEL_OPS_DETAIL_TAG
 
-}  // namespace keel::ops
+} KEEL_END_NAMESPACE  // namespace keel::ops

@@ -10,7 +10,9 @@
 #include "keel/ops/executor.hpp"
 #include "keel/ops/kernels/kernel_table.hpp"
 
-namespace keel::ops {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace ops {
 
 /**
  * @brief The operator layer of phase-one target @p Target (`type`), for the
@@ -59,4 +61,4 @@ using if_other_target_t = std::enable_if_t<
 }  // namespace detail
 /// @endcond
 
-}  // namespace keel::ops
+} KEEL_END_NAMESPACE  // namespace keel::ops

@@ -9,7 +9,9 @@
 #include "keel/ops/dtype.hpp"
 #include "keel/ops/tensor.hpp"
 
-namespace keel::ops {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace ops {
 
 /**
  * @brief torch.result_type over tensors (ATen's TensorIterator common dtype):
@@ -56,4 +58,4 @@ inline std::optional<dtype> result_type(std::initializer_list<const tensor*> ten
   return r.t;
 }
 
-}  // namespace keel::ops
+} KEEL_END_NAMESPACE  // namespace keel::ops

@@ -8,7 +8,9 @@
 
 #include "keel/ops/dtype.hpp"
 
-namespace keel::ops {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace ops {
 
 /**
  * @brief A value with a dtype. Floating scalars keep a double, integral
@@ -68,4 +70,4 @@ class scalar {
   };
 };
 
-}  // namespace keel::ops
+} KEEL_END_NAMESPACE  // namespace keel::ops

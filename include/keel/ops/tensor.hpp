@@ -14,7 +14,9 @@
 #include "keel/core/error.hpp"
 #include "keel/ops/dtype.hpp"
 
-namespace keel::ops {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace ops {
 
 /**
  * @brief A view of memory someone else owns: element (i0, i1, ...) lives at
@@ -278,4 +280,4 @@ inline bool has_internal_overlap(const tensor& t) noexcept {
 }
 
 }  // namespace detail
-}  // namespace keel::ops
+} KEEL_END_NAMESPACE  // namespace keel::ops

@@ -23,6 +23,8 @@
 #include "keel/core/scope_guard.hpp"
 #include "keel/plugin/library_lease.hpp"
 
+#include "keel/core/config.hpp"
+
 KEEL_BEGIN_NAMESPACE
 
 /**

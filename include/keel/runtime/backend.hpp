@@ -15,7 +15,9 @@
 #include "keel/runtime/backend/task_group.hpp"
 #include "keel/runtime/types.hpp"
 
-namespace keel {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE
 
 /**
  * @brief What a backend `B` supplies: every layer. Every call is a static
@@ -67,4 +69,4 @@ struct check_backend {
 }  // namespace detail
 /// @endcond
 
-}  // namespace keel
+KEEL_END_NAMESPACE  // namespace keel

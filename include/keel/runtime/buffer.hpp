@@ -11,7 +11,9 @@
 #include "keel/runtime/stream.hpp"
 #include "keel/runtime/types.hpp"
 
-namespace keel {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE
 
 /**
  * @brief An allocation of @p Kind memory bound to a stream: destroying or
@@ -105,4 +107,4 @@ using basic_device_buffer = basic_buffer<B, memory_kind::device>;
 template <class B>
 using basic_pinned_buffer = basic_buffer<B, memory_kind::pinned_host>;
 
-}  // namespace keel
+KEEL_END_NAMESPACE  // namespace keel

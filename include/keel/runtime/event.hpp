@@ -17,7 +17,9 @@
 #include "keel/runtime/stream.hpp"
 #include "keel/runtime/types.hpp"
 
-namespace keel {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE
 
 /// @cond
 namespace detail {
@@ -321,4 +323,4 @@ void basic_pooled_event<B>::give_back() noexcept {
   books_.reset();
 }
 
-}  // namespace keel
+KEEL_END_NAMESPACE  // namespace keel

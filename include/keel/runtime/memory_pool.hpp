@@ -26,7 +26,9 @@
 #include "keel/runtime/stream.hpp"
 #include "keel/runtime/types.hpp"
 
-namespace keel {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE
 
 /**
  * @brief When a pool may hand memory released on one stream to an
@@ -1014,4 +1016,4 @@ class basic_memory_pool : public basic_memory_pool_ref<B> {
   bool held() const { return this->core("keel::memory_pool::held")->holders() > 1; }
 };
 
-}  // namespace keel
+KEEL_END_NAMESPACE  // namespace keel

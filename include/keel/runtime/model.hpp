@@ -16,7 +16,9 @@
 #include "keel/runtime/stream.hpp"
 #include "keel/runtime/types.hpp"
 
-namespace keel {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE
 
 /// @cond
 namespace detail {
@@ -293,4 +295,4 @@ class [[nodiscard]] basic_capture_scope {
   std::shared_ptr<detail::model_attachment<B>> memory_;
 };
 
-}  // namespace keel
+KEEL_END_NAMESPACE  // namespace keel

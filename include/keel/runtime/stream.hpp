@@ -14,7 +14,9 @@
 #include "keel/runtime/backend.hpp"
 #include "keel/runtime/types.hpp"
 
-namespace keel {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE
 
 /// @cond
 namespace detail {
@@ -340,4 +342,4 @@ class basic_stream : public detail::stream_ops<basic_stream<B>, B> {
   handle_type handle_;
 };
 
-}  // namespace keel
+KEEL_END_NAMESPACE  // namespace keel

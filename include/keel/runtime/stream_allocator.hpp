@@ -19,7 +19,9 @@
 #include "keel/runtime/memory_pool.hpp"
 #include "keel/runtime/stream.hpp"
 
-namespace keel {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE
 
 /**
  * @brief What a backend does, beyond keel's registry, when a pool is
@@ -134,4 +136,4 @@ class [[nodiscard]] basic_allocator_registration {
   basic_stream_ref<B> stream_;
 };
 
-}  // namespace keel
+KEEL_END_NAMESPACE  // namespace keel

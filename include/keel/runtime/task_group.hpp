@@ -17,7 +17,9 @@
 #include "keel/runtime/stream.hpp"
 #include "keel/runtime/types.hpp"
 
-namespace keel {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE
 
 /// @cond
 namespace detail {
@@ -307,4 +309,4 @@ class basic_concurrent_update {
   basic_event_ref<B> event_;
 };
 
-}  // namespace keel
+KEEL_END_NAMESPACE  // namespace keel

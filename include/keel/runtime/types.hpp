@@ -8,7 +8,9 @@
 #include <memory>
 #include <string_view>
 
-namespace keel {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE
 
 /**
  * @brief Which calls are refused while a capture is in progress (the device
@@ -117,4 +119,4 @@ struct capture_info {
   bool capturing() const noexcept { return state == capture_state::active; }
 };
 
-}  // namespace keel
+KEEL_END_NAMESPACE  // namespace keel

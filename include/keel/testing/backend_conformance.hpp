@@ -18,7 +18,9 @@
 #include "keel/testing/conformance/support.hpp"
 #include "keel/testing/conformance/task_group.hpp"
 
-namespace keel::testing {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace testing {
 
 /** @brief The stream layer's suite (streams only). */
 struct stream_layer {
@@ -81,7 +83,7 @@ bool register_full_conformance(const std::string& suffix) {
   return register_conformance<F, stream_layer, event_layer, memory_layer, capture_layer, task_group_layer>(suffix);
 }
 
-}  // namespace keel::testing
+} KEEL_END_NAMESPACE  // namespace keel::testing
 
 /// @cond
 #define KEEL_TESTING_CAT2(a, b) a##b

@@ -7,7 +7,9 @@
 
 #include "keel/core/error.hpp"
 
-namespace keel::testing {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace testing {
 
 /**
  * @brief Whether @p code is an instance of keel's condition @p c, whatever the
@@ -26,4 +28,4 @@ inline bool matches(const std::error_code& code, keel::errc c) noexcept {
   return code.category() == keel::keel_category() ? code == keel::make_error_code(c) : is(code, c);
 }
 
-}  // namespace keel::testing
+} KEEL_END_NAMESPACE  // namespace keel::testing

@@ -10,7 +10,9 @@
 #include "keel/acl/types.hpp"
 #include "keel/runtime/types.hpp"
 
-namespace keel::acl::detail {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace acl::detail {
 
 /// @cond
 // Memory released on a stream, freed once the stream passes `event`.
@@ -30,4 +32,4 @@ struct block {
 
 /// @endcond
 
-}  // namespace keel::acl::detail
+} KEEL_END_NAMESPACE  // namespace keel::acl::detail

@@ -9,7 +9,9 @@
 #include "keel/acl/types.hpp"
 #include "keel/runtime/checked/books.hpp"
 
-namespace keel::acl {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace acl {
 
 class device;
 
@@ -26,4 +28,4 @@ struct model_box {
 /// @endcond
 
 }  // namespace detail
-}  // namespace keel::acl
+} KEEL_END_NAMESPACE  // namespace keel::acl

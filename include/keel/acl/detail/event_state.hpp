@@ -8,7 +8,9 @@
 #include "keel/runtime/checked/books.hpp"
 #include "keel/runtime/types.hpp"
 
-namespace keel::acl {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace acl {
 
 class device;
 
@@ -25,4 +27,4 @@ struct event_box {
 /// @endcond
 
 }  // namespace detail
-}  // namespace keel::acl
+} KEEL_END_NAMESPACE  // namespace keel::acl

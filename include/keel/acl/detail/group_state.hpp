@@ -13,7 +13,9 @@
 #include "keel/acl/types.hpp"
 #include "keel/runtime/checked/books.hpp"
 
-namespace keel::acl {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace acl {
 
 class launch_context;
 
@@ -49,4 +51,4 @@ struct group_box {
 /// @endcond
 
 }  // namespace detail
-}  // namespace keel::acl
+} KEEL_END_NAMESPACE  // namespace keel::acl

@@ -26,7 +26,9 @@
 #include "keel/runtime/checked/books.hpp"
 #include "keel/runtime/types.hpp"
 
-namespace keel::acl {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace acl {
 
 class launch_context;
 
@@ -100,4 +102,4 @@ struct native_types {
 /// @endcond
 
 }  // namespace detail
-}  // namespace keel::acl
+} KEEL_END_NAMESPACE  // namespace keel::acl

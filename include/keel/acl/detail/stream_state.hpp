@@ -15,7 +15,9 @@
 #include "keel/acl/types.hpp"
 #include "keel/runtime/checked/books.hpp"
 
-namespace keel::acl {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace acl {
 
 class device;
 
@@ -96,4 +98,4 @@ struct stream_box {
 /// @endcond
 
 }  // namespace detail
-}  // namespace keel::acl
+} KEEL_END_NAMESPACE  // namespace keel::acl

@@ -12,7 +12,9 @@
 #include "keel/host/detail/fence.hpp"
 #include "keel/host/detail/spin.hpp"
 
-namespace keel::host::detail {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace host::detail {
 
 /// @cond
 // Who the calling thread is, as cheaply as the platform allows: the owner's
@@ -183,4 +185,4 @@ class biased_section {
 };
 /// @endcond
 
-}  // namespace keel::host::detail
+} KEEL_END_NAMESPACE  // namespace keel::host::detail

@@ -12,7 +12,9 @@
 #include "keel/host/detail/task.hpp"
 #include "keel/runtime/types.hpp"
 
-namespace keel::host::detail {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace host::detail {
 
 /// @cond
 struct block : ref_counted {
@@ -29,4 +31,4 @@ struct block : ref_counted {
 };
 /// @endcond
 
-}  // namespace keel::host::detail
+} KEEL_END_NAMESPACE  // namespace keel::host::detail

@@ -12,7 +12,9 @@
 #include "keel/host/device.hpp"
 #include "keel/runtime/checked/books.hpp"
 
-namespace keel::host::detail {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace host::detail {
 
 struct stream_state;
 
@@ -68,4 +70,4 @@ struct model_state : ref_counted {
 };
 /// @endcond
 
-}  // namespace keel::host::detail
+} KEEL_END_NAMESPACE  // namespace keel::host::detail

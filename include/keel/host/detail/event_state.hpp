@@ -17,7 +17,9 @@
 #include "keel/runtime/checked/books.hpp"
 #include "keel/runtime/types.hpp"
 
-namespace keel::host::detail {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace host::detail {
 
 struct stream_state;
 
@@ -135,4 +137,4 @@ struct event_state : ref_counted {
 };
 /// @endcond
 
-}  // namespace keel::host::detail
+} KEEL_END_NAMESPACE  // namespace keel::host::detail

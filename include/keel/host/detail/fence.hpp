@@ -15,7 +15,7 @@
 #include <unistd.h>
 #endif
 
-namespace keel::host::detail {
+KEEL_BEGIN_NAMESPACE namespace host::detail {
 
 /// @cond
 #if defined(__SANITIZE_THREAD__)
@@ -93,4 +93,4 @@ inline const bool& asymmetric_fence::registration() noexcept {
 }
 /// @endcond
 
-}  // namespace keel::host::detail
+} KEEL_END_NAMESPACE  // namespace keel::host::detail

@@ -14,7 +14,9 @@
 #include "keel/host/detail/task.hpp"
 #include "keel/runtime/checked/books.hpp"
 
-namespace keel::host::detail {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace host::detail {
 
 /// @cond
 // A group's tasks as one execution sees them. `runners` counts executions
@@ -240,4 +242,4 @@ struct group_state {
 };
 /// @endcond
 
-}  // namespace keel::host::detail
+} KEEL_END_NAMESPACE  // namespace keel::host::detail

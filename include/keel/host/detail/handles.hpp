@@ -11,7 +11,9 @@
 #include "keel/host/device.hpp"
 #include "keel/runtime/checked/books.hpp"
 
-namespace keel::host::detail {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace host::detail {
 
 /// @cond
 struct native_types {
@@ -33,4 +35,4 @@ struct native_types {
 };
 /// @endcond
 
-}  // namespace keel::host::detail
+} KEEL_END_NAMESPACE  // namespace keel::host::detail

@@ -8,7 +8,9 @@
 #include <chrono>
 #include <thread>
 
-namespace keel::host::detail {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace host::detail {
 
 /// @cond
 #if defined(__GNUC__) || defined(__clang__)
@@ -101,4 +103,4 @@ class spin_lock {
 
 /// @endcond
 
-}  // namespace keel::host::detail
+} KEEL_END_NAMESPACE  // namespace keel::host::detail

@@ -24,7 +24,9 @@
 #include "keel/host/device.hpp"
 #include "keel/runtime/checked/books.hpp"
 
-namespace keel::host::detail {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace host::detail {
 
 /// @cond
 struct stream_state : ref_counted {
@@ -159,4 +161,4 @@ struct stream_state : ref_counted {
 }
 /// @endcond
 
-}  // namespace keel::host::detail
+} KEEL_END_NAMESPACE  // namespace keel::host::detail

@@ -22,7 +22,9 @@
 #include "keel/runtime/types.hpp"
 
 
-namespace keel::host::detail {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace host::detail {
 
 /// @cond
 // Intrusive counts: a native handle is a plain pointer (trivially copyable, as
@@ -386,4 +388,4 @@ class replay_task {
 };
 /// @endcond
 
-}  // namespace keel::host::detail
+} KEEL_END_NAMESPACE  // namespace keel::host::detail

@@ -13,7 +13,9 @@
 #include "keel/host/detail/fence.hpp"
 #include "keel/host/detail/spin.hpp"
 
-namespace keel::host::detail {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace host::detail {
 
 /// @cond
 // The submitter's side (after_publish) runs at every task, so it is a
@@ -88,4 +90,4 @@ class worker_wake {
 };
 /// @endcond
 
-}  // namespace keel::host::detail
+} KEEL_END_NAMESPACE  // namespace keel::host::detail

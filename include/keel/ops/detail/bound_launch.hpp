@@ -11,7 +11,9 @@
 #include "keel/ops/detail/shared_plan.hpp"
 #include "keel/ops/launch.hpp"
 
-namespace keel::ops::detail {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace ops::detail {
 
 
 // The task body of an element-wise launch bound to a shared plan: this
@@ -67,4 +69,4 @@ void launch_bound(const Stream& stream, shared_plan_ref p, const tensor* const (
 }
 
 
-}  // namespace keel::ops::detail
+} KEEL_END_NAMESPACE  // namespace keel::ops::detail

@@ -16,7 +16,9 @@
 #include "keel/ops/executor.hpp"
 #include "keel/ops/tensor.hpp"
 
-namespace keel::ops::detail {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace ops::detail {
 
 inline void check_present(const char* api, const tensor& t, const char* name) {
   if (t.data() == nullptr && t.numel() != 0) {
@@ -110,4 +112,4 @@ inline void check_workspace(const char* api, const plan& p, std::size_t workers)
   });
 }
 
-}  // namespace keel::ops::detail
+} KEEL_END_NAMESPACE  // namespace keel::ops::detail

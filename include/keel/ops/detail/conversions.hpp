@@ -12,7 +12,9 @@
 #include "keel/ops/kernels/kernel_table.hpp"
 #include "keel/ops/tensor.hpp"
 
-namespace keel::ops::detail {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace ops::detail {
 
 // Contiguous SIMD conversions where the table has them, scalar otherwise.
 inline void convert_block(const kernel_table& k, void* dst, dtype dt, std::ptrdiff_t ds, const void* src, dtype st,
@@ -81,4 +83,4 @@ inline std::size_t chunk_items(std::size_t total, std::size_t workers, std::size
   return std::max(min_items, (total + workers * 4 - 1) / (workers * 4));
 }
 
-}  // namespace keel::ops::detail
+} KEEL_END_NAMESPACE  // namespace keel::ops::detail

@@ -17,7 +17,9 @@
 #include "keel/ops/scalar.hpp"
 #include "keel/ops/tensor.hpp"
 
-namespace keel::ops::detail {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace ops::detail {
 
 // A scalar in a plan's compute type (float for floating plans, int64 for
 // integral ones): 8 bytes, so a launch can carry it beside the pointers.
@@ -359,4 +361,4 @@ class elementwise_plan final : public plan {
 };
 
 
-}  // namespace keel::ops::detail
+} KEEL_END_NAMESPACE  // namespace keel::ops::detail

@@ -11,7 +11,9 @@
 #include "keel/ops/scalar.hpp"
 #include "keel/ops/tensor.hpp"
 
-namespace keel::ops::detail {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace ops::detail {
 
 // A key as stored or probed: its words and their hash.
 struct key_view {
@@ -77,4 +79,4 @@ class plan_key {
   std::uint64_t hash_ = 0;
 };
 
-}  // namespace keel::ops::detail
+} KEEL_END_NAMESPACE  // namespace keel::ops::detail

@@ -7,11 +7,13 @@
 
 #include "keel/ops/executor.hpp"
 
-namespace keel::ops::detail {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace ops::detail {
 
 inline void run_now(executor ex) {
   std::unique_ptr<unsigned char[]> ws(ex.workspace_size() ? new unsigned char[ex.workspace_size()] : nullptr);
   ex.run(ws.get(), ex.workspace_size());
 }
 
-}  // namespace keel::ops::detail
+} KEEL_END_NAMESPACE  // namespace keel::ops::detail

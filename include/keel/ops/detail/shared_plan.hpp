@@ -13,7 +13,9 @@
 #include "keel/ops/scalar.hpp"
 #include "keel/ops/tensor.hpp"
 
-namespace keel::ops::detail {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace ops::detail {
 
 /*
  * A plan shared by an executor cache and every launch bound to it, with an
@@ -155,4 +157,4 @@ bool needs_full_check(const shared_plan_ref& p, const tensor& out, const tensor*
 template <std::size_t N, class Stream>
 void launch_bound(const Stream& stream, shared_plan_ref p, const tensor* const (&operands)[N], const scalar* s);
 
-}  // namespace keel::ops::detail
+} KEEL_END_NAMESPACE  // namespace keel::ops::detail

@@ -49,7 +49,9 @@
 #define KEEL_OPS_DETAIL_CPUID_BF16_DEFINED
 #include <cpuid.h>
 #include <immintrin.h>
-namespace keel::ops::kernels::detail {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace ops::kernels::detail {
 // CPUID leaf 7, sub-leaf 1, EAX bit 5. The OS saves AVX-512 state already:
 // the AVX3 targets are chosen only then.
 inline bool cpu_has_avx512bf16() noexcept {
@@ -58,11 +60,11 @@ inline bool cpu_has_avx512bf16() noexcept {
   __cpuid_count(7, 1, a, b, c, d);
   return (a & (1u << 5)) != 0;
 }
-}  // namespace keel::ops::kernels::detail
+} KEEL_END_NAMESPACE  // namespace keel::ops::kernels::detail
 #endif
 
 HWY_BEFORE_NAMESPACE();
-namespace keel {
+KEEL_BEGIN_NAMESPACE
 namespace ops {
 namespace kernels {
 namespace HWY_NAMESPACE {
@@ -281,7 +283,7 @@ inline void bf16_to_f32(float* out, const std::uint16_t* in, std::size_t n) {
 }  // namespace HWY_NAMESPACE
 }  // namespace kernels
 }  // namespace ops
-}  // namespace keel
+KEEL_END_NAMESPACE  // namespace keel
 HWY_AFTER_NAMESPACE();
 
 #endif  // toggle guard

@@ -24,7 +24,9 @@
 #include "keel/ops/kernels/highway_config.hpp"  // before any Highway header: see there
 #include "keel/ops/kernels/kernel_table.hpp"
 
-namespace keel::ops {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace ops {
 
 /**
  * @brief The kernels of the best Highway target this CPU supports.
@@ -42,7 +44,7 @@ const kernel_table& dynamic_kernels() noexcept;
  */
 const kernel_table* kernels_for_target(std::int64_t target) noexcept;
 
-}  // namespace keel::ops
+} KEEL_END_NAMESPACE  // namespace keel::ops
 
 #if defined(KEEL_OPS_DISPATCH_IMPLEMENTATION) && !defined(KEEL_OPS_DETAIL_DISPATCH_DEFINED)
 #define KEEL_OPS_DETAIL_DISPATCH_DEFINED
@@ -55,7 +57,7 @@ const kernel_table* kernels_for_target(std::int64_t target) noexcept;
 #include "keel/ops/kernels/table-inl.hpp"
 
 #if HWY_ONCE
-namespace keel::ops {
+KEEL_BEGIN_NAMESPACE namespace ops {
 namespace kernels {
 HWY_EXPORT(make_kernel_table);
 
@@ -105,6 +107,6 @@ const kernel_table* kernels_for_target(std::int64_t target) noexcept {
   }
   return nullptr;
 }
-}  // namespace keel::ops
+} KEEL_END_NAMESPACE  // namespace keel::ops
 #endif  // HWY_ONCE
 #endif  // KEEL_OPS_DISPATCH_IMPLEMENTATION

@@ -20,7 +20,9 @@
 #include "keel/ops/kernels/rounding-inl.hpp"
 
 HWY_BEFORE_NAMESPACE();
-namespace keel {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE
 namespace ops {
 namespace kernels {
 namespace HWY_NAMESPACE {
@@ -241,7 +243,7 @@ inline void gemm_f32(const gemm_args& p, std::size_t tile_begin, std::size_t til
 }  // namespace HWY_NAMESPACE
 }  // namespace kernels
 }  // namespace ops
-}  // namespace keel
+KEEL_END_NAMESPACE  // namespace keel
 HWY_AFTER_NAMESPACE();
 
 #endif  // toggle guard

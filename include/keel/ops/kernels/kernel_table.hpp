@@ -6,7 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace keel::ops {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace ops {
 
 /**
  * @brief The arguments of one batched matrix product tile range:
@@ -133,4 +135,4 @@ struct kernel_table {
   void (*gemm_f32)(const gemm_args& args, std::size_t tile_begin, std::size_t tile_end, float* scratch) = nullptr;
 };
 
-}  // namespace keel::ops
+} KEEL_END_NAMESPACE  // namespace keel::ops

@@ -22,7 +22,9 @@
 #include "keel/ops/kernels/kernel_table.hpp"
 
 HWY_BEFORE_NAMESPACE();
-namespace keel {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE
 namespace ops {
 namespace kernels {
 namespace HWY_NAMESPACE {
@@ -311,7 +313,7 @@ inline void adaptive_avg_pool2d_f32(const float* in, std::size_t h, std::size_t 
 }  // namespace HWY_NAMESPACE
 }  // namespace kernels
 }  // namespace ops
-}  // namespace keel
+KEEL_END_NAMESPACE  // namespace keel
 HWY_AFTER_NAMESPACE();
 
 #endif  // toggle guard

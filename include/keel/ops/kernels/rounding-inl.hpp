@@ -26,7 +26,9 @@
 #include <hwy/highway.h>
 
 HWY_BEFORE_NAMESPACE();
-namespace keel {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE
 namespace ops {
 namespace kernels {
 namespace HWY_NAMESPACE {
@@ -68,7 +70,7 @@ HWY_INLINE V mul_add(V m, V x, V a) {
 }  // namespace HWY_NAMESPACE
 }  // namespace kernels
 }  // namespace ops
-}  // namespace keel
+KEEL_END_NAMESPACE  // namespace keel
 HWY_AFTER_NAMESPACE();
 
 #endif  // toggle guard

@@ -10,7 +10,9 @@
 #include "keel/ops/kernels/kernel_table.hpp"
 #include "keel/ops/kernels/table-inl.hpp"
 
-namespace keel::ops {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace ops {
 
 /**
  * @brief The kernels compiled for HWY_STATIC_TARGET in this translation unit.
@@ -24,4 +26,4 @@ inline const kernel_table& static_kernels() noexcept {
   return table;
 }
 
-}  // namespace keel::ops
+} KEEL_END_NAMESPACE  // namespace keel::ops

@@ -20,7 +20,9 @@
 #include "keel/ops/kernels/kernel_table.hpp"
 
 HWY_BEFORE_NAMESPACE();
-namespace keel {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE
 namespace ops {
 namespace kernels {
 namespace HWY_NAMESPACE {
@@ -79,7 +81,7 @@ HWY_INLINE void stream_fence() {
 }  // namespace HWY_NAMESPACE
 }  // namespace kernels
 }  // namespace ops
-}  // namespace keel
+KEEL_END_NAMESPACE  // namespace keel
 HWY_AFTER_NAMESPACE();
 
 #endif  // toggle guard

@@ -20,7 +20,9 @@
 #include "keel/ops/kernels/pool-inl.hpp"
 
 HWY_BEFORE_NAMESPACE();
-namespace keel {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE
 namespace ops {
 namespace kernels {
 namespace HWY_NAMESPACE {
@@ -50,7 +52,7 @@ inline kernel_table make_kernel_table() {
 }  // namespace HWY_NAMESPACE
 }  // namespace kernels
 }  // namespace ops
-}  // namespace keel
+KEEL_END_NAMESPACE  // namespace keel
 HWY_AFTER_NAMESPACE();
 
 #endif  // toggle guard

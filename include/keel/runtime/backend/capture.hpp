@@ -10,7 +10,9 @@
 #include "keel/runtime/backend/stream.hpp"
 #include "keel/runtime/types.hpp"
 
-namespace keel {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE
 
 /// @cond
 namespace detail::capture_layer {
@@ -103,4 +105,4 @@ concept diagnosed_capture_backend = capture_layer::check<B>::value;
 #define KEEL_CAPTURE_BACKEND class
 #endif
 
-}  // namespace keel
+KEEL_END_NAMESPACE  // namespace keel

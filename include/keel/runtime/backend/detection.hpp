@@ -9,7 +9,7 @@
 #include "keel/core/config.hpp"
 
 /// @cond
-namespace keel::detail {
+KEEL_BEGIN_NAMESPACE namespace detail {
 
 // is_detected_v<Op, B>: Op<B> is well-formed. One alias template per required
 // call lets each missing call fail its own static_assert, in C++17 and C++20.
@@ -54,5 +54,5 @@ struct probe_host {
   void operator()() const {}
 };
 
-}  // namespace keel::detail
+} KEEL_END_NAMESPACE  // namespace keel::detail
 /// @endcond

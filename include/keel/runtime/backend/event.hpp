@@ -10,7 +10,9 @@
 #include "keel/runtime/backend/stream.hpp"
 #include "keel/runtime/types.hpp"
 
-namespace keel {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE
 
 /// @cond
 namespace detail::event_layer {
@@ -99,4 +101,4 @@ concept diagnosed_event_backend = event_layer::check<B>::value;
 #define KEEL_EVENT_BACKEND class
 #endif
 
-}  // namespace keel
+KEEL_END_NAMESPACE  // namespace keel

@@ -12,7 +12,9 @@
 #include "keel/runtime/backend/stream.hpp"
 #include "keel/runtime/types.hpp"
 
-namespace keel {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE
 
 /// @cond
 namespace detail::memory_layer {
@@ -85,4 +87,4 @@ concept diagnosed_memory_backend = memory_layer::check<B>::value;
 #define KEEL_MEMORY_BACKEND class
 #endif
 
-}  // namespace keel
+KEEL_END_NAMESPACE  // namespace keel

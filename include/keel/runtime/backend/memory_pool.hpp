@@ -14,7 +14,9 @@
 #include "keel/runtime/backend/memory.hpp"
 #include "keel/runtime/backend/stream.hpp"
 
-namespace keel {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE
 
 /// @cond
 namespace detail::memory_pool_layer {
@@ -67,4 +69,4 @@ concept diagnosed_memory_pool_backend = memory_pool_layer::check<B>::value;
 #define KEEL_MEMORY_POOL_BACKEND class
 #endif
 
-}  // namespace keel
+KEEL_END_NAMESPACE  // namespace keel

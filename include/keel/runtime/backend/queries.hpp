@@ -9,7 +9,9 @@
 #include "keel/runtime/backend/detection.hpp"
 #include "keel/runtime/types.hpp"
 
-namespace keel {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE
 
 /// @cond
 namespace detail {
@@ -49,4 +51,4 @@ capture_info stream_capture_status(typename B::stream_handle h) {
     return capture_info{};
 }
 
-}  // namespace keel
+KEEL_END_NAMESPACE  // namespace keel

@@ -18,7 +18,9 @@
 #define KEEL_DETAIL_BACKEND_LACKS(layer, what) "keel: backend lacks the " layer " layer's " what
 /// @endcond
 
-namespace keel {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE
 
 /// @cond
 namespace detail::stream_layer {
@@ -143,4 +145,4 @@ concept diagnosed_stream_backend = stream_layer::check<B>::value;
 #define KEEL_STREAM_BACKEND class
 #endif
 
-}  // namespace keel
+KEEL_END_NAMESPACE  // namespace keel

@@ -11,7 +11,9 @@
 #include "keel/runtime/backend/stream.hpp"
 #include "keel/runtime/types.hpp"
 
-namespace keel {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE
 
 /// @cond
 namespace detail::task_group_layer {
@@ -106,4 +108,4 @@ concept diagnosed_task_group_backend = task_group_layer::check<B>::value;
 #define KEEL_TASK_GROUP_BACKEND class
 #endif
 
-}  // namespace keel
+KEEL_END_NAMESPACE  // namespace keel

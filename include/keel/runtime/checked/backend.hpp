@@ -19,7 +19,9 @@
 #include "keel/runtime/checked/rules.hpp"
 #include "keel/runtime/types.hpp"
 
-namespace keel::checked {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace checked {
 
 /**
  * @brief The checked layer over native backend @p Native: keel's runtime
@@ -511,7 +513,7 @@ struct backend : Native {
   /// @endcond
 };
 
-}  // namespace keel::checked
+} KEEL_END_NAMESPACE  // namespace keel::checked
 
 #include "keel/runtime/checked/capture.hpp"
 #include "keel/runtime/checked/event.hpp"

@@ -16,7 +16,9 @@
 
 #include "keel/runtime/types.hpp"
 
-namespace keel::checked {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace checked {
 
 template <class Stream>
 struct capture_books;
@@ -138,4 +140,4 @@ struct model_books {
   /// @endcond
 };
 
-}  // namespace keel::checked
+} KEEL_END_NAMESPACE  // namespace keel::checked

@@ -7,7 +7,9 @@
 
 #include "keel/runtime/checked/backend.hpp"
 
-namespace keel::checked {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace checked {
 
 /// @cond KEEL_BACKEND_OPERATIONS
 template <class Native>
@@ -118,4 +120,4 @@ void backend<Native>::destroy_model(model_handle m) noexcept {
 }
 /// @endcond
 
-}  // namespace keel::checked
+} KEEL_END_NAMESPACE  // namespace keel::checked

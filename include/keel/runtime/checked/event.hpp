@@ -9,7 +9,9 @@
 
 #include "keel/runtime/checked/backend.hpp"
 
-namespace keel::checked {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace checked {
 
 /// @cond KEEL_BACKEND_OPERATIONS
 template <class Native>
@@ -129,4 +131,4 @@ float backend<Native>::elapsed_ms(event_handle start, event_handle end) {
 }
 /// @endcond
 
-}  // namespace keel::checked
+} KEEL_END_NAMESPACE  // namespace keel::checked

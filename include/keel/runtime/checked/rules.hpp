@@ -16,7 +16,9 @@
 #include "keel/runtime/checked/books.hpp"
 #include "keel/runtime/types.hpp"
 
-namespace keel::checked {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace checked {
 
 /// @cond
 namespace detail {
@@ -154,4 +156,4 @@ inline bool same_kind(kernel_kind a, kernel_kind b) noexcept {
 }  // namespace detail
 /// @endcond
 
-}  // namespace keel::checked
+} KEEL_END_NAMESPACE  // namespace keel::checked

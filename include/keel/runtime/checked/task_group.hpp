@@ -8,7 +8,9 @@
 
 #include "keel/runtime/checked/backend.hpp"
 
-namespace keel::checked {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace checked {
 
 /// @cond KEEL_BACKEND_OPERATIONS
 template <class Native>
@@ -194,4 +196,4 @@ void backend<Native>::refuse_end(const group_books& g, std::size_t staged, std::
 }
 /// @endcond
 
-}  // namespace keel::checked
+} KEEL_END_NAMESPACE  // namespace keel::checked

@@ -16,7 +16,9 @@
 #include "keel/runtime/runtime.hpp"
 #include "keel/testing/conformance/support.hpp"
 
-namespace keel::testing {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace testing {
 
 /// @cond
 namespace capture_tests {
@@ -440,4 +442,4 @@ void register_capture_tests(const std::string& suffix) {
       "model: executing a model inside a capture records the execution", "[runtime][model]");
 }
 
-}  // namespace keel::testing
+} KEEL_END_NAMESPACE  // namespace keel::testing

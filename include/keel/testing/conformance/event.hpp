@@ -16,7 +16,9 @@
 #include "keel/runtime/runtime.hpp"
 #include "keel/testing/conformance/support.hpp"
 
-namespace keel::testing {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace testing {
 
 /// @cond
 namespace event_tests {
@@ -263,4 +265,4 @@ void register_event_tests(const std::string& suffix) {
       "event: destroying an event a pending wait uses keeps it alive", "[runtime][event]");
 }
 
-}  // namespace keel::testing
+} KEEL_END_NAMESPACE  // namespace keel::testing

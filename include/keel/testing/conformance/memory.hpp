@@ -14,7 +14,9 @@
 #include "keel/runtime/runtime.hpp"
 #include "keel/testing/conformance/support.hpp"
 
-namespace keel::testing {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace testing {
 
 /// @cond
 namespace memory_tests {
@@ -180,4 +182,4 @@ void register_memory_tests(const std::string& suffix) {
       "buffer: a span keeps the allocation alive for work that holds it", "[runtime][buffer]");
 }
 
-}  // namespace keel::testing
+} KEEL_END_NAMESPACE  // namespace keel::testing

@@ -16,7 +16,9 @@
 #include "keel/runtime/runtime.hpp"
 #include "keel/testing/conformance/support.hpp"
 
-namespace keel::testing {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace testing {
 
 /// @cond
 namespace stream_tests {
@@ -225,4 +227,4 @@ void register_stream_tests(const std::string& suffix) {
       "stream: device synchronize waits for every stream", "[runtime][stream]");
 }
 
-}  // namespace keel::testing
+} KEEL_END_NAMESPACE  // namespace keel::testing

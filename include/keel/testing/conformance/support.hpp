@@ -15,7 +15,9 @@
 #include "keel/core/error.hpp"
 #include "keel/testing/conditions.hpp"
 
-namespace keel::testing {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace testing {
 
 /**
  * @brief The defaults of a conformance fixture: derive yours from it and
@@ -107,7 +109,7 @@ void add_test(void (*body)(), const char* name, const char* tags, const std::str
 }  // namespace detail
 /// @endcond
 
-}  // namespace keel::testing
+} KEEL_END_NAMESPACE  // namespace keel::testing
 
 /// @cond
 #define KEEL_TESTING_ADD(F, body, name, tags) \

@@ -20,7 +20,9 @@
 #include "keel/runtime/runtime.hpp"
 #include "keel/testing/conformance/support.hpp"
 
-namespace keel::testing {
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace testing {
 
 /**
  * @brief A model with one task group between two copies, [copy] [group:
@@ -558,4 +560,4 @@ void register_task_group_tests(const std::string& suffix) {
       "stress: random executions and updates across streams", "[runtime][stress]");
 }
 
-}  // namespace keel::testing
+} KEEL_END_NAMESPACE  // namespace keel::testing

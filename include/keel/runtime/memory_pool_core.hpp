@@ -1,0 +1,661 @@
+// SPDX-License-Identifier: Apache-2.0
+// The books of a memory pool, shared by the pool, its views, its
+// allocations and the models that captured from it: size-class free lists
+// per stream, release points, reservations against the backend, statistics,
+// and the memory a capture took (keel/runtime/memory_pool.hpp is the API).
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "keel/core/error.hpp"
+#include "keel/runtime/backend.hpp"
+#include "keel/runtime/backend/memory_pool.hpp"
+#include "keel/runtime/model.hpp"
+#include "keel/runtime/stream.hpp"
+#include "keel/runtime/types.hpp"
+
+#include "keel/core/config.hpp"
+
+#include "keel/runtime/memory_pool_options.hpp"
+
+KEEL_BEGIN_NAMESPACE
+
+/// @cond
+namespace detail {
+
+constexpr std::size_t pool_class_index(std::size_t cls) noexcept {
+  if (cls <= 512) return 0;
+  const unsigned lg = pool_floor_log2(cls - 1);
+  return 1 + (lg - 9) * 4 + ((cls >> (lg - 2)) - 5);
+}
+inline constexpr std::size_t pool_class_count = pool_class_index(pool_size_class(PTRDIFF_MAX)) + 1;
+
+// A test-and-set lock: a pool hit holds it for a few dozen instructions,
+// cheaper than a mutex's lock and unlock.
+class pool_spin_lock {
+ public:
+  void lock() noexcept {
+    for (int spins = 0; locked_.exchange(true, std::memory_order_acquire); ++spins) {
+      while (locked_.load(std::memory_order_relaxed)) {
+        if (++spins > 64) std::this_thread::yield();
+      }
+    }
+  }
+  void unlock() noexcept { locked_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> locked_{false};
+};
+
+template <class B>
+inline constexpr bool pool_retains_streams = has_stream_retain<B>::value;
+
+template <class B>
+void pool_retain(typename B::stream_handle s) noexcept {
+  if constexpr (pool_retains_streams<B>)
+    if (s != typename B::stream_handle{}) B::retain_stream(s);
+}
+template <class B>
+void pool_unretain(typename B::stream_handle s) noexcept {
+  if constexpr (pool_retains_streams<B>)
+    if (s != typename B::stream_handle{}) B::release_stream(s);
+}
+
+template <class B>
+struct pool_model_memory;
+
+// One block of memory the pool reserved from the backend. Its fields are
+// guarded by the pool's lock.
+template <class B>
+struct pool_block {
+  using stream_handle = typename B::stream_handle;
+  typename B::buffer_handle buffer{};
+  void* data = nullptr;
+  std::size_t cls = 0;      // its size class (bytes reserved)
+  std::size_t bytes = 0;    // the current allocation's request
+  long refs = 0;            // the allocation's owner, spans, models
+  stream_handle bound{};    // the stream its current allocation is ordered on (retained)
+  std::vector<stream_handle> released;  // streams whose release points precede a reuse (retained)
+  bool from_capture = false;     // allocated inside a capture given the pool: a model holds it
+  bool in_capture_free = false;  // released inside a capture: later captures may share it
+  bool shared = false;           // taken by a capture from another's released memory
+};
+
+template <class B>
+class pool_core final : public capture_memory_source<B> {
+ public:
+  using stream_handle = typename B::stream_handle;
+  using block = pool_block<B>;
+
+  pool_core(typename B::device_type& dev, pool_options options)
+      : name_(options.name.empty() ? "pool #" + std::to_string(next_id()) : std::move(options.name)),
+        kind_(options.kind),
+        max_size_(options.max_size),
+        attributes_(options.attributes),
+        private_(dev),
+        free_(pool_class_count) {
+    if (kind_ == memory_kind::pageable_host)
+      throw_error(errc::invalid_parameter, "keel::memory_pool", "a pool holds device or pinned host memory, not pageable");
+  }
+  pool_core(const pool_core&) = delete;
+  pool_core& operator=(const pool_core&) = delete;
+
+  ~pool_core() override {
+    std::vector<block*> all;
+    for (auto& list : free_)
+      for (block* b : list) all.push_back(b);
+    free_blocks(all, true);
+    if (dep_event_ != typename B::event_handle{}) B::destroy_event(dep_event_);
+    if (exec_event_ != typename B::event_handle{}) B::destroy_event(exec_event_);
+    if (last_exec_ != stream_handle{}) pool_unretain<B>(last_exec_);
+  }
+
+  const std::string& name() const noexcept { return name_; }
+  memory_kind kind() const noexcept { return kind_; }
+  typename B::device_type& device() const { return private_.device(); }
+
+  // ---- allocation ------------------------------------------------------
+
+  block* allocate(stream_handle s, std::size_t bytes) {
+    static constexpr const char* api = "keel::memory_pool::allocate";
+    if (bytes > static_cast<std::size_t>(PTRDIFF_MAX))
+      throw_error(errc::out_of_memory, api,
+                  pool_text() + ": cannot allocate " + std::to_string(bytes) + " bytes: larger than the largest object");
+    const std::size_t cls = pool_size_class(bytes);
+    pool_model_memory<B>* capture = nullptr;
+    bool capturing = false;
+    if (active_captures_.load(std::memory_order_acquire) > 0) {
+      const capture_info info = stream_capture_status<B>(s);
+      capturing = info.state != capture_state::none;
+      if (info.capturing()) capture = capture_of(info.capture_id);
+    } else if (capture_seen_.load(std::memory_order_relaxed)) {
+      capturing = stream_capture_status<B>(s).state != capture_state::none;
+    }
+    {
+      std::lock_guard<pool_spin_lock> lock(lock_);
+      block* b = capture != nullptr ? take_shared(cls) : nullptr;
+      if (b == nullptr) b = take_free(cls, s, capturing);
+      if (b != nullptr) {
+        hand_out(b, s, bytes, capture);
+        ++hits_;
+        return b;
+      }
+    }
+    return allocate_new(s, bytes, cls, capture);
+  }
+
+  // The owner releases its allocation in stream @p s's order.
+  bool release(block* b, stream_handle s) noexcept {
+    const bool capturing = capture_seen_.load(std::memory_order_relaxed) && capturing_noexcept(s);
+    std::lock_guard<pool_spin_lock> lock(lock_);
+    if (b->from_capture && capturing) {
+      // Released inside the capture: the model keeps it; later captures of
+      // models that never run concurrently with this one may share it.
+      if (b->refs > 1 && !b->in_capture_free) {
+        b->in_capture_free = true;
+        capture_free_.push_back(b);
+      }
+      pool_unretain<B>(std::exchange(b->bound, stream_handle{}));
+    } else {
+      // The release point is on the allocation's stream: its retain passes
+      // from the allocation to the release record (a same-stream hit then
+      // takes it back: no reference counting on the hot path).
+      if (std::find(b->released.begin(), b->released.end(), s) != b->released.end() || !remember(b, s))
+        pool_unretain<B>(b->bound);
+      b->bound = stream_handle{};
+    }
+    return drop_locked(b);
+  }
+
+  void add_ref(block* b) noexcept {
+    std::lock_guard<pool_spin_lock> lock(lock_);
+    ++b->refs;
+  }
+  // A span or a model lets go of a block; true when the pool must be deleted.
+  bool drop_ref(block* b, stream_handle released_on = stream_handle{}) noexcept {
+    std::lock_guard<pool_spin_lock> lock(lock_);
+    if (released_on != stream_handle{}) note_release(b, released_on);
+    return drop_locked(b);
+  }
+
+  void rebind(block* b, stream_handle s) noexcept {
+    pool_retain<B>(s);
+    stream_handle old;
+    {
+      std::lock_guard<pool_spin_lock> lock(lock_);
+      old = std::exchange(b->bound, s);
+    }
+    pool_unretain<B>(old);
+  }
+
+  // ---- trimming, attributes, statistics --------------------------------
+
+  void trim_to(std::size_t keep) {
+    std::vector<block*> victims;
+    {
+      std::lock_guard<pool_spin_lock> lock(lock_);
+      if (keep < used_)
+        throw_error(errc::invalid_parameter, "keel::memory_pool::trim_to",
+                    pool_text() + ": cannot trim to " + std::to_string(keep) + " bytes: " + std::to_string(used_) +
+                        " bytes are in use (trim_to never takes memory that is handed out)");
+      collect_idle(reserved_ - keep, false, victims);
+    }
+    free_blocks(victims, true);
+  }
+
+  pool_statistics statistics() noexcept {
+    std::lock_guard<pool_spin_lock> lock(lock_);
+    return {reserved_, reserved_high_, used_, used_high_, allocations_, hits_, backend_allocations_};
+  }
+  void reset_high_water() noexcept {
+    std::lock_guard<pool_spin_lock> lock(lock_);
+    reserved_high_ = reserved_;
+    used_high_ = used_;
+  }
+  pool_attributes attributes() noexcept {
+    std::lock_guard<pool_spin_lock> lock(lock_);
+    return attributes_;
+  }
+  void set_attributes(const pool_attributes& a) {
+    std::vector<block*> victims;
+    {
+      std::lock_guard<pool_spin_lock> lock(lock_);
+      attributes_ = a;
+      if (reserved_ - used_ > a.release_threshold) collect_idle(reserved_ - used_ - a.release_threshold, true, victims);
+    }
+    free_blocks(victims, false);
+  }
+
+  // ---- lifetime: the pool object and every holder ------------------------
+
+  void hold() noexcept {
+    std::lock_guard<pool_spin_lock> lock(lock_);
+    ++holders_;
+  }
+  // true when the caller must delete the pool.
+  bool unhold() noexcept {
+    std::lock_guard<pool_spin_lock> lock(lock_);
+    return --holders_ == 0;
+  }
+  static void unhold_and_delete(pool_core* p) noexcept {
+    if (p->unhold()) delete p;
+  }
+  std::size_t holders() noexcept {
+    std::lock_guard<pool_spin_lock> lock(lock_);
+    return holders_;
+  }
+
+  // ---- captures ----------------------------------------------------------
+
+  std::shared_ptr<model_attachment<B>> begin_capture(std::uint64_t capture_id) override;
+  void end_capture(std::uint64_t capture_id) noexcept override {
+    std::lock_guard<std::mutex> lock(captures_m_);
+    captures_.erase(std::remove_if(captures_.begin(), captures_.end(),
+                                   [&](const auto& c) { return c.first == capture_id; }),
+                    captures_.end());
+    active_captures_.store(static_cast<int>(captures_.size()), std::memory_order_release);
+  }
+
+  // Models sharing this pool's memory never execute concurrently: the rule
+  // is checked for executions on different streams (an event recorded after
+  // each tells whether the last one has finished).
+  void check_exclusive(stream_handle s) {
+    std::lock_guard<std::mutex> lock(exec_m_);
+    if (last_exec_ == stream_handle{} || last_exec_ == s) return;
+    bool finished = false;
+    try {
+      finished = B::query(exec_event_);
+    } catch (...) {
+      finished = true;  // the execution failed: it runs no more
+    }
+    if (!finished)
+      throw_error(errc::invalid_state, "keel::model::execute",
+                  pool_text() + ": models sharing its memory would execute concurrently: an execution on stream " +
+                      std::to_string(B::id_of(last_exec_)) + " has not finished and this one is on stream " +
+                      std::to_string(B::id_of(s)) +
+                      " (order them with an event, or capture them into separate pools)");
+  }
+  void note_exclusive(stream_handle s) noexcept {
+    std::lock_guard<std::mutex> lock(exec_m_);
+    try {
+      if (exec_event_ == typename B::event_handle{}) exec_event_ = B::create_event(device(), event_flags::default_);
+      B::record(exec_event_, s);
+    } catch (...) {
+      report_current_exception("keel::model::execute");
+      return;
+    }
+    if (last_exec_ != s) {
+      pool_retain<B>(s);
+      if (last_exec_ != stream_handle{}) pool_unretain<B>(last_exec_);
+      last_exec_ = s;
+    }
+  }
+  bool holds_shared(const std::vector<block*>& blocks) noexcept {
+    std::lock_guard<pool_spin_lock> lock(lock_);
+    return std::any_of(blocks.begin(), blocks.end(), [](const block* b) { return b->shared; });
+  }
+
+  std::string pool_text() const { return "keel::memory_pool '" + name_ + "'"; }
+
+ private:
+  static std::uint64_t next_id() noexcept {
+    static std::atomic<std::uint64_t> id{1};
+    return id.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  static bool capturing_noexcept(stream_handle s) noexcept {
+    try {
+      return stream_capture_status<B>(s).state != capture_state::none;
+    } catch (...) {
+      return false;
+    }
+  }
+  static bool passed(stream_handle s) noexcept {
+    try {
+      return B::query(s);
+    } catch (const error& e) {
+      // A failed stream still runs its releases, later: ask again next time.
+      // A stream that can no longer be asked was destroyed, which waited for its work.
+      return e.code() != make_error_code(errc::task_failed);
+    } catch (...) {
+      return false;
+    }
+  }
+
+  pool_model_memory<B>* capture_of(std::uint64_t id) {
+    std::lock_guard<std::mutex> lock(captures_m_);
+    for (auto& c : captures_)
+      if (c.first == id) return c.second;
+    return nullptr;
+  }
+
+  // Records s in b's releases without retaining it; false when there is no
+  // room (the caller then waited for s instead). Caller holds lock_.
+  static bool remember(block* b, stream_handle s) noexcept {
+    try {
+      b->released.push_back(s);
+      return true;
+    } catch (...) {
+      while (!passed(s)) std::this_thread::yield();
+      return false;
+    }
+  }
+  // Caller holds lock_.
+  void note_release(block* b, stream_handle s) noexcept {
+    if (std::find(b->released.begin(), b->released.end(), s) != b->released.end()) return;
+    if (remember(b, s)) pool_retain<B>(s);
+  }
+  void clear_releases(block* b) noexcept {
+    for (stream_handle s : b->released) pool_unretain<B>(s);
+    b->released.clear();
+  }
+
+  // Whether a free block may serve an allocation on s now. Caller holds lock_.
+  bool reusable(block* b, stream_handle s, bool capturing, bool cross) noexcept {
+    if (b->released.empty()) return true;
+    if (!cross) return !capturing && b->released.size() == 1 && b->released.front() == s;
+    if (attributes_.allow_opportunistic || attributes_.follow_event_dependencies) {
+      if (std::all_of(b->released.begin(), b->released.end(), [](stream_handle r) { return passed(r); })) {
+        clear_releases(b);
+        return true;
+      }
+    }
+    if (!attributes_.allow_internal_dependencies || capturing) return false;
+    try {
+      if (dep_event_ == typename B::event_handle{}) dep_event_ = B::create_event(device(), event_flags::default_);
+      for (stream_handle r : b->released) {
+        if (r == s) continue;
+        if (capturing_noexcept(r)) return false;  // an event recorded there would be captured
+        B::record(dep_event_, r);
+        B::wait(s, dep_event_);
+      }
+    } catch (...) {
+      return false;
+    }
+    clear_releases(b);
+    return true;
+  }
+
+  block* take_free(std::size_t cls, stream_handle s, bool capturing) noexcept {
+    auto& list = free_[pool_class_index(cls)];
+    for (int pass = 0; pass < 2; ++pass) {
+      int budget = 8;  // cross-stream checks cost a query each: look at a few
+      for (std::size_t i = list.size(); i-- > 0 && budget > 0;) {
+        if (pass == 1) --budget;
+        if (reusable(list[i], s, capturing, pass == 1)) {
+          block* b = list[i];
+          list[i] = list.back();
+          list.pop_back();
+          return b;
+        }
+      }
+    }
+    return nullptr;
+  }
+  block* take_shared(std::size_t cls) noexcept {
+    for (std::size_t i = capture_free_.size(); i-- > 0;) {
+      block* b = capture_free_[i];
+      if (b->cls == cls) {
+        capture_free_[i] = capture_free_.back();
+        capture_free_.pop_back();
+        b->in_capture_free = false;
+        b->shared = true;
+        return b;
+      }
+    }
+    return nullptr;
+  }
+
+  // Caller holds lock_; b came from a free list (refs 0) or the shared list (refs > 0).
+  void hand_out(block* b, stream_handle s, std::size_t bytes, pool_model_memory<B>* capture) noexcept;
+
+  block* allocate_new(stream_handle s, std::size_t bytes, std::size_t cls, pool_model_memory<B>* capture) {
+    static constexpr const char* api = "keel::memory_pool::allocate";
+    {
+      std::lock_guard<pool_spin_lock> lock(lock_);
+      if (max_size_ != 0 && (cls > max_size_ || reserved_ > max_size_ - cls))
+        throw_error(errc::out_of_memory, api,
+                    pool_text() + ": cannot allocate " + std::to_string(bytes) + " bytes (size class " +
+                        std::to_string(cls) + "): " + std::to_string(reserved_) + " of its max_size " +
+                        std::to_string(max_size_) + " bytes are reserved");
+    }
+    auto fresh = std::make_unique<block>();
+    fresh->released.reserve(2);
+    try {
+      fresh->buffer = B::allocate(private_.native_handle(), cls, kind_);
+    } catch (const error& e) {
+      if (e.code() != make_error_code(errc::out_of_memory)) throw;
+      throw_error(errc::out_of_memory, api, pool_text() + ": cannot reserve " + std::to_string(cls) +
+                                                " bytes for an allocation of " + std::to_string(bytes) + ": " + e.what());
+    }
+    fresh->data = B::data(fresh->buffer);
+    fresh->cls = cls;
+    block* b = fresh.release();
+    std::lock_guard<pool_spin_lock> lock(lock_);
+    reserved_ += cls;
+    reserved_high_ = std::max(reserved_high_, reserved_);
+    ++backend_allocations_;
+    hand_out(b, s, bytes, capture);
+    return b;
+  }
+
+  // Caller holds lock_. true when the pool must be deleted.
+  bool drop_locked(block* b) noexcept {
+    if (--b->refs > 0) return false;
+    if (b->in_capture_free) {
+      capture_free_.erase(std::find(capture_free_.begin(), capture_free_.end(), b));
+      b->in_capture_free = false;
+    }
+    b->from_capture = false;
+    b->shared = false;
+    pool_unretain<B>(std::exchange(b->bound, stream_handle{}));
+    used_ -= b->cls;
+    free_[pool_class_index(b->cls)].push_back(b);  // capacity for every block is reserved when it is made
+    if (reserved_ - used_ > attributes_.release_threshold) trim_idle_locked();
+    return --holders_ == 0;
+  }
+
+  // Frees idle blocks whose releases have passed until under the threshold.
+  void trim_idle_locked() noexcept {
+    std::vector<block*> victims;
+    try {
+      collect_idle(reserved_ - used_ - attributes_.release_threshold, true, victims);
+    } catch (...) {
+      return;
+    }
+    for (block* b : victims) destroy_block(b);
+  }
+
+  // Takes idle blocks (largest first) worth at least @p bytes out of the free
+  // lists; only those whose releases have passed when @p passed_only.
+  // Caller holds lock_.
+  void collect_idle(std::size_t bytes, bool passed_only, std::vector<block*>& out) {
+    std::size_t taken = 0;
+    for (std::size_t c = free_.size(); c-- > 0 && taken < bytes;) {
+      auto& list = free_[c];
+      for (std::size_t i = list.size(); i-- > 0 && taken < bytes;) {
+        block* b = list[i];
+        if (passed_only && !std::all_of(b->released.begin(), b->released.end(), [](stream_handle r) { return passed(r); }))
+          continue;
+        out.push_back(b);
+        list[i] = list.back();
+        list.pop_back();
+        taken += b->cls;
+        reserved_ -= b->cls;
+      }
+    }
+  }
+
+  // Returns a block whose releases have all passed to the backend. Caller holds lock_ or owns b.
+  void destroy_block(block* b) noexcept {
+    clear_releases(b);
+    B::free_async(b->buffer);  // ordered on the pool's own stream, which issued nothing that uses it
+    delete b;
+  }
+
+  // Returns blocks taken out of the lists to the backend. A release that has
+  // not passed yet orders the free behind it: an event recorded on the
+  // releasing stream, waited on by the pool's own stream, which frees.
+  void free_blocks(std::vector<block*>& blocks, bool wait_for_releases) noexcept {
+    for (block* b : blocks) {
+      bool ordered = true;
+      for (stream_handle r : b->released) {
+        if (passed(r)) continue;
+        if (!wait_for_releases) {
+          ordered = false;
+          break;
+        }
+        try {
+          if (capturing_noexcept(r)) {
+            while (!passed(r)) std::this_thread::yield();  // an event recorded there would be captured
+            continue;
+          }
+          std::lock_guard<pool_spin_lock> lock(lock_);
+          if (dep_event_ == typename B::event_handle{}) dep_event_ = B::create_event(device(), event_flags::default_);
+          B::record(dep_event_, r);
+          B::wait(private_.native_handle(), dep_event_);
+        } catch (...) {
+          while (!passed(r)) std::this_thread::yield();
+        }
+      }
+      if (ordered) {
+        destroy_block(b);
+      } else {
+        std::lock_guard<pool_spin_lock> lock(lock_);
+        reserved_ += b->cls;
+        free_[pool_class_index(b->cls)].push_back(b);
+      }
+    }
+    blocks.clear();
+  }
+
+  std::string name_;
+  memory_kind kind_;
+  std::size_t max_size_;
+  pool_attributes attributes_;
+  basic_stream<B> private_;  // reserves and frees: never captures, never waits on the user's streams but to free
+  pool_spin_lock lock_;
+  std::vector<std::vector<block*>> free_;
+  std::vector<block*> capture_free_;
+  std::size_t reserved_ = 0, reserved_high_ = 0, used_ = 0, used_high_ = 0;
+  std::uint64_t allocations_ = 0, hits_ = 0, backend_allocations_ = 0;
+  std::size_t holders_ = 1;  // the pool object, live blocks, models and capture scopes
+  typename B::event_handle dep_event_{};
+
+  std::mutex captures_m_;
+  std::vector<std::pair<std::uint64_t, pool_model_memory<B>*>> captures_;
+  std::atomic<int> active_captures_{0};
+  std::atomic<bool> capture_seen_{false};
+
+  std::mutex exec_m_;
+  stream_handle last_exec_{};
+  typename B::event_handle exec_event_{};
+
+  friend struct pool_model_memory<B>;
+};
+
+// What a model captured with a pool holds: the blocks its capture took.
+template <class B>
+struct pool_model_memory final : model_attachment<B> {
+  using stream_handle = typename B::stream_handle;
+  explicit pool_model_memory(pool_core<B>* p) noexcept : pool(p) { pool->hold(); }
+  pool_model_memory(const pool_model_memory&) = delete;
+  pool_model_memory& operator=(const pool_model_memory&) = delete;
+  ~pool_model_memory() override {
+    stream_handle last{};
+    {
+      std::lock_guard<std::mutex> lock(m);
+      last = last_stream;
+    }
+    for (pool_block<B>* b : blocks) pool->drop_ref(b, last);  // never the last holder: this one holds the pool
+    if (last != stream_handle{}) pool_unretain<B>(last);
+    if (pool->unhold()) delete pool;
+  }
+  void before_execute(stream_handle s) override {
+    if (pool->holds_shared(blocks)) pool->check_exclusive(s);
+  }
+  void after_execute(stream_handle s) noexcept override {
+    {
+      std::lock_guard<std::mutex> lock(m);
+      if (last_stream != s) {
+        pool_retain<B>(s);
+        if (last_stream != stream_handle{}) pool_unretain<B>(last_stream);
+        last_stream = s;
+      }
+    }
+    if (pool->holds_shared(blocks)) pool->note_exclusive(s);
+  }
+
+  pool_core<B>* pool;
+  std::vector<pool_block<B>*> blocks;  // guarded by the pool's lock while the capture runs
+  std::mutex m;
+  stream_handle last_stream{};
+};
+
+template <class B>
+std::shared_ptr<model_attachment<B>> pool_core<B>::begin_capture(std::uint64_t capture_id) {
+  auto memory = std::make_shared<pool_model_memory<B>>(this);
+  {
+    std::lock_guard<pool_spin_lock> lock(lock_);
+    memory->blocks.reserve(16);
+  }
+  std::lock_guard<std::mutex> lock(captures_m_);
+  captures_.emplace_back(capture_id, memory.get());
+  capture_seen_.store(true, std::memory_order_relaxed);
+  active_captures_.store(static_cast<int>(captures_.size()), std::memory_order_release);
+  return memory;
+}
+
+template <class B>
+void pool_core<B>::hand_out(block* b, stream_handle s, std::size_t bytes, pool_model_memory<B>* capture) noexcept {
+  if (b->refs == 0) {
+    used_ += b->cls;
+    used_high_ = std::max(used_high_, used_);
+    ++holders_;
+  }
+  ++b->refs;  // the owner
+  b->bytes = bytes;
+  if (b->released.size() == 1 && b->released.front() == s) {
+    b->released.clear();  // a same-stream hit: the release record's retain passes to the allocation
+  } else {
+    pool_retain<B>(s);
+  }
+  pool_unretain<B>(std::exchange(b->bound, s));
+  if (capture != nullptr) {
+    b->from_capture = true;
+    ++b->refs;  // the model
+    try {
+      capture->blocks.push_back(b);
+    } catch (...) {
+      --b->refs;  // no room in the model's list: the allocation is the owner's alone
+      b->from_capture = b->refs > 1;
+    }
+  }
+  free_[pool_class_index(b->cls)].reserve(free_[pool_class_index(b->cls)].size() + 1);
+  ++allocations_;
+}
+
+// The owner of a pool: the pool object, a span or a model deleting it last.
+template <class B>
+struct pool_span_owner {
+  pool_core<B>* pool;
+  pool_block<B>* b;
+  void operator()(void*) const noexcept {
+    if (pool->drop_ref(b)) delete pool;
+  }
+};
+
+}  // namespace detail
+/// @endcond
+
+KEEL_END_NAMESPACE  // namespace keel

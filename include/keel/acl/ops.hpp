@@ -300,7 +300,9 @@ struct call_identity<R (*)(P...)> {
 // it is issued, while the caller's executor holds the plan (a shared_ptr
 // copy would cost two atomic operations per launch for nothing).
 struct run_aclnn {
-  void operator()(launch_context& ctx, const aclnn_plan* plan, void* workspace) const {
+  // The launch holds the plan: an update stages its launches and issues
+  // them at update end, after the executor a caller passed may be gone.
+  void operator()(launch_context& ctx, const std::shared_ptr<const aclnn_plan>& plan, void* workspace) const {
     const api& f = ctx.functions();
     const auto last_error = f.aclrtGetLastError.get();  // null on a CANN without it
     if (last_error != nullptr) last_error(last_error_level::thread);
@@ -369,7 +371,7 @@ struct aclnn_operators {
   template <class Stream, class Span>
   static void launch(const Stream& stream, const std::shared_ptr<const plan_type>& p, const Span& workspace,
                      std::size_t) {
-    stream.launch(p->kind, detail::run_aclnn{}, p.get(), workspace.data);
+    stream.launch(p->kind, detail::run_aclnn{}, p, workspace.data);
   }
   /** @brief Phase one of @p Op on @p dev. @throws keel::error with the aclnn status and ACL's message. */
   template <class Op, class... Args>

@@ -58,6 +58,9 @@ struct task_group_calls : native_types {
     g->staging.emplace_back(capture_calls::kernel_body(s, std::forward<F>(f)), replay_task::category::kernel, kind);
   }
   static void update_discard(stream_handle, group_handle g) noexcept { g->staging.clear(); }
+  // The staged replacement tasks carry their kinds: the checked layer reads them here.
+  static std::size_t staged_count(group_handle g) noexcept { return g->staging.size(); }
+  static kernel_kind staged_kind(group_handle g, std::size_t i) noexcept { return g->staging[i].kind(); }
 
   // The checked layer accepted the staged tasks: they take effect when the
   // stream reaches this point. Ends the claim (also when it throws).

@@ -231,8 +231,8 @@ struct backend : Native {
   static void group_abort(stream_handle s) noexcept;
   static std::size_t group_size(group_handle g) noexcept { return N::books(g).signature.size(); }
   static bool group_model_alive(group_handle g) noexcept {
-    const auto& alive = N::books(g).model_alive;
-    return alive && alive->load(std::memory_order_acquire);
+    const std::atomic<bool>* alive = N::books(g).alive_flag;
+    return alive != nullptr && alive->load(std::memory_order_acquire);
   }
   static void update_begin(stream_handle s, group_handle g);
   static void update_end(stream_handle s);
@@ -325,13 +325,17 @@ struct backend : Native {
   // Stages a kernel into the update of @p g. Caller is in s's update section.
   template <class F>
   static void stage(stream_handle s, group_handle g, kernel_kind kind, F&& f) {
-    auto& staged = N::books(g).staged;
-    staged.push_back(kind);
-    try {
+    if constexpr (detail::native_staged_kinds<N>()) {
       N::update_launch_kernel(s, g, kind, std::forward<F>(f));
-    } catch (...) {
-      staged.pop_back();
-      throw;
+    } else {
+      auto& staged = N::books(g).staged;
+      staged.push_back(kind);
+      try {
+        N::update_launch_kernel(s, g, kind, std::forward<F>(f));
+      } catch (...) {
+        staged.pop_back();
+        throw;
+      }
     }
   }
 
@@ -509,7 +513,21 @@ struct backend : Native {
     N::end_claim(g);
   }
 
-  [[noreturn]] static void refuse_end(const group_books& g, std::size_t staged, std::size_t at);
+  // What the update in progress on @p g staged: its count and its kinds.
+  static std::size_t staged_count(group_handle g) noexcept {
+    if constexpr (detail::native_staged_kinds<N>())
+      return N::staged_count(g);
+    else
+      return N::books(g).staged.size();
+  }
+  static kernel_kind staged_kind(group_handle g, std::size_t i) noexcept {
+    if constexpr (detail::native_staged_kinds<N>())
+      return N::staged_kind(g, i);
+    else
+      return N::books(g).staged[i];
+  }
+
+  [[noreturn]] static void refuse_end(group_handle g, std::size_t staged, std::size_t at);
   /// @endcond
 };
 

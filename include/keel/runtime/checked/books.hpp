@@ -128,6 +128,7 @@ struct group_books {
   std::vector<kernel_kind> signature;   // fixed at group end
   std::vector<kernel_kind> staged;      // the update in progress (claim holder only)
   std::shared_ptr<const std::atomic<bool>> model_alive;
+  const std::atomic<bool>* alive_flag = nullptr;  // model_alive.get(): one load on the update path
   /// @endcond
 };
 

@@ -55,6 +55,17 @@ using native_capture_status_call = decltype(N::native_capture_status(std::declva
 template <class N>
 using is_adopted_call = decltype(N::is_adopted(std::declval<typename N::stream_handle>()));
 
+// A native backend whose staged tasks carry their kernel kinds (the host's
+// replacement tasks do) says so with staged_count(g) and staged_kind(g, i):
+// the checked layer then reads them instead of keeping a list of its own.
+template <class N>
+using staged_kind_call = decltype(N::staged_kind(std::declval<typename N::group_handle>(), std::size_t{}),
+                                  N::staged_count(std::declval<typename N::group_handle>()));
+template <class N>
+constexpr bool native_staged_kinds() {
+  return keel::detail::is_detected_v<staged_kind_call, N>;
+}
+
 // ---- the update lock: an owner's lock-free entry where the lock has one ---
 
 template <class L>

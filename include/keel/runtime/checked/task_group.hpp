@@ -55,6 +55,7 @@ typename backend<Native>::group_handle backend<Native>::group_end(stream_handle 
   gb.marked_on = N::id_of(s);
   gb.signature = std::move(signature);
   gb.model_alive = c.model_alive;
+  gb.alive_flag = gb.model_alive.get();
   ++c.groups;
   c.group_open = false;
   c.group_kinds.clear();
@@ -142,7 +143,7 @@ void backend<Native>::update_end(stream_handle s) {
   }
   // Detached from the stream, the staged list is the claim holder's alone.
   group_books& gb = N::books(g);
-  const std::size_t staged = gb.staged.size();
+  const std::size_t staged = staged_count(g);
   const std::size_t expected = gb.signature.size();
   bool refused = true;
   std::size_t refused_at = staged;
@@ -156,7 +157,7 @@ void backend<Native>::update_end(stream_handle s) {
   if (alive && staged == expected) {
     refused = false;
     for (std::size_t i = 0; i < expected && !refused; ++i)
-      if (!detail::same_kind(gb.signature[i], gb.staged[i])) {
+      if (!detail::same_kind(gb.signature[i], staged_kind(g, i))) {
         refused = true;
         refused_at = i;
       }
@@ -171,7 +172,7 @@ void backend<Native>::update_end(stream_handle s) {
         N::end_claim(g);
       }
     } done{s, g};
-    refuse_end(gb, staged, refused_at);
+    refuse_end(g, staged, refused_at);
   }
   gb.staged.clear();
   N::update_commit(s, g);  // swaps the staged tasks in, in stream order, and ends the claim
@@ -180,8 +181,9 @@ void backend<Native>::update_end(stream_handle s) {
 // Why update_end refuses: model gone, count, or the kind of task @p at; out
 // of line, so building the message costs the accepted path nothing.
 template <class Native>
-void backend<Native>::refuse_end(const group_books& g, std::size_t staged, std::size_t at) {
+void backend<Native>::refuse_end(group_handle handle, std::size_t staged, std::size_t at) {
   static constexpr const char* api = "keel::update_scope::end";
+  const group_books& g = N::books(handle);
   if (!(g.model_alive && g.model_alive->load(std::memory_order_acquire)))
     throw_error(errc::invalid_state, api, "the model of task group #" + std::to_string(g.id) + " was destroyed");
   const std::size_t expected = g.signature.size();
@@ -192,7 +194,7 @@ void backend<Native>::refuse_end(const group_books& g, std::size_t staged, std::
   throw_error(errc::update_violation, api,
               "task " + std::to_string(at) + " of group #" + std::to_string(g.id) + " is kernel '" +
                   std::string(g.signature[at].name()) + "' and the update issued '" +
-                  std::string(g.staged[at].name()) + "'; the group is unchanged");
+                  std::string(staged_kind(handle, at).name()) + "'; the group is unchanged");
 }
 /// @endcond
 

@@ -58,10 +58,14 @@ struct stream_calls : native_types {
                     "already issued")
                        .c_str());
       s->destroy_on_exit.store(true, std::memory_order_relaxed);
-      s->wake.request_stop(false);
+      s->stopping.store(true, std::memory_order_seq_cst);
       return;
     }
-    s->wake.request_stop(true);
+    s->stopping.store(true, std::memory_order_seq_cst);
+    {
+      std::lock_guard<std::mutex> lock(s->m);
+      s->wake_cv.notify_all();
+    }
     s->worker.join();
     finish_destroy(s);
   }

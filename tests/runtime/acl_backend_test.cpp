@@ -39,16 +39,16 @@ TEST_CASE("acl backend: streams and events made with the raw C API are adopted, 
   REQUIRE(api.aclrtCreateStream(&raw_stream) == 0);
   REQUIRE(api.aclrtCreateEventWithFlag(&raw_event, keel::acl::event_flags::sync) == 0);
   {
-    keel::acl::stream_ref s = keel::acl::adopt_stream(dev, raw_stream);
-    CHECK(s == keel::acl::adopt_stream(dev, raw_stream));  // one record per ACL handle
-    CHECK(keel::acl::native_stream(s) == raw_stream);
-    CHECK_THROWS_AS(keel::acl::native_stream(keel::acl::stream_ref{}), keel::error);
+    keel::acl::stream_ref s{dev, raw_stream};
+    CHECK(s == keel::acl::stream_ref(dev, raw_stream));  // one record per ACL handle
+    CHECK(s.native_handle() == raw_stream);
+    CHECK(keel::acl::stream_ref{}.native_handle() == nullptr);
     CHECK(&s.device() == &dev);
     keel::acl::stream mine{dev};
     CHECK(s.id() != mine.id());
-    keel::acl::event_ref e = keel::acl::adopt_event(dev, raw_event);
-    CHECK_THROWS_AS(keel::acl::adopt_event(dev, raw_event, keel::event_flags::timing), keel::error);
-    CHECK(keel::acl::native_event(e) == raw_event);
+    keel::acl::event_ref e{dev, raw_event};
+    CHECK_THROWS_AS(keel::acl::event_ref(dev, raw_event, keel::event_flags::timing), keel::error);
+    CHECK(e.native_handle() == raw_event);
 
     // Launch, record and wait on the adopted handles.
     keel::acl::device_buffer x(s, 8 * sizeof(float)), y(s, 8 * sizeof(float));
@@ -88,8 +88,12 @@ TEST_CASE("acl backend: streams and events made with the raw C API are adopted, 
     s.copy(back.data(), y.data(), y.size(), keel::copy_kind::device_to_host);
     CHECK(back[0] == 15.0f);
 
-    // An owning handle over an adopted record still leaves the ACL stream alone.
-    { keel::acl::stream owner = keel::acl::stream::adopt(s.native_handle()); }
+    // An owner takes the viewed record; released, the device holds it again.
+    {
+      keel::acl::stream owner = keel::acl::stream::from_native_handle(dev, s.native_handle());
+      CHECK(owner == s);
+      CHECK(owner.release() == raw_stream);
+    }
     CHECK(api.aclrtSynchronizeStream(raw_stream) == 0);
   }
   // keel's views are gone; the raw handles are still ACL's, and live.
@@ -100,8 +104,10 @@ TEST_CASE("acl backend: streams and events made with the raw C API are adopted, 
   dev.forget_event(raw_event);
   CHECK(api.aclrtDestroyEvent(raw_event) == 0);
   CHECK(api.aclrtDestroyStream(raw_stream) == 0);
-  CHECK_THROWS_AS(keel::acl::adopt_stream(dev, nullptr), keel::error);
-  CHECK_THROWS_AS(keel::acl::adopt_event(dev, nullptr), keel::error);
+  const keel::acl::stream_handle no_stream = nullptr;
+  const keel::acl::event_handle no_event = nullptr;
+  CHECK_THROWS_AS(keel::acl::stream_ref(dev, no_stream), keel::error);
+  CHECK_THROWS_AS(keel::acl::event_ref(dev, no_event), keel::error);
 }
 
 TEST_CASE("acl backend: an adopted external event records and waits with the external flags", "[acl]") {
@@ -110,7 +116,7 @@ TEST_CASE("acl backend: an adopted external event records and waits with the ext
   keel::acl::event_handle raw = nullptr;
   REQUIRE(api.aclrtCreateEventWithFlag(&raw, keel::acl::event_flags::external) == 0);
   {
-    keel::acl::event_ref e = keel::acl::adopt_event(dev, raw, keel::event_flags::external);
+    keel::acl::event_ref e{dev, raw, keel::event_flags::external};
     CHECK(e.flags() == keel::event_flags::external);
     keel::acl::stream a{dev}, b{dev};
     b.wait(e);        // external: b blocks until the event is recorded
@@ -321,7 +327,7 @@ TEST_CASE("acl backend: raw calls need aclrtSetDevice on their thread while keel
     e.record(made_here);
     s.wait(e);
     s.copy_async(dst.data(), b.data(), b.size(), keel::copy_kind::device_to_host);
-    keel::acl::stream_ref adopted = keel::acl::adopt_stream(dev, raw);
+    keel::acl::stream_ref adopted{dev, raw};
     adopted.synchronize();
     s.synchronize();
     worked = dst[15] == 4.0f;
@@ -352,10 +358,13 @@ TEST_CASE("acl backend: a rule broken inside an aclnn launch keeps its own statu
     CHECK(std::string(e.rule()).find("marks a task group") != std::string::npos);
   }
   CHECK(api.aclrtGetLastError(keel::acl::last_error_level::thread) == 0);  // ACL was not asked
-  // A record keel does not know to be capturing (another framework's view of
-  // the same aclrtStream): ACL refuses inside the launch, and keel keeps ACL's status.
-  const keel::acl::stream_handle raw_other = keel::acl::native_stream(other);
-  keel::acl::stream_ref foreign = keel::acl::adopt_stream(dev, raw_other);
+  // A record keel does not know to be capturing (another framework's keel,
+  // with a device object of its own, viewing the same aclrtStream; one device
+  // object has one record per handle): ACL refuses inside the launch, and
+  // keel keeps ACL's status.
+  const keel::acl::stream_handle raw_other = other.native_handle();
+  keel::acl::device elsewhere{keel::acl::device_options{0, KEEL_ACL_EMULATION_DIR}};
+  keel::acl::stream_ref foreign{elsewhere, raw_other};
   try {
     keel::acl::run_on(foreign, add);
     FAIL("the launch was accepted");
@@ -379,7 +388,7 @@ TEST_CASE("acl backend: a rule broken inside an aclnn launch keeps its own statu
   float alpha = 1.0f;
   one = api.aclCreateScalar(&alpha, keel::acl::data_type::float32);
   REQUIRE(api.aclnnAddGetWorkspaceSize(t, t, one, t, &ws, &ex) == 0);
-  CHECK(api.aclnnAdd(nullptr, 0, ex, keel::acl::native_stream(other)) == 361001);
+  CHECK(api.aclnnAdd(nullptr, 0, ex, other.native_handle()) == 361001);
   CHECK(api.aclrtPeekAtLastError(keel::acl::last_error_level::thread) == 107030);
   CHECK(api.aclrtPeekAtLastError(keel::acl::last_error_level::thread) == 107030);  // peek keeps it
   CHECK(api.aclrtGetLastError(keel::acl::last_error_level::thread) == 107030);
@@ -387,7 +396,7 @@ TEST_CASE("acl backend: a rule broken inside an aclnn launch keeps its own statu
   CHECK(api.aclDestroyAclOpExecutor(ex) == 0);
   CHECK(api.aclDestroyScalar(one) == 0);
   CHECK(api.aclDestroyTensor(t) == 0);
-  dev.forget_stream(raw_other);
+  elsewhere.forget_stream(raw_other);
 }
 
 TEST_CASE("acl emulation: aclmdlRICaptureThreadExchangeMode sets the calling thread's capture mode", "[acl]") {

@@ -109,7 +109,7 @@ TEST_CASE("acl backend: a registered pool is the stream's aclrtAllocator, unregi
   const keel::acl::api& api = acl::device().functions();
   keel::acl::stream s{acl::device()};
   keel::acl::memory_pool pool{acl::device(), {"aclnn workspaces"}};
-  keel::acl::stream_handle native = s.native_handle()->native;
+  keel::acl::stream_handle native = s.native_handle();
   keel::acl::allocator_desc_handle desc = nullptr;
   void* object = nullptr;
   keel::acl::allocator_alloc_func alloc = nullptr;

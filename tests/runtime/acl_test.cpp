@@ -142,13 +142,13 @@ TEST_CASE("acl backend: an adopted stream's reporting thread ends when its recor
   REQUIRE(api.aclrtCreateStream(&raw) == 0);
   int ran = 0;
   {
-    keel::acl::stream_ref s = keel::acl::adopt_stream(dev, raw);
+    keel::acl::stream_ref s{dev, raw};
     s.launch_host([&] { ++ran; });
     s.synchronize();
   }
   dev.forget_stream(raw);  // unsubscribes and joins the reporting thread
   {
-    keel::acl::stream_ref s = keel::acl::adopt_stream(dev, raw);  // a new record subscribes again
+    keel::acl::stream_ref s{dev, raw};  // a new record subscribes again
     s.launch_host([&] { ++ran; });
     s.synchronize();
   }
@@ -156,14 +156,14 @@ TEST_CASE("acl backend: an adopted stream's reporting thread ends when its recor
   dev.forget_stream(raw);
   {
     keel::acl::device other{keel::acl::device_options{0, KEEL_ACL_EMULATION_DIR}};
-    keel::acl::stream_ref s = keel::acl::adopt_stream(other, raw);
+    keel::acl::stream_ref s{other, raw};
     s.launch_host([&] { ++ran; });
     s.synchronize();
   }  // the device's destructor ends the adopted stream's reporting thread
   CHECK(ran == 3);
   keel::acl::stream_handle probe = raw;
   {
-    keel::acl::stream_ref s = keel::acl::adopt_stream(dev, probe);  // not subscribed any more: subscribes
+    keel::acl::stream_ref s{dev, probe};  // not subscribed any more: subscribes
     s.launch_host([&] { ++ran; });
     s.synchronize();
   }
@@ -365,10 +365,10 @@ TEST_CASE("acl emulation: sizes no object can have and timeouts answer CANN's st
   held.launch_host([&] {
     while (!open.load()) std::this_thread::yield();
   });
-  REQUIRE(api.aclrtRecordEvent(e, held.native_handle()->native) == 0);
+  REQUIRE(api.aclrtRecordEvent(e, held.native_handle()) == 0);
   CHECK(api.aclrtSynchronizeEventWithTimeout(e, 10) == 507047);   // ACL_ERROR_RT_EVENT_SYNC_TIMEOUT
   CHECK(api.aclrtSynchronizeDeviceWithTimeout(10) == 507046);     // ACL_ERROR_RT_STREAM_SYNC_TIMEOUT
-  CHECK(api.aclrtSynchronizeStreamWithTimeout(held.native_handle()->native, 10) == 507046);
+  CHECK(api.aclrtSynchronizeStreamWithTimeout(held.native_handle(), 10) == 507046);
   CHECK(api.aclrtSynchronizeStreamWithTimeout(s, -2) == 100000);  // neither -1 nor a bound
   REQUIRE(api.aclrtStreamWaitEventWithTimeout(s, e, 10) == 0);
   CHECK(api.aclrtSynchronizeStream(s) != 0);  // the bounded wait failed the stream
@@ -423,7 +423,7 @@ TEST_CASE("acl emulation: a callback on a stream in its error state is still del
       if (reporter.joinable()) reporter.join();
     }
   } ends{open, stop, reporter};
-  REQUIRE(api.aclrtRecordEvent(e, held.native_handle()->native) == 0);
+  REQUIRE(api.aclrtRecordEvent(e, held.native_handle()) == 0);
   static char byte = 0;
   byte = 0;
 

@@ -142,7 +142,7 @@ TEST_CASE("host model: destroying a stream that captures ends its capture cleanl
   const std::size_t live = test_device().live_models();
   {
     keel::host::stream doomed{test_device()};
-    keel::host::backend::capture_begin(doomed.get(), keel::capture_mode::global);
+    keel::host::backend::capture_begin(keel::detail::handle_of(doomed), keel::capture_mode::global);
     doomed.launch_host([] {});
   }  // the origin goes away mid-capture: discarded and reported
   CHECK(reports == 1);

@@ -42,7 +42,7 @@ TEST_CASE("task_group: the model and the group handle may go while an update is 
     // Through the backend: a scope must not outlive its stream, but a
     // stream destroyed mid-update abandons the update itself.
     auto side = std::make_unique<keel::host::stream>(keel_test::test_device());
-    keel::host::backend::update_begin(side->native_handle(), f.group.native_handle());
+    keel::host::backend::update_begin(keel::detail::handle_of(*side), keel::detail::handle_of(f.group));
     host::axpy(*side, &f.out, &f.tmp, &f.other, 3.0f);
     CHECK(side->capture_status().updating);
     f.model.reset();

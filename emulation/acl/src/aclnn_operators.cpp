@@ -55,7 +55,7 @@ aclnnStatus phase_two(const char* api, keel::ops::op_kind op, void* workspace, s
     if (workspaceSize != 0 && workspace == nullptr && registered.take(stream, workspaceSize))
       workspace = registered.address();
     if (workspaceSize != 0) require(workspace, api, "workspace");
-    keel::ops::run_on(keel::host::stream_ref::adopt(s), executor->ex,
+    keel::ops::run_on(keel::host::stream_ref(hb::device_of(s), s), executor->ex,
                       keel::memory_span{workspace, static_cast<std::size_t>(workspaceSize), keel::memory_kind::device,
                                         nullptr});
     if (!executor->repeatable) delete executor;

@@ -26,6 +26,12 @@ namespace {
 
 using hb = keel::host::backend;
 
+// The emulation's aclrtStream is a host stream's native handle: a view of it.
+keel::host::stream_ref host_stream(aclrtStream stream) {
+  const auto s = static_cast<hb::stream_handle>(stream);
+  return keel::host::stream_ref(hb::device_of(s), s);
+}
+
 struct soma_pool {
   keel::host::memory_pool pool;
 };
@@ -210,7 +216,7 @@ aclError aclrtMemPoolMallocAsync(void** ptr, size_t size, aclrtMemPool memPool, 
     std::lock_guard<std::mutex> lock(books().m);
     soma_pool* p = live(memPool);
     if (p == nullptr) return ACL_ERROR_INVALID_PARAM;
-    auto buffer = p->pool.allocate(keel::host::stream_ref::adopt(static_cast<hb::stream_handle>(stream)), size);
+    auto buffer = p->pool.allocate(host_stream(stream), size);
     void* data = buffer.data();
     books().allocations.emplace(data, soma_allocation{std::move(buffer)});
     *ptr = data;
@@ -232,7 +238,7 @@ aclError aclrtMemPoolFreeAsync(void* ptr, aclrtStream stream) {
       books().allocations.erase(it);
     }
     // CANN frees on any stream: the caller has ordered it after the uses.
-    const auto s = keel::host::stream_ref::adopt(static_cast<hb::stream_handle>(stream));
+    const auto s = host_stream(stream);
     buffer.rebind(s);
     buffer.release(s);
     return ACL_SUCCESS;

@@ -36,6 +36,19 @@ struct native : capture_calls, event_calls, task_group_calls {
   using event_calls::synchronize;
   using stream_calls::synchronize_for;
   using event_calls::synchronize_for;
+  // The native-handle conversions (keel/runtime/backend/native.hpp), one per record.
+  using stream_calls::to_native;
+  using event_calls::to_native;
+  using capture_calls::to_native;
+  using task_group_calls::to_native;
+  using stream_calls::from_native;
+  using event_calls::from_native;
+  using capture_calls::from_native;
+  using task_group_calls::from_native;
+  using stream_calls::release_native;
+  using event_calls::release_native;
+  using capture_calls::release_native;
+  using task_group_calls::release_native;
 };
 /// @endcond
 
@@ -43,14 +56,30 @@ struct native : capture_calls, event_calls, task_group_calls {
 
 /**
  * @brief The ACL backend of the runtime templates: every call is a static
- * member that goes through the device's function table; native handles are
- * pointers to small records keel keeps beside ACL's handle (the device, the
- * flags and capture books ACL cannot be asked for), so a call costs one
- * pointer hop and no lookup. A raw aclrtStream / aclrtEvent made elsewhere
- * gets its record from keel::acl::adopt_stream / adopt_event: a non-owning
- * record the device keeps per ACL handle (until device::forget_stream /
- * forget_event); keel never destroys the handle, and every call works on it,
- * capture included. ACL cannot be asked an event's flags: the adopter says them.
+ * member that goes through the device's function table. The backend's
+ * handles are pointers to small records keel keeps beside ACL's handle (the
+ * device, the flags and capture books ACL cannot be asked for), so a call
+ * costs one pointer hop and no lookup; what users see is ACL's own handle:
+ * native_handle() is the aclrtStream / aclrtEvent / aclmdlRI /
+ * aclrtTaskGrp, and a raw one made elsewhere (torch_npu's current stream)
+ * is viewed with `stream_ref(dev, native)` / `event_ref(dev, native, flags)`
+ * or owned with `stream::from_native_handle(dev, native)`.
+ *
+ * Native handle to record: the device keeps a registry of its records by ACL
+ * handle (keel/acl/detail/registry.hpp), one per kind: keel adds a record
+ * when it creates the handle and removes it when it destroys it (a lock and
+ * a hash-map insert or erase beside ACL's call, which costs far more); a
+ * native-handle constructor or from_native_handle takes the lock and looks
+ * the handle up, so every view of one handle shares one record; calls on a
+ * handle never look anything up. A stream or event keel did not make gets a
+ * record the device owns (keel never destroys its handle) until
+ * device::forget_stream / forget_event, or until an owner takes it
+ * (from_native_handle); models and task groups have records only when keel
+ * captured or marked them (keel keeps their books as it does), so any
+ * other aclmdlRI or aclrtTaskGrp is refused. release() hands ACL's handle
+ * over and leaves the record with the device (views keep working; a later
+ * from_native_handle takes it back; forget_* drops it). ACL cannot be asked
+ * an event's flags: the adopter says them.
  *
  * Ownership: as the runtime requirement says. Thread safety: every call is as
  * thread-safe as ACL's. Exceptions: keel::error with acl_category() codes
@@ -136,9 +165,16 @@ inline void device::finish_deferred_destroys() noexcept {
 inline device::~device() {
   enter();
   finish_deferred_destroys();  // streams whose own host callables destroyed them
-  // Adopted streams' reporting threads: unsubscribed and joined (a joinable
-  // std::thread destroyed with its record would std::terminate).
-  for (auto& adopted : adopted_streams_) detail::native::stop_host_callbacks(adopted.second.get());
+  // The records the device owns (viewed from elsewhere, or released by their
+  // keel owners). Streams' reporting threads: unsubscribed and joined (a
+  // joinable std::thread destroyed with its record would std::terminate).
+  streams_.drain_device_records([](detail::stream_box* s) {
+    detail::native::stop_host_callbacks(s);
+    detail::native::release_stream(s);  // the device's count
+  });
+  events_.drain_device_records([](detail::event_box* e) { delete e; });
+  models_.drain_device_records([](detail::model_box* m) { delete m; });
+  groups_.drain_device_records([](detail::group_box* g) { detail::group_box::drop(g); });
   // Whatever is still released in stream order: wait for its stream, then free.
   const auto sync = api_.aclrtSynchronizeEvent.get();
   const auto destroy = api_.aclrtDestroyEvent.get();
@@ -152,16 +188,22 @@ inline device::~device() {
 }
 
 inline void device::forget_stream(acl::stream_handle native) noexcept {
-  std::unique_ptr<detail::stream_box> gone;
-  {
-    std::lock_guard<std::mutex> lock(adopted_m_);
-    auto it = adopted_streams_.find(native);
-    if (it == adopted_streams_.end()) return;
-    gone = std::move(it->second);
-    adopted_streams_.erase(it);
-  }
-  detail::native::stop_host_callbacks(gone.get());  // its reporting thread is unsubscribed and joined
-  backend::forget_books(gone.get());  // it leaves the capture it took part in
+  detail::stream_box* gone = streams_.take_device_record(native);
+  if (gone == nullptr) return;
+  detail::native::stop_host_callbacks(gone);  // its reporting thread is unsubscribed and joined
+  backend::forget_books(gone);  // it leaves the capture it took part in
+  detail::native::release_stream(gone);  // the device's count (a scope may still hold one)
+}
+
+inline void device::forget_model(acl::model_handle native) noexcept {
+  detail::model_box* gone = models_.take_device_record(native);
+  if (gone == nullptr) return;
+  if (const auto& alive = detail::native::books(gone).alive) alive->store(false, std::memory_order_release);
+  delete gone;
+}
+
+inline void device::forget_group(acl::task_group_handle native) noexcept {
+  if (detail::group_box* gone = groups_.take_device_record(native)) detail::group_box::drop(gone);
 }
 
 inline std::size_t device::pending_releases() noexcept {
@@ -172,50 +214,6 @@ inline std::size_t device::pending_releases() noexcept {
 
 // The runtime handles on ACL, named like keel::host's.
 KEEL_RUNTIME_HANDLE_ALIASES(backend)
-
-/**
- * @brief A view of an aclrtStream made elsewhere (torch_npu's current stream,
- * a C library's): every stream operation works on it, capture included, and
- * keel never destroys it. keel keeps its books for the stream (id, owners of
- * queued memory, capture books) in a record the device makes on the first
- * adoption and shares with later ones; device::forget_stream drops it.
- * @throws keel::error null_parameter; std::bad_alloc.
- *
- * @code
- * keel::acl::stream_ref s = keel::acl::adopt_stream(dev, torch_npu_stream);
- * keel::acl::run_on(s, executor, workspace);
- * @endcode
- */
-inline stream_ref adopt_stream(device& dev, acl::stream_handle native) {
-  return stream_ref::adopt(backend::adopt_stream(dev, native));
-}
-
-/**
- * @brief The aclrtStream under a keel stream, to hand to code that calls ACL
- * itself (an aclnn call, another framework). Adopting it back gives a second
- * record: pass the keel handle (or its ref()) instead.
- * @throws keel::error invalid_handle for an empty view.
- */
-inline acl::stream_handle native_stream(stream_ref s) {
-  return s.checked("keel::acl::native_stream")->native;
-}
-
-/** @brief The aclrtEvent under a keel event, as native_stream(). @throws keel::error invalid_handle. */
-inline acl::event_handle native_event(event_ref e) {
-  return e.checked("keel::acl::native_event")->native;
-}
-
-/**
- * @brief A view of an aclrtEvent made elsewhere, as adopt_stream. ACL cannot
- * be asked how an event was created: say event_flags::external for one made
- * with ACL_EVENT_EXTERNAL (keel then records and waits with the external
- * flags), timing for ACL_EVENT_TIME_LINE. Every adoption of one event must
- * say the same flags. @throws keel::error null_parameter, invalid_parameter.
- */
-inline event_ref adopt_event(device& dev, acl::event_handle native,
-                             keel::event_flags flags = keel::event_flags::default_) {
-  return event_ref::adopt(backend::adopt_event(dev, native, flags));
-}
 
 static_assert(is_runtime_backend_v<backend>, "keel::acl::backend must model the runtime backend requirement");
 

@@ -68,6 +68,12 @@ struct capture_calls : stream_calls {
     if (st != 0) detail::throw_status(st, "aclmdlRICaptureEnd", recent_message(entered(dev).aclGetRecentErrMsg));
     box->native = native;
     box->dev = &dev;
+    try {
+      dev.models_.add(native, box.get());
+    } catch (...) {
+      entered(dev).aclmdlRIDestroy(native);
+      throw;
+    }
     std::lock_guard<std::mutex> lock(s->m);
     box->keep.swap(s->keep);  // the captured copies' owners (host callables too) live as long as the model
     box->host_calls = std::exchange(s->capture_host_calls, false);
@@ -96,10 +102,34 @@ struct capture_calls : stream_calls {
   }
 
   static void destroy_model(model_handle m) noexcept {
+    if (m->adopted) return;  // released: its new owner destroys it; the record stays with the device
+    m->dev->models_.remove(m->native, m);
     const auto destroy = entered(*m->dev).aclmdlRIDestroy.get();
     const status st = destroy != nullptr ? destroy(m->native) : 0;
     if (st != 0) report_error(make_status_code(st), "aclmdlRIDestroy", "the model could not be destroyed");
     delete m;
+  }
+
+  /** The aclmdlRI under keel's record. */
+  static acl::model_handle to_native(model_handle m) noexcept { return m->native; }
+  /**
+   * keel's record of @p native: only a model keel captured has one (keel
+   * keeps the books of a model as it captures it); any other is refused.
+   */
+  static model_handle from_native(device_type& dev, acl::model_handle native, adoption how, handle_tag<model_handle>,
+                                  const char* api) {
+    return dev.models_.find_or_make(
+        native, how, api, "model",
+        [&]() -> std::unique_ptr<model_box> {
+          throw_error(keel::errc::invalid_parameter, api,
+                      "keel did not capture this aclmdlRI (or it was forgotten): keel has no books for it");
+        },
+        [](const model_box&) {});
+  }
+  /** The owner gives the ACL model up: the record goes to the device, until forget_model. */
+  static acl::model_handle release_native(model_handle m) noexcept {
+    m->dev->models_.give_to_device(m);
+    return m->native;
   }
 
   /**

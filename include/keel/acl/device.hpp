@@ -22,7 +22,10 @@
 
 #include "keel/acl/api.hpp"
 #include "keel/acl/detail/block.hpp"
+#include "keel/acl/detail/capture_state.hpp"
 #include "keel/acl/detail/event_state.hpp"
+#include "keel/acl/detail/group_state.hpp"
+#include "keel/acl/detail/registry.hpp"
 #include "keel/acl/detail/stream_state.hpp"
 #include "keel/acl/library.hpp"
 #include "keel/acl/status.hpp"
@@ -194,12 +197,14 @@ class device {
   void check(status code, const char* function) const { keel::acl::check(code, function, api_.aclGetRecentErrMsg); }
 
   /**
-   * @brief Forgets keel's record of an adopted stream (adopt_stream()), after
-   * its owner destroyed it or before it may: the address can come back for a
-   * new stream. No keel handle may still use the record, and the stream must
-   * have finished the work keel issued to it (the owners of memory that work
-   * used are dropped here); a capture keel began on it is forgotten, not
-   * ended. Throws: nothing.
+   * @brief Forgets keel's record of an aclrtStream the device holds one for
+   * without a keel owner (viewed through stream_ref(dev, native), or given
+   * up by stream::release()), after its owner destroyed it or before it
+   * may: the address can come back for a new stream. No keel handle may
+   * still use the record, and the stream must have finished the work keel
+   * issued to it (the owners of memory that work used are dropped here); a
+   * capture keel began on it is forgotten, not ended. A stream a keel
+   * stream owns is left alone. Throws: nothing.
    */
   void forget_stream(acl::stream_handle native) noexcept;
   /**
@@ -208,15 +213,16 @@ class device {
    */
   std::size_t pending_releases() noexcept;
 
-  /** @brief Forgets keel's record of an adopted event (adopt_event()), as forget_stream(). */
-  void forget_event(acl::event_handle native) noexcept {
-    std::unique_ptr<detail::event_box> gone;
-    std::lock_guard<std::mutex> lock(adopted_m_);
-    auto it = adopted_events_.find(native);
-    if (it == adopted_events_.end()) return;
-    gone = std::move(it->second);
-    adopted_events_.erase(it);
-  }
+  /** @brief Forgets keel's record of an aclrtEvent without a keel owner, as forget_stream(). Throws: nothing. */
+  void forget_event(acl::event_handle native) noexcept { delete events_.take_device_record(native); }
+  /**
+   * @brief Forgets keel's record of an aclmdlRI a keel model released, as
+   * forget_stream(): what its captured work used (memory owners, host
+   * callables) goes now, and its task groups see it dead. Throws: nothing.
+   */
+  void forget_model(acl::model_handle native) noexcept;
+  /** @brief Forgets keel's record of an aclrtTaskGrp a keel task group released, as forget_stream(). Throws: nothing. */
+  void forget_group(acl::task_group_handle native) noexcept;
 
  private:
   friend struct detail::stream_calls;
@@ -248,12 +254,13 @@ class device {
   std::int32_t id_;
   std::uint64_t serial_ = next_serial();  // names this device in threads' current_on_this_thread()
   std::atomic<std::uint64_t> next_stream_id_{1};
-  // keel's records of streams and events made elsewhere (adopt_stream,
-  // adopt_event), by ACL handle: made on first adoption, kept until forgotten
-  // or the device dies, so every adoption of one handle shares one record.
-  std::mutex adopted_m_;
-  std::unordered_map<acl::stream_handle, std::unique_ptr<detail::stream_box>> adopted_streams_;
-  std::unordered_map<acl::event_handle, std::unique_ptr<detail::event_box>> adopted_events_;
+  // keel's records by ACL handle (detail/registry.hpp): every live stream,
+  // event, model and task group record of this device, keel-made or viewed
+  // from elsewhere, so every view of one handle shares one record.
+  detail::record_registry<detail::stream_box> streams_;
+  detail::record_registry<detail::event_box> events_;
+  detail::record_registry<detail::model_box> models_;
+  detail::record_registry<detail::group_box> groups_;
   // Buffers released in stream order: each waits for an event recorded where
   // it was released; freed by the next call that collects (allocate, release,
   // synchronize). Spare events are reused for later releases.

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "keel/acl/detail/handles.hpp"
 
@@ -23,13 +24,21 @@ struct event_calls : native_types {
     const std::uint32_t flag = flags == keel::event_flags::external ? acl::event_flags::external
                                : flags == keel::event_flags::timing ? acl::event_flags::time_line
                                                               : acl::event_flags::sync;
-    dev.check(entered(dev).aclrtCreateEventWithFlag(&box->native, flag), "aclrtCreateEventWithFlag");
+    const api& a = entered(dev);
+    dev.check(a.aclrtCreateEventWithFlag(&box->native, flag), "aclrtCreateEventWithFlag");
     box->dev = &dev;
     box->flags = flags;
+    try {
+      dev.events_.add(box->native, box.get());
+    } catch (...) {
+      a.aclrtDestroyEvent(box->native);
+      throw;
+    }
     return box.release();
   }
   static void destroy_event(event_handle e) noexcept {
     if (e->adopted) return;  // its maker destroys it; the record stays with the device
+    e->dev->events_.remove(e->native, e);
     const auto destroy = entered(*e->dev).aclrtDestroyEvent.get();
     const status st = destroy != nullptr ? destroy(e->native) : 0;
     if (st != 0) report_error(make_status_code(st), "aclrtDestroyEvent", "the event could not be destroyed");
@@ -93,23 +102,34 @@ struct event_calls : native_types {
 
   static device_type& device_of(event_handle e) noexcept { return *e->dev; }
 
-  /** The event form of adopt_stream; ACL cannot be asked an event's flags, so the caller says them. */
-  static event_handle adopt_event(device_type& dev, acl::event_handle native, keel::event_flags flags) {
-    if (native == nullptr) throw_error(keel::errc::null_parameter, "keel::acl::adopt_event", "null aclrtEvent");
-    std::lock_guard<std::mutex> lock(dev.adopted_m_);
-    auto& slot = dev.adopted_events_[native];
-    if (!slot) {
-      auto box = std::make_unique<event_box>();
-      box->native = native;
-      box->dev = &dev;
-      box->flags = flags;
-      box->adopted = true;
-      slot = std::move(box);
-    } else if (slot->flags != flags) {  // other threads may be reading them: never changed
-      throw_error(keel::errc::invalid_parameter, "keel::acl::adopt_event",
-                  "the event was adopted before with other flags (forget_event it first)");
-    }
-    return slot.get();
+  /** The aclrtEvent under keel's record. */
+  static acl::event_handle to_native(event_handle e) noexcept { return e->native; }
+  /**
+   * The event form of the stream's from_native. ACL cannot be asked an
+   * event's flags: a new record takes @p flags (default when not said); a
+   * record keel has refuses other flags (they are read without a lock).
+   */
+  static event_handle from_native(device_type& dev, acl::event_handle native, adoption how, handle_tag<event_handle>,
+                                  const char* api, std::optional<keel::event_flags> flags) {
+    return dev.events_.find_or_make(
+        native, how, api, "event",
+        [&] {
+          auto box = std::make_unique<event_box>();
+          box->native = native;
+          box->dev = &dev;
+          box->flags = flags.value_or(keel::event_flags::default_);
+          return box;
+        },
+        [&](const event_box& box) {
+          if (flags && box.flags != *flags)
+            throw_error(keel::errc::invalid_parameter, api,
+                        "keel knows this aclrtEvent with other flags (forget_event it first if it was remade)");
+        });
+  }
+  /** The owner gives the ACL event up: the record goes to the device, until forget_event. */
+  static acl::event_handle release_native(event_handle e) noexcept {
+    e->dev->events_.give_to_device(e);
+    return e->native;
   }
 };
 /// @endcond

@@ -95,10 +95,10 @@ struct stream_allocator_hooks<acl::backend> {
               "aclrtAllocatorSetAllocAdviseFuncToDesc");
     dev.check(api.aclrtAllocatorSetGetAddrFromBlockFuncToDesc(a->desc, &acl::detail::registered_allocator::address),
               "aclrtAllocatorSetGetAddrFromBlockFuncToDesc");
-    dev.check(api.aclrtAllocatorRegister(stream.native_handle()->native, a->desc), "aclrtAllocatorRegister");
+    dev.check(api.aclrtAllocatorRegister(stream.native_handle(), a->desc), "aclrtAllocatorRegister");
     auto& r = acl::detail::registered_allocators::get();
     std::lock_guard<std::mutex> lock(r.m);
-    r.by_stream[stream.native_handle()] = std::move(a);
+    r.by_stream[keel::detail::handle_of(stream)] = std::move(a);
   }
   /// Unregisters it and destroys the description. Throws: nothing (failures go to keel's error handler).
   static void detach(acl::stream_ref stream) noexcept {
@@ -106,12 +106,12 @@ struct stream_allocator_hooks<acl::backend> {
     {
       auto& r = acl::detail::registered_allocators::get();
       std::lock_guard<std::mutex> lock(r.m);
-      auto it = r.by_stream.find(stream.native_handle());
+      auto it = r.by_stream.find(keel::detail::handle_of(stream));
       if (it == r.by_stream.end()) return;
       a = std::move(it->second);
       r.by_stream.erase(it);
     }
-    const acl::status unregistered = a->functions->aclrtAllocatorUnregister.get()(stream.native_handle()->native);
+    const acl::status unregistered = a->functions->aclrtAllocatorUnregister.get()(stream.native_handle());
     if (unregistered != 0) report_error(acl::make_status_code(unregistered), "aclrtAllocatorUnregister", "the registration was dropped");
     a->functions->aclrtAllocatorDestroyDesc.get()(a->desc);
   }

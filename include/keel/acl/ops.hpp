@@ -338,7 +338,7 @@ inline bool has_registered_allocator(stream_ref s) {
   allocator_free_func free = nullptr;
   allocator_alloc_advise_func advise = nullptr;
   allocator_get_addr_func address = nullptr;
-  return a.aclrtAllocatorGetByStream(s.native_handle()->native, &desc, &object, &alloc, &free, &advise, &address) == 0;
+  return a.aclrtAllocatorGetByStream(s.native_handle(), &desc, &object, &alloc, &free, &advise, &address) == 0;
 }
 }  // namespace detail
 /// @endcond

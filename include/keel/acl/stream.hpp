@@ -27,14 +27,22 @@ KEEL_BEGIN_NAMESPACE namespace acl::detail {
 struct stream_calls : memory_calls {
   static stream_handle create_stream(device_type& dev) {
     auto box = std::make_unique<stream_box>();
-    dev.check(entered(dev).aclrtCreateStream(&box->native), "aclrtCreateStream");
+    const api& a = entered(dev);
+    dev.check(a.aclrtCreateStream(&box->native), "aclrtCreateStream");
     box->dev = &dev;
     box->id = dev.next_stream_id_.fetch_add(1, std::memory_order_relaxed);
+    try {
+      dev.streams_.add(box->native, box.get());
+    } catch (...) {
+      a.aclrtDestroyStream(box->native);
+      throw;
+    }
     return box.release();
   }
 
   static void destroy_stream(stream_handle s) noexcept {
     if (s->adopted) return;  // its maker destroys it; the record stays with the device
+    s->dev->streams_.remove(s->native, s);  // before ACL may hand the address out again
     if (on_own_reporting_thread(s)) return defer_destroy(s);
     const api& a = entered(*s->dev);
     if (a.aclrtSynchronizeStream.get() != nullptr) a.aclrtSynchronizeStream.get()(s->native);
@@ -44,32 +52,42 @@ struct stream_calls : memory_calls {
     release_stream(s);
   }
 
-  /** Keeps keel's record of the stream (not the ACL stream) alive past destroy_stream (see the host backend). */
-  static void retain_stream(stream_handle s) noexcept {
-    if (!s->adopted) s->refs.fetch_add(1, std::memory_order_relaxed);
-  }
+  /**
+   * Keeps keel's record of the stream (not the ACL stream) alive past
+   * destroy_stream (see the host backend). Its owner holds one count, or
+   * the device for a record it owns.
+   */
+  static void retain_stream(stream_handle s) noexcept { s->refs.fetch_add(1, std::memory_order_relaxed); }
   static void release_stream(stream_handle s) noexcept {
-    if (!s->adopted && s->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete s;
+    if (s->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete s;
   }
 
+  /** The aclrtStream under keel's record. */
+  static acl::stream_handle to_native(stream_handle s) noexcept { return s->native; }
   /**
-   * keel's record for a stream made elsewhere (another framework's current
-   * stream): non-owning, made on first adoption and shared by later ones.
-   * destroy_stream leaves the ACL stream alone. Prefer keel::acl::adopt_stream.
+   * keel's record of @p native (stream_ref(dev, native), stream::from_native_handle):
+   * the one the device has (a keel stream's, or one viewed before), or a new
+   * one for a stream made elsewhere (another framework's current stream),
+   * which the device owns until an owner takes it. An owner takes the ACL
+   * stream: destroying the owner destroys it.
    */
-  static stream_handle adopt_stream(device_type& dev, acl::stream_handle native) {
-    if (native == nullptr) throw_error(keel::errc::null_parameter, "keel::acl::adopt_stream", "null aclrtStream");
-    std::lock_guard<std::mutex> lock(dev.adopted_m_);
-    auto& slot = dev.adopted_streams_[native];
-    if (!slot) {
-      auto box = std::make_unique<stream_box>();
-      box->native = native;
-      box->dev = &dev;
-      box->id = dev.next_stream_id_.fetch_add(1, std::memory_order_relaxed);
-      box->adopted = true;
-      slot = std::move(box);
-    }
-    return slot.get();
+  static stream_handle from_native(device_type& dev, acl::stream_handle native, adoption how,
+                                   handle_tag<stream_handle>, const char* api) {
+    return dev.streams_.find_or_make(
+        native, how, api, "stream",
+        [&] {
+          auto box = std::make_unique<stream_box>();
+          box->native = native;
+          box->dev = &dev;
+          box->id = dev.next_stream_id_.fetch_add(1, std::memory_order_relaxed);
+          return box;
+        },
+        [](const stream_box&) {});
+  }
+  /** The owner gives the ACL stream up: the record (and its count) goes to the device, until forget_stream. */
+  static acl::stream_handle release_native(stream_handle s) noexcept {
+    s->dev->streams_.give_to_device(s);
+    return s->native;
   }
 
 

@@ -29,13 +29,40 @@ struct task_group_calls : native_types {
   static group_handle group_end(stream_handle s) {
     auto box = std::make_unique<group_box>();
     s->dev->check(entered(*s->dev).aclmdlRICaptureTaskGrpEnd(s->native, &box->native), "aclmdlRICaptureTaskGrpEnd");
-    std::lock_guard<std::mutex> lock(s->m);
-    s->group_open = false;
+    box->dev = s->dev;
+    {
+      std::lock_guard<std::mutex> lock(s->m);
+      s->group_open = false;
+    }
+    s->dev->groups_.add(box->native, box.get());  // std::bad_alloc: ACL's group lives on in its model
     return box.release();
   }
 
   // ACL's group belongs to its model; keel's record goes with its last holder.
-  static void destroy_group(group_handle g) noexcept { group_box::drop(g); }
+  static void destroy_group(group_handle g) noexcept {
+    if (g->adopted) return;  // released: the record stays with the device
+    g->dev->groups_.remove(g->native, g);
+    group_box::drop(g);
+  }
+
+  /** The aclrtTaskGrp under keel's record. */
+  static acl::task_group_handle to_native(group_handle g) noexcept { return g->native; }
+  /** keel's record of @p native: only a group keel marked has one; any other is refused. */
+  static group_handle from_native(device_type& dev, acl::task_group_handle native, adoption how,
+                                  handle_tag<group_handle>, const char* api) {
+    return dev.groups_.find_or_make(
+        native, how, api, "task group",
+        [&]() -> std::unique_ptr<group_box> {
+          throw_error(keel::errc::invalid_parameter, api,
+                      "keel did not mark this aclrtTaskGrp (or it was forgotten): keel has no books for it");
+        },
+        [](const group_box&) {});
+  }
+  /** The owner gives the group up: the record goes to the device, until forget_group. */
+  static acl::task_group_handle release_native(group_handle g) noexcept {
+    g->dev->groups_.give_to_device(g);
+    return g->native;
+  }
 
   static bool try_claim(group_handle g) noexcept {
     bool expected = false;

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "keel/core/error.hpp"
+#include "keel/core/unique_handle.hpp"
 #include "keel/runtime/backend.hpp"
 #include "keel/runtime/stream.hpp"
 #include "keel/runtime/types.hpp"
@@ -15,13 +16,24 @@
 
 KEEL_BEGIN_NAMESPACE
 
+/// @cond
+namespace detail {
+template <class B>
+struct buffer_traits {
+  using native_type = typename B::buffer_handle;
+  static constexpr native_type null() noexcept { return native_type{}; }
+  static void close(native_type h) noexcept { B::free_async(h); }  // in the order of the buffer's stream
+};
+}  // namespace detail
+/// @endcond
+
 /**
  * @brief An allocation of @p Kind memory bound to a stream: destroying or
  * resetting it releases the memory in that stream's order, so work issued
  * before the release never reads freed memory. span() shares ownership, for
  * work (and models) that must keep it alive longer.
  *
- * Ownership: unique (get, release, reset, swap); moved-from is empty. Thread
+ * Ownership: unique (release, reset, swap); moved-from is empty. Thread
  * safety: none of its own. Exceptions: the constructor throws keel::error
  * out_of_memory; the destructor is noexcept.
  *
@@ -33,9 +45,10 @@ KEEL_BEGIN_NAMESPACE
 template <KEEL_MEMORY_BACKEND B, memory_kind Kind>
 class basic_buffer {
   static_assert(detail::memory_layer::check<B>::value);  // names the missing call of the memory layer
+  using handle_type = unique_handle<detail::buffer_traits<B>>;
 
  public:
-  /// The backend's native handle type.
+  /// The backend's allocation handle (its record of the allocation; the memory itself is data()).
   using native_handle_type = typename B::buffer_handle;
   /// Whether the buffer is device or pinned host memory.
   static constexpr memory_kind kind = Kind;
@@ -43,41 +56,37 @@ class basic_buffer {
   basic_buffer() noexcept = default;
   /** @brief Allocates @p bytes, to be released in @p stream's order. */
   basic_buffer(basic_stream_ref<B> stream, std::size_t bytes)
-      : handle_(B::allocate(stream.checked("keel::buffer"), bytes, Kind)) {}
-  /** @brief Takes ownership of a native allocation made elsewhere. */
-  static basic_buffer adopt(native_handle_type native) {
-    if (native == native_handle_type{}) throw_error(errc::null_parameter, "keel::buffer::adopt", "null buffer");
+      : handle_(B::allocate(detail::checked_handle(stream, "keel::buffer"), bytes, Kind)) {}
+  /** @brief Takes ownership of an allocation release() gave up. @throws keel::error null_parameter. */
+  static basic_buffer from_native_handle(native_handle_type native) {
+    if (native == native_handle_type{}) detail::throw_null_native("keel::buffer::from_native_handle", "buffer");
     basic_buffer b;
-    b.handle_ = native;
+    b.handle_.reset(native);
     return b;
   }
-  /// Takes the other object's handle; the other is left empty.
-  basic_buffer(basic_buffer&& o) noexcept : handle_(std::exchange(o.handle_, native_handle_type{})) {}
-  /// Releases what this holds, then takes the other object's handle; the other is left empty.
-  basic_buffer& operator=(basic_buffer&& o) noexcept {
-    reset(o.release());
-    return *this;
-  }
-  basic_buffer(const basic_buffer&) = delete;
-  basic_buffer& operator=(const basic_buffer&) = delete;
-  ~basic_buffer() { reset(); }
+  static basic_buffer from_native_handle(std::nullptr_t) = delete;  ///< no allocation to own
+  static basic_buffer from_native_handle(int) = delete;             ///< no allocation to own
 
-  /// The native handle, null when empty.
-  native_handle_type get() const noexcept { return handle_; }
-  /// The native handle, null when empty.
-  native_handle_type native_handle() const noexcept { return handle_; }
-  /// Gives up ownership: returns the handle and leaves this empty; the caller destroys it.
-  native_handle_type release() noexcept { return std::exchange(handle_, native_handle_type{}); }
-  /** @brief Releases the owned memory in stream order and takes @p native. */
-  void reset(native_handle_type native = native_handle_type{}) noexcept {
-    native_handle_type old = std::exchange(handle_, native);
-    if (old != native_handle_type{} && old != native) B::free_async(old);
-  }
+  /// Takes the other object's handle; the other is left empty.
+  basic_buffer(basic_buffer&&) noexcept = default;
+  /// Releases what this holds (in stream order), then takes the other object's handle; the other is left empty.
+  basic_buffer& operator=(basic_buffer&&) noexcept = default;
+
+  /// The backend's allocation handle, null when empty.
+  native_handle_type native_handle() const noexcept { return handle_.get(); }
+  /// Gives up ownership: returns the handle and leaves this empty; the caller releases it (or gives it back).
+  [[nodiscard]] native_handle_type release() noexcept { return handle_.release(); }
+  /** @brief Releases the owned memory in stream order; this is left empty. */
+  void reset() noexcept { handle_.reset(); }
   /// Whether this holds a handle.
-  explicit operator bool() const noexcept { return handle_ != native_handle_type{}; }
+  explicit operator bool() const noexcept { return static_cast<bool>(handle_); }
   /// Exchanges what this and the other object hold.
-  void swap(basic_buffer& o) noexcept { std::swap(handle_, o.handle_); }
+  void swap(basic_buffer& o) noexcept { handle_.swap(o.handle_); }
   friend void swap(basic_buffer& a, basic_buffer& b) noexcept { a.swap(b); }
+  /// Whether both hold the same allocation (or both are empty).
+  friend bool operator==(const basic_buffer& a, const basic_buffer& b) noexcept { return a.handle_ == b.handle_; }
+  /// Whether they hold different allocations.
+  friend bool operator!=(const basic_buffer& a, const basic_buffer& b) noexcept { return !(a == b); }
 
   /** @brief The memory (host-addressable on the host backend). @throws keel::error invalid_handle if empty. */
   void* data() const { return B::data(checked("keel::buffer::data")); }
@@ -96,10 +105,10 @@ class basic_buffer {
 
  private:
   native_handle_type checked(const char* api) const {
-    if (handle_ == native_handle_type{}) detail::throw_empty(api);
-    return handle_;
+    if (!handle_) detail::throw_empty(api);
+    return handle_.get();
   }
-  native_handle_type handle_{};
+  handle_type handle_;
 };
 
 template <class B>

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -38,7 +39,7 @@ class event_ops {
  public:
   /** @brief Marks the stream's current position (external: signals it when reached). */
   void record(basic_stream_ref<B> stream) const {
-    B::record(checked("keel::event::record"), stream.checked("keel::event::record"));
+    B::record(checked("keel::event::record"), checked_handle(stream, "keel::event::record"));
   }
   /**
    * @brief Whether the last record has been reached (external: whether signalled).
@@ -60,10 +61,10 @@ class event_ops {
   /** @brief The flags the event was created with. */
   event_flags flags() const { return B::flags_of(checked("keel::event::flags")); }
 
+
+ private:
   typename B::event_handle checked(const char* api) const {
-    auto h = static_cast<const Derived&>(*this).native_handle();
-    if (h == typename B::event_handle{}) throw_empty(api);
-    return h;
+    return checked_handle(static_cast<const Derived&>(*this), api);
   }
 };
 
@@ -71,41 +72,88 @@ class event_ops {
 /// @endcond
 
 /**
- * @brief A non-owning view of an event (adopted from elsewhere or made by a handle).
+ * @brief A non-owning view of an event: of a keel event (basic_event and
+ * basic_pooled_event are views too, by derivation), or of a native event
+ * made elsewhere, from its native handle.
  *
  * Ownership: none; the event must outlive the view. Thread safety: calls may
- * come from any thread. Exceptions: calls throw keel::error.
+ * come from any thread; the view itself is a value. Exceptions: calls throw keel::error.
  */
 template <KEEL_EVENT_BACKEND B>
 class basic_event_ref : public detail::event_ops<basic_event_ref<B>, B> {
+  using native_of = detail::native_of<B, typename B::event_handle>;
+
  public:
-  /// The backend's native handle type.
-  using native_handle_type = typename B::event_handle;
+  /// The vendor's event handle (aclrtEvent on ACL; the backend's own handle where it has no vendor).
+  using native_handle_type = typename native_of::type;
+  /// The backend's device type.
+  using device_type = typename B::device_type;
+
   constexpr basic_event_ref() noexcept = default;
-  /** @brief Views a native event made elsewhere. @throws keel::error null_parameter. */
-  static basic_event_ref adopt(native_handle_type native) {
-    if (native == native_handle_type{}) throw_error(errc::null_parameter, "keel::event_ref::adopt", "null event");
-    return basic_event_ref(native);
-  }
-  /// The native handle, null when empty.
-  constexpr native_handle_type native_handle() const noexcept { return native_; }
+  /**
+   * @brief Views @p native, an event of @p dev made elsewhere (or a keel
+   * event's native_handle()); keel never destroys it. Every view of one
+   * native event is equal. An event keel does not know yet is taken to have
+   * the default flags: say them with the other constructor.
+   * @throws keel::error null_parameter; invalid_parameter when the backend
+   * can tell it is not an event of @p dev.
+   */
+  basic_event_ref(device_type& dev, native_handle_type native)
+      : handle_(view(dev, native, std::nullopt, "keel::event_ref")) {}
+  /**
+   * @brief Views @p native, made with @p flags (a runtime such as ACL cannot
+   * be asked them). @throws keel::error null_parameter; invalid_parameter
+   * when keel knows the event with other flags.
+   */
+  basic_event_ref(device_type& dev, native_handle_type native, event_flags flags)
+      : handle_(view(dev, native, flags, "keel::event_ref")) {}
+  basic_event_ref(device_type&, std::nullptr_t) = delete;               ///< a null event is no event to view
+  basic_event_ref(device_type&, int) = delete;                          ///< 0 is no event to view
+  basic_event_ref(device_type&, std::nullptr_t, event_flags) = delete;  ///< a null event is no event to view
+  basic_event_ref(device_type&, int, event_flags) = delete;             ///< 0 is no event to view
+
+  /// The vendor's native handle (aclrtEvent on ACL), null when empty.
+  native_handle_type native_handle() const noexcept { return native_of::to(handle_); }
   /// Whether this holds a handle.
-  constexpr explicit operator bool() const noexcept { return native_ != native_handle_type{}; }
+  constexpr explicit operator bool() const noexcept { return handle_ != typename B::event_handle{}; }
+  /// Whether both view the same event (or both are empty).
+  friend constexpr bool operator==(const basic_event_ref& a, const basic_event_ref& b) noexcept {
+    return a.handle_ == b.handle_;
+  }
+  /// Whether they view different events.
+  friend constexpr bool operator!=(const basic_event_ref& a, const basic_event_ref& b) noexcept {
+    return !(a == b);
+  }
+
+  /// @cond
+  constexpr basic_event_ref(detail::from_handle_t, typename B::event_handle h) noexcept : handle_(h) {}
+  /// @endcond
+
+ protected:
+  static typename B::event_handle view(device_type& dev, native_handle_type native, std::optional<event_flags> flags,
+                                       const char* api, adoption how = adoption::view) {
+    auto h = detail::view_native<B, typename B::event_handle>(dev, native, how, api, "event", flags);
+    // (A backend with records checks this itself before it takes anything.)
+    if (flags && B::flags_of(h) != *flags)
+      throw_error(errc::invalid_parameter, api, "the event was made with other flags");
+    return h;
+  }
+
+  typename B::event_handle handle_{};  // the backend's handle (its record of the event); null when empty
 
  private:
-  template <KEEL_EVENT_BACKEND>
-  friend class basic_event;
-  constexpr explicit basic_event_ref(native_handle_type native) noexcept : native_(native) {}
-  native_handle_type native_{};
+  friend struct detail::handle_access;
 };
 
 /**
  * @brief An owning event. Work that still uses it (a pending wait, a model
- * that captured it) keeps it alive after the handle is destroyed.
+ * that captured it) keeps it alive after the handle is destroyed. It is a
+ * basic_event_ref too, so whatever takes a view takes the event.
  *
- * Ownership: unique (get, release, reset, swap); moved-from is empty.
- * Thread safety: calls may come from any thread; the handle is not
- * synchronised. Exceptions: calls throw keel::error; destructor noexcept.
+ * Ownership: unique (release, reset, swap); moved-from is empty. Never assign
+ * to it through a reference to its basic_event_ref base. Thread safety:
+ * calls may come from any thread; the handle is not synchronised.
+ * Exceptions: calls throw keel::error; destructor noexcept.
  *
  * @code
  * keel::host::event done{dev};
@@ -114,60 +162,70 @@ class basic_event_ref : public detail::event_ops<basic_event_ref<B>, B> {
  * @endcode
  */
 template <KEEL_EVENT_BACKEND B>
-class basic_event : public detail::event_ops<basic_event<B>, B> {
-  using handle_type = unique_handle<detail::event_traits<B>>;
+class basic_event : public basic_event_ref<B> {
+  using base = basic_event_ref<B>;
+  using traits = detail::event_traits<B>;
+  using native_of = detail::native_of<B, typename B::event_handle>;
 
  public:
-  /// The backend's native handle type.
-  using native_handle_type = typename B::event_handle;
+  /// The vendor's event handle (see basic_event_ref).
+  using native_handle_type = typename base::native_handle_type;
   /// The backend's device type.
   using device_type = typename B::device_type;
 
   basic_event() noexcept = default;
   /** @brief Creates an event. @throws keel::error resource_limit when no external event is left. */
   explicit basic_event(device_type& dev, event_flags flags = event_flags::default_)
-      : handle_(B::create_event(dev, flags)) {}
-  /// Takes ownership of @p native, made elsewhere. @throws keel::error null_parameter for a null handle.
-  static basic_event adopt(native_handle_type native) {
-    if (native == native_handle_type{}) throw_error(errc::null_parameter, "keel::event::adopt", "null event");
-    basic_event e;
-    e.handle_.reset(native);
-    return e;
+      : base(detail::from_handle, B::create_event(dev, flags)) {}
+  /**
+   * @brief Takes ownership of @p native, an event of @p dev made elsewhere
+   * with @p flags (or one release() gave up): destroying the result destroys
+   * it. @throws keel::error null_parameter; invalid_parameter when a keel
+   * event owns it already or keel knows it with other flags.
+   */
+  static basic_event from_native_handle(device_type& dev, native_handle_type native,
+                                        event_flags flags = event_flags::default_) {
+    return basic_event(base::view(dev, native, flags, "keel::event::from_native_handle", adoption::own));
   }
-  /// Takes the other object's handle; the other is left empty.
-  basic_event(basic_event&&) noexcept = default;
-  /// Releases what this holds, then takes the other object's handle; the other is left empty.
-  basic_event& operator=(basic_event&&) noexcept = default;
+  static basic_event from_native_handle(device_type&, std::nullptr_t, event_flags = {}) = delete;  ///< no event to own
+  static basic_event from_native_handle(device_type&, int, event_flags = {}) = delete;             ///< no event to own
 
-  /// The native handle, null when empty.
-  native_handle_type native_handle() const noexcept { return handle_.get(); }
-  /// The native handle, null when empty.
-  native_handle_type get() const noexcept { return handle_.get(); }
-  /// Gives up ownership: returns the handle and leaves this empty; the caller destroys it.
-  native_handle_type release() noexcept { return handle_.release(); }
-  /// Destroys the handle held (if any) and takes ownership of @p native instead.
-  void reset(native_handle_type native = native_handle_type{}) noexcept { handle_.reset(native); }
-  /// Whether this holds a handle.
-  explicit operator bool() const noexcept { return static_cast<bool>(handle_); }
+  /// Takes the other object's handle; the other is left empty.
+  basic_event(basic_event&& o) noexcept : base(detail::from_handle, std::exchange(o.handle_, {})) {}
+  /// Releases what this holds, then takes the other object's handle; the other is left empty.
+  basic_event& operator=(basic_event&& o) noexcept {
+    detail::replace_owned<traits>(this->handle_, std::exchange(o.handle_, {}));
+    return *this;
+  }
+  basic_event(const basic_event&) = delete;
+  basic_event& operator=(const basic_event&) = delete;
+  ~basic_event() { reset(); }
+
+  /// Gives up ownership: returns the native event and leaves this empty; the caller destroys it (or gives it back).
+  [[nodiscard]] native_handle_type release() noexcept { return native_of::release(std::exchange(this->handle_, {})); }
+  /// Destroys the event held (if any); this is left empty.
+  void reset() noexcept { detail::replace_owned<traits>(this->handle_, typename B::event_handle{}); }
   /// Exchanges what this and the other object hold.
-  void swap(basic_event& other) noexcept { handle_.swap(other.handle_); }
+  void swap(basic_event& other) noexcept { std::swap(this->handle_, other.handle_); }
   friend void swap(basic_event& a, basic_event& b) noexcept { a.swap(b); }
-  /// A non-owning view of the same handle.
-  basic_event_ref<B> ref() const noexcept { return basic_event_ref<B>(handle_.get()); }
-  /// Converts to a non-owning view of the same handle.
-  operator basic_event_ref<B>() const noexcept { return ref(); }
+  /// A non-owning view (the event is one already: this copies it as a plain view).
+  basic_event_ref<B> ref() const noexcept { return *this; }
 
  private:
-  handle_type handle_;
+  template <KEEL_EVENT_BACKEND>
+  friend class basic_pooled_event;
+  explicit basic_event(typename B::event_handle h) noexcept : base(detail::from_handle, h) {}
 };
 
 /**
- * @brief Milliseconds between two completed timing events.
+ * @brief Milliseconds between two completed timing events (events, views or
+ * pooled events: each is a basic_event_ref).
  * @throws keel::error invalid_parameter (not timing events) or invalid_state (not completed).
  */
 template <class B>
 float elapsed_time(basic_event_ref<B> start, basic_event_ref<B> end) {
-  return B::elapsed_ms(start.checked("keel::elapsed_time"), end.checked("keel::elapsed_time"));
+  return B::elapsed_ms(detail::checked_handle(start, "keel::elapsed_time"),
+                       detail::checked_handle(end, "keel::elapsed_time"));
 }
 
 template <KEEL_EVENT_BACKEND B>
@@ -192,6 +250,11 @@ struct external_event_books {
       --made;  // could not keep it: let it be destroyed
     }
   }
+  // A loan released (basic_pooled_event::release): its event leaves the pool for good.
+  void forget_one() noexcept {
+    std::lock_guard<std::mutex> lock(mutex);
+    --made;
+  }
   std::mutex mutex;
   std::size_t made = 0;
   std::vector<basic_event<B>> idle;
@@ -201,49 +264,60 @@ struct external_event_books {
 /// @endcond
 
 /**
- * @brief An external event on loan from a pool; returns to it when destroyed.
+ * @brief An external event on loan from a pool; returns to it when destroyed
+ * (or reset). It is a basic_event_ref too, so whatever takes a view takes it.
  *
- * Ownership: unique loan; shares the pool's books, so it may outlive the
- * pool (it then destroys its event). Keep the loan as long as any model
- * that captured the event. Thread safety: as basic_event_ref.
- * Exceptions: the destructor is noexcept.
+ * Ownership: unique loan (release, reset, swap); shares the pool's books, so
+ * it may outlive the pool (it then destroys its event). Keep the loan as
+ * long as any model that captured the event. Thread safety: as
+ * basic_event_ref. Exceptions: every member is noexcept.
  */
 template <KEEL_EVENT_BACKEND B>
-class basic_pooled_event : public detail::event_ops<basic_pooled_event<B>, B> {
+class basic_pooled_event : public basic_event_ref<B> {
+  using base = basic_event_ref<B>;
+
  public:
-  /// The backend's native handle type.
-  using native_handle_type = typename B::event_handle;
+  /// The vendor's event handle (see basic_event_ref).
+  using native_handle_type = typename base::native_handle_type;
   basic_pooled_event() noexcept = default;
-  /// Takes the other object's handle; the other is left empty.
-  basic_pooled_event(basic_pooled_event&& o) noexcept : books_(std::move(o.books_)), event_(std::move(o.event_)) {}
-  /// Releases what this holds, then takes the other object's handle; the other is left empty.
+  /// Takes the other object's loan; the other is left empty.
+  basic_pooled_event(basic_pooled_event&& o) noexcept
+      : base(detail::from_handle, std::exchange(o.handle_, {})), books_(std::move(o.books_)) {}
+  /// Returns what this holds to its pool, then takes the other object's loan; the other is left empty.
   basic_pooled_event& operator=(basic_pooled_event&& o) noexcept {
     basic_pooled_event tmp(std::move(o));
     swap(tmp);
     return *this;
   }
-  ~basic_pooled_event() { give_back(); }
-  /// The native handle, null when empty.
-  native_handle_type native_handle() const noexcept { return event_.native_handle(); }
-  /// Whether this holds a handle.
-  explicit operator bool() const noexcept { return static_cast<bool>(event_); }
+  basic_pooled_event(const basic_pooled_event&) = delete;
+  basic_pooled_event& operator=(const basic_pooled_event&) = delete;
+  ~basic_pooled_event() { reset(); }
+
+  /**
+   * @brief Ends the loan without returning the event: the pool counts it as
+   * gone (it may make another), and the caller owns the event.
+   */
+  [[nodiscard]] basic_event<B> release() noexcept {
+    if (books_ && this->handle_ != typename B::event_handle{}) books_->forget_one();
+    books_.reset();
+    return basic_event<B>(std::exchange(this->handle_, {}));
+  }
+  /// Returns the event to its pool (or destroys it, when the pool is gone); this is left empty.
+  void reset() noexcept;
   /// Exchanges what this and the other object hold.
   void swap(basic_pooled_event& o) noexcept {
+    std::swap(this->handle_, o.handle_);
     books_.swap(o.books_);
-    event_.swap(o.event_);
   }
-  /// A non-owning view of the same handle.
-  basic_event_ref<B> ref() const noexcept { return event_.ref(); }
-  /// Converts to a non-owning view of the same handle.
-  operator basic_event_ref<B>() const noexcept { return ref(); }
+  friend void swap(basic_pooled_event& a, basic_pooled_event& b) noexcept { a.swap(b); }
+  /// A non-owning view (the loan is one already: this copies it as a plain view).
+  basic_event_ref<B> ref() const noexcept { return *this; }
 
  private:
   friend class basic_external_event_pool<B>;
   basic_pooled_event(std::shared_ptr<detail::external_event_books<B>> books, basic_event<B> event) noexcept
-      : books_(std::move(books)), event_(std::move(event)) {}
-  void give_back() noexcept;
+      : base(detail::from_handle, std::exchange(event.handle_, {})), books_(std::move(books)) {}
   std::shared_ptr<detail::external_event_books<B>> books_;
-  basic_event<B> event_;
 };
 
 /**
@@ -318,9 +392,10 @@ class basic_external_event_pool {
 };
 
 template <KEEL_EVENT_BACKEND B>
-void basic_pooled_event<B>::give_back() noexcept {
-  if (books_ && event_) books_->give_back(std::move(event_));
+void basic_pooled_event<B>::reset() noexcept {
+  basic_event<B> event(std::exchange(this->handle_, {}));
+  if (books_ && event) books_->give_back(std::move(event));
   books_.reset();
-}
+}  // without books (the loan was released or never made), the event is destroyed here
 
 KEEL_END_NAMESPACE  // namespace keel

@@ -70,7 +70,7 @@ class basic_pool_buffer {
   std::size_t capacity() const { return checked("keel::pool_buffer::capacity")->cls; }
   /// The stream its release is ordered on. @throws keel::error invalid_handle if empty.
   basic_stream_ref<B> stream() const {
-    return basic_stream_ref<B>::adopt(checked("keel::pool_buffer::stream")->bound);
+    return basic_stream_ref<B>(detail::from_handle, checked("keel::pool_buffer::stream")->bound);
   }
   /** @brief A span sharing ownership of the allocation (for copies and kernel arguments). */
   memory_span span() const {
@@ -89,7 +89,7 @@ class basic_pool_buffer {
   void release(basic_stream_ref<B> stream) {
     static constexpr const char* api = "keel::pool_buffer::release";
     detail::pool_block<B>* b = checked(api);
-    if (stream.checked(api) != b->bound)
+    if (detail::checked_handle(stream, api) != b->bound)
       throw_error(errc::invalid_parameter, api,
                   pool_->pool_text() + ": wrong stream: the allocation is ordered on stream " +
                       std::to_string(B::id_of(b->bound)) + ", released on stream " + std::to_string(stream.id()) +
@@ -104,7 +104,7 @@ class basic_pool_buffer {
   void rebind(basic_stream_ref<B> stream) {
     static constexpr const char* api = "keel::pool_buffer::rebind";
     detail::pool_block<B>* b = checked(api);
-    pool_->rebind(b, stream.checked(api));
+    pool_->rebind(b, detail::checked_handle(stream, api));
   }
   /** @brief Releases the allocation in its stream's order; empty afterwards. Throws: nothing. */
   void reset() noexcept {
@@ -159,7 +159,7 @@ class basic_memory_pool_ref {
    */
   basic_pool_buffer<B> allocate(basic_stream_ref<B> stream, std::size_t bytes) const {
     static constexpr const char* api = "keel::memory_pool::allocate";
-    auto s = stream.checked(api);
+    auto s = detail::checked_handle(stream, api);
     detail::pool_block<B>* b = core(api)->allocate(s, bytes);
     return basic_pool_buffer<B>(core_, b);
   }

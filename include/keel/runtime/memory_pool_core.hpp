@@ -432,7 +432,7 @@ class pool_core final : public capture_memory_source<B> {
     auto fresh = std::make_unique<block>();
     fresh->released.reserve(2);
     try {
-      fresh->buffer = B::allocate(private_.native_handle(), cls, kind_);
+      fresh->buffer = B::allocate(handle_of(private_), cls, kind_);
     } catch (const error& e) {
       if (e.code() != make_error_code(errc::out_of_memory)) throw;
       throw_error(errc::out_of_memory, api, pool_text() + ": cannot reserve " + std::to_string(cls) +
@@ -523,7 +523,7 @@ class pool_core final : public capture_memory_source<B> {
           std::lock_guard<pool_spin_lock> lock(lock_);
           if (dep_event_ == typename B::event_handle{}) dep_event_ = B::create_event(device(), event_flags::default_);
           B::record(dep_event_, r);
-          B::wait(private_.native_handle(), dep_event_);
+          B::wait(handle_of(private_), dep_event_);
         } catch (...) {
           while (!passed(r)) std::this_thread::yield();
         }

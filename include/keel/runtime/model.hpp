@@ -63,17 +63,17 @@ class model_ops {
    * times, on any stream.
    */
   void execute(basic_stream_ref<B> stream) const {
-    B::execute(checked("keel::model::execute"), stream.checked("keel::model::execute"));
+    B::execute(checked("keel::model::execute"), checked_handle(stream, "keel::model::execute"));
   }
   /** @brief Top-level recorded tasks (a task group counts as one). */
   std::size_t task_count() const { return B::task_count(checked("keel::model::task_count")); }
   /** @brief Task groups marked in the model. */
   std::size_t group_count() const { return B::group_count(checked("keel::model::group_count")); }
 
+
+ private:
   typename B::model_handle checked(const char* api) const {
-    auto h = static_cast<const Derived&>(*this).native_handle();
-    if (h == typename B::model_handle{}) throw_empty(api);
-    return h;
+    return checked_handle(static_cast<const Derived&>(*this), api);
   }
 };
 
@@ -81,70 +81,114 @@ class model_ops {
 /// @endcond
 
 /**
- * @brief A non-owning view of a model instance.
+ * @brief A non-owning view of a model instance: of a keel model (every
+ * basic_model is one, by derivation), or, from its native handle, of a
+ * model keel captured.
  *
  * Ownership: none; the model must outlive the view. Thread safety: execute
- * from any thread. Exceptions: calls throw keel::error.
+ * from any thread; the view itself is a value. Exceptions: calls throw keel::error.
  */
 template <KEEL_CAPTURE_BACKEND B>
 class basic_model_ref : public detail::model_ops<basic_model_ref<B>, B> {
+  using native_of = detail::native_of<B, typename B::model_handle>;
+
  public:
-  /// The backend's native handle type.
-  using native_handle_type = typename B::model_handle;
+  /// The vendor's model handle (aclmdlRI on ACL; the backend's own handle where it has no vendor).
+  using native_handle_type = typename native_of::type;
+  /// The backend's device type.
+  using device_type = typename B::device_type;
+
   constexpr basic_model_ref() noexcept = default;
-  /// A view of @p native, made elsewhere; keel never destroys it. @throws keel::error null_parameter for a null handle.
-  static basic_model_ref adopt(native_handle_type native) {
-    if (native == native_handle_type{}) throw_error(errc::null_parameter, "keel::model_ref::adopt", "null model");
-    return basic_model_ref(native);
-  }
-  /// The native handle, null when empty.
-  constexpr native_handle_type native_handle() const noexcept { return native_; }
+  /**
+   * @brief Views @p native, a model of @p dev keel captured (a model's
+   * native_handle(), or one its release() gave up); keel never destroys it.
+   * @throws keel::error null_parameter; invalid_parameter for a model keel
+   * did not capture (keel has no books for it), where the backend can tell.
+   */
+  basic_model_ref(device_type& dev, native_handle_type native) : handle_(view(dev, native, "keel::model_ref")) {}
+  basic_model_ref(device_type&, std::nullptr_t) = delete;  ///< a null model is no model to view
+  basic_model_ref(device_type&, int) = delete;             ///< 0 is no model to view
+
+  /// The vendor's native handle (aclmdlRI on ACL), null when empty.
+  native_handle_type native_handle() const noexcept { return native_of::to(handle_); }
   /// Whether this holds a handle.
-  constexpr explicit operator bool() const noexcept { return native_ != native_handle_type{}; }
+  constexpr explicit operator bool() const noexcept { return handle_ != typename B::model_handle{}; }
+  /// Whether both view the same model (or both are empty).
+  friend constexpr bool operator==(const basic_model_ref& a, const basic_model_ref& b) noexcept {
+    return a.handle_ == b.handle_;
+  }
+  /// Whether they view different models.
+  friend constexpr bool operator!=(const basic_model_ref& a, const basic_model_ref& b) noexcept {
+    return !(a == b);
+  }
+
+  /// @cond
+  constexpr basic_model_ref(detail::from_handle_t, typename B::model_handle h) noexcept : handle_(h) {}
+  /// @endcond
+
+ protected:
+  static typename B::model_handle view(device_type& dev, native_handle_type native, const char* api,
+                                       adoption how = adoption::view) {
+    return detail::view_native<B, typename B::model_handle>(dev, native, how, api, "model");
+  }
+
+  typename B::model_handle handle_{};  // the backend's handle (its record of the model); null when empty
 
  private:
-  template <KEEL_CAPTURE_BACKEND>
-  friend class basic_model;
-  constexpr explicit basic_model_ref(native_handle_type native) noexcept : native_(native) {}
-  native_handle_type native_{};
+  friend struct detail::handle_access;
 };
 
 /**
  * @brief An owning model instance: work captured once, executed many times.
  * Destroying it while executions are in flight is safe (they keep it alive)
  * and frees one of the device's live-model slots; what its work uses
- * (buffers, events, arguments) lives until then.
+ * (buffers, events, arguments) lives until then. It is a basic_model_ref
+ * too, so whatever takes a view takes the model.
  *
- * Ownership: unique (get, release, reset, swap). Thread safety: execute from
- * any thread; the handle is not synchronised. Exceptions: calls throw
+ * Ownership: unique (release, reset, swap). Never assign to it through a
+ * reference to its basic_model_ref base. Thread safety: execute from any
+ * thread; the handle is not synchronised. Exceptions: calls throw
  * keel::error; the destructor is noexcept.
  */
 template <KEEL_CAPTURE_BACKEND B>
-class basic_model : public detail::model_ops<basic_model<B>, B> {
-  using handle_type = unique_handle<detail::model_traits<B>>;
+class basic_model : public basic_model_ref<B> {
+  using base = basic_model_ref<B>;
+  using traits = detail::model_traits<B>;
+  using native_of = detail::native_of<B, typename B::model_handle>;
 
  public:
-  /// The backend's native handle type.
-  using native_handle_type = typename B::model_handle;
+  /// The vendor's model handle (see basic_model_ref).
+  using native_handle_type = typename base::native_handle_type;
+  /// The backend's device type.
+  using device_type = typename B::device_type;
+
   basic_model() noexcept = default;
-  /// Takes ownership of @p native, made elsewhere. @throws keel::error null_parameter for a null handle.
-  static basic_model adopt(native_handle_type native) {
-    if (native == native_handle_type{}) throw_error(errc::null_parameter, "keel::model::adopt", "null model");
-    basic_model m;
-    m.handle_.reset(native);
-    return m;
+  /**
+   * @brief Takes ownership of @p native, a model of @p dev keel captured
+   * that release() gave up: destroying the result destroys it.
+   * @throws keel::error null_parameter; invalid_parameter when a keel model
+   * owns it already, or for a model keel did not capture, where the backend can tell.
+   */
+  static basic_model from_native_handle(device_type& dev, native_handle_type native) {
+    return basic_model(base::view(dev, native, "keel::model::from_native_handle", adoption::own));
   }
+  static basic_model from_native_handle(device_type&, std::nullptr_t) = delete;  ///< no model to own
+  static basic_model from_native_handle(device_type&, int) = delete;             ///< no model to own
+
   /// Takes the other object's handle (and pool memory); the other is left empty.
-  basic_model(basic_model&&) noexcept = default;
+  basic_model(basic_model&& o) noexcept
+      : base(detail::from_handle, std::exchange(o.handle_, {})), memory_(std::move(o.memory_)) {}
   /// Releases what this holds, then takes the other object's handle; the other is left empty.
   basic_model& operator=(basic_model&& other) noexcept {
     if (this != &other) {
       reset();
-      handle_ = std::move(other.handle_);
+      this->handle_ = std::exchange(other.handle_, {});
       memory_ = std::move(other.memory_);
     }
     return *this;
   }
+  basic_model(const basic_model&) = delete;
+  basic_model& operator=(const basic_model&) = delete;
   ~basic_model() { reset(); }
 
   /**
@@ -154,54 +198,47 @@ class basic_model : public detail::model_ops<basic_model<B>, B> {
    * keel::error invalid_state naming the pool when it can tell they would).
    */
   void execute(basic_stream_ref<B> stream) const {
-    auto m = this->checked("keel::model::execute");
-    auto s = stream.checked("keel::model::execute");
+    auto m = detail::checked_handle(*this, "keel::model::execute");
+    auto s = detail::checked_handle(stream, "keel::model::execute");
     if (memory_) memory_->before_execute(s);
     B::execute(m, s);
     if (memory_) memory_->after_execute(s);
   }
 
-  /// The native handle, null when empty.
-  native_handle_type native_handle() const noexcept { return handle_.get(); }
-  /// The native handle, null when empty.
-  native_handle_type get() const noexcept { return handle_.get(); }
   /**
-   * @brief Gives up ownership: returns the handle and leaves this empty; the
-   * caller destroys it. Pool memory the model held is returned now, in the
-   * order of the stream that executed it last.
+   * @brief Gives up ownership: returns the native model and leaves this
+   * empty; the caller destroys it (or gives it back). Pool memory the model
+   * held is returned now, in the order of the stream that executed it last.
    */
-  native_handle_type release() noexcept {
+  [[nodiscard]] native_handle_type release() noexcept {
     memory_.reset();
-    return handle_.release();
+    return native_of::release(std::exchange(this->handle_, {}));
   }
   /**
    * @brief Destroys the handle held (if any), then returns the pool memory it
-   * held (in the order of the stream that executed it last), and takes
-   * ownership of @p native instead.
+   * held (in the order of the stream that executed it last); this is left empty.
    */
-  void reset(native_handle_type native = native_handle_type{}) noexcept {
-    handle_.reset(native);
+  void reset() noexcept {
+    detail::replace_owned<traits>(this->handle_, typename B::model_handle{});
     memory_.reset();
   }
-  /// Whether this holds a handle.
-  explicit operator bool() const noexcept { return static_cast<bool>(handle_); }
   /// Whether the model holds memory a capture took from a pool.
   bool holds_pool_memory() const noexcept { return static_cast<bool>(memory_); }
   /// Exchanges what this and the other object hold.
   void swap(basic_model& other) noexcept {
-    handle_.swap(other.handle_);
+    std::swap(this->handle_, other.handle_);
     memory_.swap(other.memory_);
   }
   friend void swap(basic_model& a, basic_model& b) noexcept { a.swap(b); }
-  /// A non-owning view of the same handle.
-  basic_model_ref<B> ref() const noexcept { return basic_model_ref<B>(handle_.get()); }
-  /// Converts to a non-owning view of the same handle.
-  operator basic_model_ref<B>() const noexcept { return ref(); }
+  /// A non-owning view (the model is one already: this copies it as a plain view).
+  basic_model_ref<B> ref() const noexcept { return *this; }
 
  private:
   template <KEEL_CAPTURE_BACKEND>
   friend class basic_capture_scope;
-  handle_type handle_;
+  explicit basic_model(typename B::model_handle h) noexcept : base(detail::from_handle, h) {}
+  // What a capture scope's end() makes of the backend's new model.
+  static basic_model adopt(typename B::model_handle h) noexcept { return basic_model(h); }
   std::shared_ptr<detail::model_attachment<B>> memory_;
 };
 

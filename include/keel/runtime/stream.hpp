@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -12,6 +13,7 @@
 #include "keel/core/error.hpp"
 #include "keel/core/unique_handle.hpp"
 #include "keel/runtime/backend.hpp"
+#include "keel/runtime/backend/native.hpp"
 #include "keel/runtime/types.hpp"
 
 #include "keel/core/config.hpp"
@@ -38,6 +40,72 @@ std::chrono::microseconds to_wait_budget(std::chrono::duration<Rep, Period> time
 
 [[noreturn]] inline void throw_empty(const char* api) {
   throw_error(errc::invalid_handle, api, "the handle is empty: it was moved from, released, closed or never made");
+}
+
+[[noreturn]] inline void throw_null_native(const char* api, const char* what) {
+  throw_error(errc::null_parameter, api, std::string("null ") + what);
+}
+
+// Selects a handle's constructor from the backend's handle (keel's record),
+// which only keel's own templates make.
+struct from_handle_t {
+  explicit from_handle_t() = default;
+};
+inline constexpr from_handle_t from_handle{};
+
+// How keel's templates reach the backend handle inside a handle or view
+// (private to users: theirs is native_handle(), the vendor's handle). Each
+// handle befriends it; an owner reaches its ref base's handle through it.
+struct handle_access {
+  template <class R>
+  static auto get(const R& r) noexcept {
+    return r.handle_;
+  }
+  template <class R>
+  static auto checked(const R& r, const char* api) {
+    auto h = r.handle_;
+    if (h == decltype(h){}) throw_empty(api);
+    return h;
+  }
+};
+
+// The backend handle of a handle or view, null when empty.
+template <class R>
+auto handle_of(const R& r) noexcept {
+  return handle_access::get(r);
+}
+// The backend handle of a handle or view; @throws keel::error invalid_handle when empty.
+template <class R>
+auto checked_handle(const R& r, const char* api) {
+  return handle_access::checked(r, api);
+}
+
+template <class B, class H, class = void>
+struct has_device_of : std::false_type {};
+template <class B, class H>
+struct has_device_of<B, H, std::void_t<decltype(B::device_of(std::declval<H>()))>> : std::true_type {};
+
+// A view made from a native handle, through a device: the backend's record
+// of it, or it itself where the native handle is the backend's own, which
+// must then be of that device. @throws keel::error null_parameter,
+// invalid_parameter (and what the backend's from_native throws).
+template <class B, class H, class Device, class... Extra>
+H view_native(Device& dev, typename native_of<B, H>::type native, adoption how, const char* api, const char* what,
+              Extra&&... extra) {
+  if (native == typename native_of<B, H>::type{}) throw_null_native(api, what);
+  H h = native_of<B, H>::from(dev, native, how, api, std::forward<Extra>(extra)...);
+  if constexpr (std::is_same_v<typename native_of<B, H>::type, H> && has_device_of<B, H>::value) {
+    if (&B::device_of(h) != &dev) throw_error(errc::invalid_parameter, api, std::string("the ") + what + " belongs to another device");
+  }
+  return h;
+}
+
+// An owner's handle slot: replaces the handle, closing the old one through
+// Traits (unless it is the new one). The owners' move, reset and destructor.
+template <class Traits, class H>
+void replace_owned(H& slot, H next) noexcept {
+  H old = std::exchange(slot, next);
+  if (!(old == H{}) && !(old == next)) Traits::close(old);
 }
 
 // The operations a stream offers, shared by the owning handle and the view:
@@ -148,8 +216,8 @@ class stream_ops {
    */
   template <class Event, class EB = B>
   auto wait(const Event& event) const
-      -> decltype(EB::wait(std::declval<typename EB::stream_handle>(), event.native_handle())) {
-    EB::wait(checked("keel::stream::wait"), event.checked("keel::stream::wait"));
+      -> decltype(EB::wait(std::declval<typename EB::stream_handle>(), handle_of(event))) {
+    EB::wait(checked("keel::stream::wait"), checked_handle(event, "keel::stream::wait"));
   }
 
   /**
@@ -160,16 +228,17 @@ class stream_ops {
    */
   template <class Event, class Rep, class Period, class EB = B>
   auto wait(const Event& event, std::chrono::duration<Rep, Period> timeout) const
-      -> decltype(EB::wait_for(std::declval<typename EB::stream_handle>(), event.native_handle(),
+      -> decltype(EB::wait_for(std::declval<typename EB::stream_handle>(), handle_of(event),
                                std::chrono::microseconds{})) {
-    EB::wait_for(checked("keel::stream::wait"), event.checked("keel::stream::wait"), detail::to_wait_budget(timeout));
+    EB::wait_for(checked("keel::stream::wait"), checked_handle(event, "keel::stream::wait"),
+                 detail::to_wait_budget(timeout));
   }
 
   /** @brief Clears an external event's signal, in stream order (with the event layer). */
   template <class Event, class EB = B>
   auto reset_event(const Event& event) const
-      -> decltype(EB::reset(std::declval<typename EB::stream_handle>(), event.native_handle())) {
-    EB::reset(checked("keel::stream::reset_event"), event.checked("keel::stream::reset_event"));
+      -> decltype(EB::reset(std::declval<typename EB::stream_handle>(), handle_of(event))) {
+    EB::reset(checked("keel::stream::reset_event"), checked_handle(event, "keel::stream::reset_event"));
   }
 
   /** @brief Whether (and how) this stream is capturing: ask before a call that would break capture. */
@@ -184,10 +253,10 @@ class stream_ops {
   /** @brief A number naming the stream in diagnostics. */
   std::uint64_t id() const { return B::id_of(checked("keel::stream::id")); }
 
+
+ private:
   typename B::stream_handle checked(const char* api) const {
-    auto h = static_cast<const Derived&>(*this).native_handle();
-    if (h == typename B::stream_handle{}) throw_empty(api);
-    return h;
+    return checked_handle(static_cast<const Derived&>(*this), api);
   }
 };
 
@@ -195,41 +264,66 @@ class stream_ops {
 /// @endcond
 
 /**
- * @brief A non-owning view of a stream, made by another handle or adopted
- * from a native stream created elsewhere (another framework's current one).
+ * @brief A non-owning view of a stream: of a keel stream (every basic_stream
+ * is one, by derivation), or of a native stream made elsewhere (another
+ * framework's current one), from its native handle.
  *
  * Ownership: none; the stream must outlive the view. Thread safety: work may
- * be issued from any thread. Exceptions: calls throw keel::error; an empty
- * view throws invalid_handle.
+ * be issued from any thread; the view itself is a value. Exceptions: calls
+ * throw keel::error; an empty view throws invalid_handle.
  */
 template <KEEL_STREAM_BACKEND B>
 class basic_stream_ref : public detail::stream_ops<basic_stream_ref<B>, B> {
+  using native_of = detail::native_of<B, typename B::stream_handle>;
 
  public:
-  /// The backend's native handle type.
-  using native_handle_type = typename B::stream_handle;
+  /// The vendor's stream handle (aclrtStream on ACL; the backend's own handle where it has no vendor).
+  using native_handle_type = typename native_of::type;
+  /// The backend's device type.
+  using device_type = typename B::device_type;
 
   /** @brief An empty view. */
   constexpr basic_stream_ref() noexcept = default;
 
-  /** @brief Views a native stream made elsewhere, without owning it. @throws keel::error null_parameter. */
-  static basic_stream_ref adopt(native_handle_type native) {
-    if (native == native_handle_type{}) throw_error(errc::null_parameter, "keel::stream_ref::adopt", "null stream");
-    return basic_stream_ref(native);
+  /**
+   * @brief Views @p native, a stream of @p dev made elsewhere (or a keel
+   * stream's native_handle()); keel never destroys it. Every view of one
+   * native stream is equal and shares one record of keel's books (see the
+   * backend for the cost of finding it). @throws keel::error null_parameter;
+   * invalid_parameter when the backend can tell it is not a stream of @p dev.
+   */
+  basic_stream_ref(device_type& dev, native_handle_type native)
+      : handle_(view(dev, native, "keel::stream_ref")) {}
+  basic_stream_ref(device_type&, std::nullptr_t) = delete;  ///< a null stream is no stream to view
+  basic_stream_ref(device_type&, int) = delete;             ///< 0 is no stream to view
+
+  /// The vendor's native handle (aclrtStream on ACL), null when empty.
+  native_handle_type native_handle() const noexcept { return native_of::to(handle_); }
+  /// Whether this holds a handle.
+  constexpr explicit operator bool() const noexcept { return handle_ != typename B::stream_handle{}; }
+  /// Whether both view the same stream (or both are empty).
+  friend constexpr bool operator==(const basic_stream_ref& a, const basic_stream_ref& b) noexcept {
+    return a.handle_ == b.handle_;
+  }
+  /// Whether they view different streams.
+  friend constexpr bool operator!=(const basic_stream_ref& a, const basic_stream_ref& b) noexcept {
+    return !(a == b);
   }
 
-  /// The native handle, null when empty.
-  constexpr native_handle_type native_handle() const noexcept { return native_; }
-  /// Whether this holds a handle.
-  constexpr explicit operator bool() const noexcept { return native_ != native_handle_type{}; }
-  friend constexpr bool operator==(basic_stream_ref a, basic_stream_ref b) noexcept { return a.native_ == b.native_; }
-  friend constexpr bool operator!=(basic_stream_ref a, basic_stream_ref b) noexcept { return !(a == b); }
+  /// @cond
+  constexpr basic_stream_ref(detail::from_handle_t, typename B::stream_handle h) noexcept : handle_(h) {}
+  /// @endcond
+
+ protected:
+  static typename B::stream_handle view(device_type& dev, native_handle_type native, const char* api,
+                                        adoption how = adoption::view) {
+    return detail::view_native<B, typename B::stream_handle>(dev, native, how, api, "stream");
+  }
+
+  typename B::stream_handle handle_{};  // the backend's handle (its record of the stream); null when empty
 
  private:
-  template <KEEL_STREAM_BACKEND>
-  friend class basic_stream;
-  constexpr explicit basic_stream_ref(native_handle_type native) noexcept : native_(native) {}
-  native_handle_type native_{};
+  friend struct detail::handle_access;
 };
 
 /// @cond
@@ -253,17 +347,18 @@ class stream_anchor {
  public:
   explicit stream_anchor(basic_stream_ref<B> s) noexcept : s_(s) {
     if constexpr (has_stream_retain<B>::value)
-      if (s_) B::retain_stream(s_.native_handle());
+      if (s_) B::retain_stream(handle_of(s_));
   }
   stream_anchor(const stream_anchor&) = delete;
   stream_anchor& operator=(const stream_anchor&) = delete;
   ~stream_anchor() {
     if constexpr (has_stream_retain<B>::value)
-      if (s_) B::release_stream(s_.native_handle());
+      if (s_) B::release_stream(handle_of(s_));
   }
   basic_stream_ref<B> get() const noexcept { return s_; }
-  typename B::stream_handle native_handle() const noexcept { return s_.native_handle(); }
-  typename B::stream_handle checked(const char* api) const { return s_.checked(api); }
+  // The backend's handle (keel's record of the stream), not the vendor's.
+  typename B::stream_handle native_handle() const noexcept { return handle_of(s_); }
+  typename B::stream_handle checked(const char* api) const { return checked_handle(s_, api); }
 
  private:
   basic_stream_ref<B> s_;
@@ -273,12 +368,14 @@ class stream_anchor {
 
 /**
  * @brief An owning stream: in-order device work; destroying it waits for the
- * work issued to it (failures go to keel's error handler).
+ * work issued to it (failures go to keel's error handler). It is a
+ * basic_stream_ref too, so whatever takes a view takes the stream.
  *
- * Ownership: unique, like unique_ptr (get, release, reset, swap); a
- * moved-from stream is empty and every call on it throws invalid_handle.
- * Thread safety: work may be issued from any thread; the handle itself is
- * not synchronised. Exceptions: calls throw keel::error; destructor noexcept.
+ * Ownership: unique, like unique_ptr (release, reset, swap); a moved-from
+ * stream is empty and every call on it throws invalid_handle. Never assign
+ * to it through a reference to its basic_stream_ref base. Thread safety:
+ * work may be issued from any thread; the handle itself is not
+ * synchronised. Exceptions: calls throw keel::error; destructor noexcept.
  *
  * @code
  * keel::host::stream s{keel::host::default_device()};
@@ -287,44 +384,54 @@ class stream_anchor {
  * @endcode
  */
 template <KEEL_STREAM_BACKEND B>
-class basic_stream : public detail::stream_ops<basic_stream<B>, B> {
-  using handle_type = unique_handle<detail::stream_traits<B>>;
+class basic_stream : public basic_stream_ref<B> {
+  using base = basic_stream_ref<B>;
+  using traits = detail::stream_traits<B>;
+  using native_of = detail::native_of<B, typename B::stream_handle>;
 
  public:
-  /// The backend's native handle type.
-  using native_handle_type = typename B::stream_handle;
+  /// The vendor's stream handle (see basic_stream_ref).
+  using native_handle_type = typename base::native_handle_type;
   /// The backend's device type.
   using device_type = typename B::device_type;
 
   /** @brief An empty stream. */
   basic_stream() noexcept = default;
   /** @brief Creates a stream on @p dev. */
-  explicit basic_stream(device_type& dev) : handle_(B::create_stream(dev)) {}
-  /** @brief Takes ownership of a native stream made elsewhere. @throws keel::error null_parameter. */
-  static basic_stream adopt(native_handle_type native) {
-    if (native == native_handle_type{}) throw_error(errc::null_parameter, "keel::stream::adopt", "null stream");
-    basic_stream s;
-    s.handle_.reset(native);
-    return s;
+  explicit basic_stream(device_type& dev) : base(detail::from_handle, B::create_stream(dev)) {}
+  /**
+   * @brief Takes ownership of @p native, a stream of @p dev made elsewhere
+   * (or one release() gave up): destroying the result destroys it.
+   * @throws keel::error null_parameter; invalid_parameter when a keel stream
+   * owns it already (or the backend can tell it is not a stream of @p dev).
+   */
+  static basic_stream from_native_handle(device_type& dev, native_handle_type native) {
+    return basic_stream(base::view(dev, native, "keel::stream::from_native_handle", adoption::own));
   }
+  static basic_stream from_native_handle(device_type&, std::nullptr_t) = delete;  ///< no stream to own
+  static basic_stream from_native_handle(device_type&, int) = delete;             ///< no stream to own
 
   /// Takes the other object's handle; the other is left empty.
-  basic_stream(basic_stream&&) noexcept = default;
-  /// Releases what this holds, then takes the other object's handle; the other is left empty.
-  basic_stream& operator=(basic_stream&&) noexcept = default;
+  basic_stream(basic_stream&& o) noexcept : base(detail::from_handle, std::exchange(o.handle_, {})) {}
+  /// Destroys what this holds (waiting for its work), then takes the other object's handle; the other is left empty.
+  basic_stream& operator=(basic_stream&& o) noexcept {
+    detail::replace_owned<traits>(this->handle_, std::exchange(o.handle_, {}));
+    return *this;
+  }
+  basic_stream(const basic_stream&) = delete;
+  basic_stream& operator=(const basic_stream&) = delete;
+  ~basic_stream() { reset(); }
 
-  /// The native handle, null when empty.
-  native_handle_type native_handle() const noexcept { return handle_.get(); }
-  /// The native handle, null when empty.
-  native_handle_type get() const noexcept { return handle_.get(); }
-  /** @brief Gives up ownership; the caller must destroy the native stream. */
-  native_handle_type release() noexcept { return handle_.release(); }
-  /** @brief Destroys the owned stream (waiting for its work) and takes @p native. */
-  void reset(native_handle_type native = native_handle_type{}) noexcept { handle_.reset(native); }
-  /// Whether this holds a handle.
-  explicit operator bool() const noexcept { return static_cast<bool>(handle_); }
+  /**
+   * @brief Gives up ownership: returns the native stream and leaves this
+   * empty; the caller destroys it (or gives it back through
+   * from_native_handle). Views of it stay valid while it lives.
+   */
+  [[nodiscard]] native_handle_type release() noexcept { return native_of::release(std::exchange(this->handle_, {})); }
+  /** @brief Destroys the owned stream (waiting for its work); this is left empty. */
+  void reset() noexcept { detail::replace_owned<traits>(this->handle_, typename B::stream_handle{}); }
   /// Exchanges what this and the other object hold.
-  void swap(basic_stream& other) noexcept { handle_.swap(other.handle_); }
+  void swap(basic_stream& other) noexcept { std::swap(this->handle_, other.handle_); }
   friend void swap(basic_stream& a, basic_stream& b) noexcept { a.swap(b); }
 
   /** @brief Synchronizes (throwing what it reports), then destroys the stream. */
@@ -333,13 +440,11 @@ class basic_stream : public detail::stream_ops<basic_stream<B>, B> {
     reset();
   }
 
-  /** @brief A non-owning view. */
-  basic_stream_ref<B> ref() const noexcept { return basic_stream_ref<B>(handle_.get()); }
-  /// Converts to a non-owning view of the same handle.
-  operator basic_stream_ref<B>() const noexcept { return ref(); }
+  /** @brief A non-owning view (the stream is one already: this copies it as a plain view). */
+  basic_stream_ref<B> ref() const noexcept { return *this; }
 
  private:
-  handle_type handle_;
+  explicit basic_stream(typename B::stream_handle h) noexcept : base(detail::from_handle, h) {}
 };
 
 KEEL_END_NAMESPACE  // namespace keel

@@ -58,7 +58,7 @@ struct allocator_registry {
  */
 template <class B>
 basic_memory_pool_ref<B> registered_pool(basic_stream_ref<B> stream) {
-  auto s = stream.checked("keel::registered_pool");
+  auto s = detail::checked_handle(stream, "keel::registered_pool");
   auto& r = detail::allocator_registry<B>::get();
   std::lock_guard<std::mutex> lock(r.m);
   auto it = r.pools.find(s);
@@ -101,7 +101,7 @@ class [[nodiscard]] basic_allocator_registration {
   /// Registers @p pool as @p stream's allocator.
   basic_allocator_registration(basic_stream_ref<B> stream, basic_memory_pool_ref<B> pool) : stream_(stream) {
     static constexpr const char* api = "keel::allocator_registration";
-    auto s = stream.checked(api);
+    auto s = detail::checked_handle(stream, api);
     if (!pool) detail::throw_empty(api);
     auto& r = detail::allocator_registry<B>::get();
     {
@@ -127,7 +127,7 @@ class [[nodiscard]] basic_allocator_registration {
     stream_allocator_hooks<B>::detach(stream_);
     auto& r = detail::allocator_registry<B>::get();
     std::lock_guard<std::mutex> lock(r.m);
-    r.pools.erase(stream_.native_handle());
+    r.pools.erase(detail::handle_of(stream_));
   }
   /// The stream the pool is registered on.
   basic_stream_ref<B> stream() const noexcept { return stream_; }

@@ -41,10 +41,10 @@ class group_ops {
   /** @brief Whether the model the group belongs to is alive (an update needs it). */
   bool model_alive() const { return B::group_model_alive(checked("keel::task_group::model_alive")); }
 
+
+ private:
   typename B::group_handle checked(const char* api) const {
-    auto h = static_cast<const Derived&>(*this).native_handle();
-    if (h == typename B::group_handle{}) throw_empty(api);
-    return h;
+    return checked_handle(static_cast<const Derived&>(*this), api);
   }
 };
 
@@ -52,84 +52,127 @@ class group_ops {
 /// @endcond
 
 /**
- * @brief A non-owning view of a task group.
+ * @brief A non-owning view of a task group: of a keel task group (every
+ * basic_task_group is one, by derivation), or, from its native handle, of a
+ * group keel marked.
  *
  * Ownership: none; the group handle must outlive the view. Thread safety:
- * any thread. Exceptions: calls throw keel::error.
+ * any thread; the view itself is a value. Exceptions: calls throw keel::error.
  */
 template <KEEL_TASK_GROUP_BACKEND B>
 class basic_task_group_ref : public detail::group_ops<basic_task_group_ref<B>, B> {
+  using native_of = detail::native_of<B, typename B::group_handle>;
+
  public:
-  /// The backend's native handle type.
-  using native_handle_type = typename B::group_handle;
+  /// The vendor's task-group handle (aclrtTaskGrp on ACL; the backend's own handle where it has no vendor).
+  using native_handle_type = typename native_of::type;
+  /// The backend's device type.
+  using device_type = typename B::device_type;
+
   constexpr basic_task_group_ref() noexcept = default;
-  /// A view of @p native, made elsewhere; keel never destroys it. @throws keel::error null_parameter for a null handle.
-  static basic_task_group_ref adopt(native_handle_type native) {
-    if (native == native_handle_type{})
-      throw_error(errc::null_parameter, "keel::task_group_ref::adopt", "null task group");
-    return basic_task_group_ref(native);
-  }
-  /// The native handle, null when empty.
-  constexpr native_handle_type native_handle() const noexcept { return native_; }
+  /**
+   * @brief Views @p native, a task group of @p dev keel marked (a group's
+   * native_handle(), or one its release() gave up); keel never destroys it.
+   * @throws keel::error null_parameter; invalid_parameter for a group keel
+   * did not mark, where the backend can tell.
+   */
+  basic_task_group_ref(device_type& dev, native_handle_type native)
+      : handle_(view(dev, native, "keel::task_group_ref")) {}
+  basic_task_group_ref(device_type&, std::nullptr_t) = delete;  ///< a null group is no group to view
+  basic_task_group_ref(device_type&, int) = delete;             ///< 0 is no group to view
+
+  /// The vendor's native handle (aclrtTaskGrp on ACL), null when empty.
+  native_handle_type native_handle() const noexcept { return native_of::to(handle_); }
   /// Whether this holds a handle.
-  constexpr explicit operator bool() const noexcept { return native_ != native_handle_type{}; }
+  constexpr explicit operator bool() const noexcept { return handle_ != typename B::group_handle{}; }
+  /// Whether both view the same group (or both are empty).
+  friend constexpr bool operator==(const basic_task_group_ref& a, const basic_task_group_ref& b) noexcept {
+    return a.handle_ == b.handle_;
+  }
+  /// Whether they view different groups.
+  friend constexpr bool operator!=(const basic_task_group_ref& a, const basic_task_group_ref& b) noexcept {
+    return !(a == b);
+  }
+
+  /// @cond
+  constexpr basic_task_group_ref(detail::from_handle_t, typename B::group_handle h) noexcept : handle_(h) {}
+  /// @endcond
+
+ protected:
+  static typename B::group_handle view(device_type& dev, native_handle_type native, const char* api,
+                                       adoption how = adoption::view) {
+    return detail::view_native<B, typename B::group_handle>(dev, native, how, api, "task group");
+  }
+
+  typename B::group_handle handle_{};  // the backend's handle (its record of the group); null when empty
 
  private:
-  template <KEEL_TASK_GROUP_BACKEND>
-  friend class basic_task_group;
-  constexpr explicit basic_task_group_ref(native_handle_type native) noexcept : native_(native) {}
-  native_handle_type native_{};
+  friend struct detail::handle_access;
 };
 
 /**
  * @brief An owning handle to a task group marked during capture: the
  * operator launches an update may replace. The group lives inside its model;
  * this handle keeps the group's record (not the model) alive, so updating
- * after the model is destroyed is a clear error, never a crash.
+ * after the model is destroyed is a clear error, never a crash. It is a
+ * basic_task_group_ref too, so whatever takes a view takes the group.
  *
- * Ownership: unique (get, release, reset, swap). Thread safety: any thread;
+ * Ownership: unique (release, reset, swap). Never assign to it through a
+ * reference to its basic_task_group_ref base. Thread safety: any thread;
  * the handle is not synchronised. Exceptions: calls throw keel::error.
  */
 template <KEEL_TASK_GROUP_BACKEND B>
-class basic_task_group : public detail::group_ops<basic_task_group<B>, B> {
-  using handle_type = unique_handle<detail::group_traits<B>>;
+class basic_task_group : public basic_task_group_ref<B> {
+  using base = basic_task_group_ref<B>;
+  using traits = detail::group_traits<B>;
+  using native_of = detail::native_of<B, typename B::group_handle>;
 
  public:
-  /// The backend's native handle type.
-  using native_handle_type = typename B::group_handle;
-  basic_task_group() noexcept = default;
-  /// Takes ownership of @p native, made elsewhere. @throws keel::error null_parameter for a null handle.
-  static basic_task_group adopt(native_handle_type native) {
-    if (native == native_handle_type{}) throw_error(errc::null_parameter, "keel::task_group::adopt", "null task group");
-    basic_task_group g;
-    g.handle_.reset(native);
-    return g;
-  }
-  /// Takes the other object's handle; the other is left empty.
-  basic_task_group(basic_task_group&&) noexcept = default;
-  /// Releases what this holds, then takes the other object's handle; the other is left empty.
-  basic_task_group& operator=(basic_task_group&&) noexcept = default;
+  /// The vendor's task-group handle (see basic_task_group_ref).
+  using native_handle_type = typename base::native_handle_type;
+  /// The backend's device type.
+  using device_type = typename B::device_type;
 
-  /// The native handle, null when empty.
-  native_handle_type native_handle() const noexcept { return handle_.get(); }
-  /// The native handle, null when empty.
-  native_handle_type get() const noexcept { return handle_.get(); }
-  /// Gives up ownership: returns the handle and leaves this empty; the caller destroys it.
-  native_handle_type release() noexcept { return handle_.release(); }
-  /// Destroys the handle held (if any) and takes ownership of @p native instead.
-  void reset(native_handle_type native = native_handle_type{}) noexcept { handle_.reset(native); }
-  /// Whether this holds a handle.
-  explicit operator bool() const noexcept { return static_cast<bool>(handle_); }
+  basic_task_group() noexcept = default;
+  /**
+   * @brief Takes ownership of @p native, a task group of @p dev keel marked
+   * that release() gave up. @throws keel::error null_parameter;
+   * invalid_parameter when a keel group owns it already, or for a group keel
+   * did not mark, where the backend can tell.
+   */
+  static basic_task_group from_native_handle(device_type& dev, native_handle_type native) {
+    return basic_task_group(base::view(dev, native, "keel::task_group::from_native_handle", adoption::own));
+  }
+  static basic_task_group from_native_handle(device_type&, std::nullptr_t) = delete;  ///< no group to own
+  static basic_task_group from_native_handle(device_type&, int) = delete;             ///< no group to own
+
+  /// Takes the other object's handle; the other is left empty.
+  basic_task_group(basic_task_group&& o) noexcept : base(detail::from_handle, std::exchange(o.handle_, {})) {}
+  /// Releases what this holds, then takes the other object's handle; the other is left empty.
+  basic_task_group& operator=(basic_task_group&& o) noexcept {
+    detail::replace_owned<traits>(this->handle_, std::exchange(o.handle_, {}));
+    return *this;
+  }
+  basic_task_group(const basic_task_group&) = delete;
+  basic_task_group& operator=(const basic_task_group&) = delete;
+  ~basic_task_group() { reset(); }
+
+  /// Gives up ownership: returns the native group and leaves this empty; the caller destroys it (or gives it back).
+  [[nodiscard]] native_handle_type release() noexcept { return native_of::release(std::exchange(this->handle_, {})); }
+  /// Destroys the handle held (if any); this is left empty.
+  void reset() noexcept { detail::replace_owned<traits>(this->handle_, typename B::group_handle{}); }
   /// Exchanges what this and the other object hold.
-  void swap(basic_task_group& other) noexcept { handle_.swap(other.handle_); }
+  void swap(basic_task_group& other) noexcept { std::swap(this->handle_, other.handle_); }
   friend void swap(basic_task_group& a, basic_task_group& b) noexcept { a.swap(b); }
-  /// A non-owning view of the same handle.
-  basic_task_group_ref<B> ref() const noexcept { return basic_task_group_ref<B>(handle_.get()); }
-  /// Converts to a non-owning view of the same handle.
-  operator basic_task_group_ref<B>() const noexcept { return ref(); }
+  /// A non-owning view (the group is one already: this copies it as a plain view).
+  basic_task_group_ref<B> ref() const noexcept { return *this; }
 
  private:
-  handle_type handle_;
+  template <KEEL_TASK_GROUP_BACKEND>
+  friend class basic_task_group_scope;
+  explicit basic_task_group(typename B::group_handle h) noexcept : base(detail::from_handle, h) {}
+  // What a task-group scope's end() makes of the backend's new group.
+  static basic_task_group adopt(typename B::group_handle h) noexcept { return basic_task_group(h); }
 };
 
 /**
@@ -192,7 +235,7 @@ class [[nodiscard]] basic_update_scope {
  public:
   /// Begins an update of @p group issued on @p update_stream (not capturing).
   basic_update_scope(basic_stream_ref<B> update_stream, basic_task_group_ref<B> group) : stream_(update_stream) {
-    B::update_begin(stream_.checked("keel::update_scope"), group.checked("keel::update_scope"));
+    B::update_begin(stream_.checked("keel::update_scope"), detail::checked_handle(group, "keel::update_scope"));
   }
   basic_update_scope(const basic_update_scope&) = delete;
   basic_update_scope& operator=(const basic_update_scope&) = delete;

@@ -3,6 +3,8 @@
 // uses (memory owners, host callables), which live as long as the model.
 #pragma once
 
+#include <atomic>
+
 #include <memory>
 #include <vector>
 
@@ -23,6 +25,9 @@ struct model_box {
   device* dev = nullptr;
   std::vector<std::shared_ptr<void>> keep;  // what the captured copies use (host callables included)
   bool host_calls = false;  // it replays host callables: its executing stream needs a reporting thread
+  // Whether the device owns the record (its keel owner released it): keel
+  // never destroys the ACL model then. Changed under the registry's lock.
+  std::atomic<bool> adopted{false};
   checked::model_books books;  // the checked layer's
 };
 /// @endcond

@@ -3,6 +3,8 @@
 // with (ACL cannot be asked them).
 #pragma once
 
+#include <atomic>
+
 #include "keel/acl/detail/stream_state.hpp"
 #include "keel/acl/types.hpp"
 #include "keel/runtime/checked/books.hpp"
@@ -21,7 +23,9 @@ struct event_box {
   event_handle native = nullptr;
   device* dev = nullptr;
   keel::event_flags flags = keel::event_flags::default_;
-  bool adopted = false;  // made elsewhere: keel never destroys it; the record belongs to the device
+  // Whether the device owns the record (viewed from elsewhere, or released):
+  // keel never destroys the ACL event then. Changed under the registry's lock.
+  std::atomic<bool> adopted{false};
   checked::event_books<stream_box*> books;  // the checked layer's
 };
 /// @endcond

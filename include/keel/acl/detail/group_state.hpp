@@ -17,6 +17,7 @@
 
 KEEL_BEGIN_NAMESPACE namespace acl {
 
+class device;
 class launch_context;
 
 namespace detail {
@@ -37,6 +38,10 @@ struct staged_launch_of final : staged_launch {
 
 struct group_box {
   task_group_handle native = nullptr;
+  device* dev = nullptr;
+  // Whether the device owns the record (its keel owner released it).
+  // Changed under the registry's lock.
+  std::atomic<bool> adopted{false};
   // The handle and a claim each hold the record, so a group whose handle is
   // destroyed during its update stays valid until the claim ends.
   std::atomic<int> refs{1};

@@ -78,8 +78,12 @@ struct stream_box {
   stream_handle native = nullptr;
   device* dev = nullptr;
   std::uint64_t id = 0;
-  bool adopted = false;  // made elsewhere: keel never destroys it; the record belongs to the device
-  // The owner and every scope on the stream hold the record (retain_stream),
+  // Whether the device owns the record (a stream viewed from elsewhere, or
+  // one its keel owner released): keel never destroys the ACL stream then.
+  // Changed only under the device's stream registry lock (detail/registry.hpp).
+  std::atomic<bool> adopted{false};
+  // The owner (or the device, for a record it owns) and every scope on the
+  // stream hold the record (retain_stream),
   // so a scope's late end after destroy_stream finds it (the checked layer's
   // books say the stream was destroyed) instead of freed memory.
   std::atomic<long> refs{1};

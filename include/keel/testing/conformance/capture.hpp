@@ -87,21 +87,28 @@ void model_raii_checklist_every_field_after_moves() {
   capture_scope capture{s};
   s.launch_host([] {});
   model a = capture.end();
-  auto* const native = a.get();
+  const auto native = a.native_handle();
+  CHECK(native != typename model::native_handle_type{});
   model b{std::move(a)};
-  CHECK(b.get() == native);
+  CHECK(b.native_handle() == native);
   CHECK(b.task_count() == 1);
   CHECK_FALSE(a);
   a = std::move(b);
-  CHECK(a.get() == native);
+  CHECK(a.native_handle() == native);
   CHECK_FALSE(b);
   swap(a, b);
-  CHECK(b.get() == native);
-  auto view = model_ref::adopt(b.get());
+  CHECK(b.native_handle() == native);
+  model_ref view{dev, b.native_handle()};
+  CHECK(view == b);
+  CHECK(view != a);
   CHECK(view.task_count() == 1);
-  auto* raw = b.release();
-  auto back = model::adopt(raw);
-  CHECK(back.get() == native);
+  const auto raw = b.release();
+  CHECK(raw == native);
+  CHECK(view.task_count() == 1);  // a released model lives on; its view still works
+  auto back = model::from_native_handle(dev, raw);
+  CHECK(back.native_handle() == native);
+  CHECK(back == view);
+  CHECK(back.task_count() == 1);
   KEEL_TESTING_REQUIRE_ERROR(capture.end(), errc::invalid_state, "already ended");
 }
 
@@ -229,7 +236,7 @@ void model_fork_and_join_through_events() {
     join.record(side);
     s.wait(join);
     s.launch_host([&] { note('c'); });
-    KEEL_TESTING_REQUIRE_ERROR(F::backend::capture_end(side.get()), errc::capture_violation,
+    KEEL_TESTING_REQUIRE_ERROR(F::backend::capture_end(keel::detail::handle_of(side)), errc::capture_violation,
                        "must end on the stream that began it");
     captured = capture.end();
   }

@@ -55,29 +55,36 @@ void event_raii_checklist_every_field_after_moves() {
   event empty;
   CHECK_FALSE(empty);
   event a{dev, keel::event_flags::timing};
-  auto* const native = a.get();
+  using native_t = typename event::native_handle_type;
+  const native_t native = a.native_handle();
+  CHECK(native != native_t{});
   CHECK(a.flags() == keel::event_flags::timing);
   event b{std::move(a)};
-  CHECK(b.get() == native);
+  CHECK(b.native_handle() == native);
   CHECK_FALSE(a);
   KEEL_TESTING_REQUIRE_ERROR(a.query(), errc::invalid_handle, "moved from");
   event c{dev};
   c = std::move(b);
-  CHECK(c.get() == native);
+  CHECK(c.native_handle() == native);
   CHECK(c.flags() == keel::event_flags::timing);
   swap(b, c);
-  CHECK(b.get() == native);
+  CHECK(b.native_handle() == native);
   CHECK_FALSE(c);
-  auto* raw = b.release();
+  CHECK(b != c);
+  const native_t raw = b.release();
   CHECK_FALSE(b);
-  auto adopted = event::adopt(raw);
-  CHECK(adopted.get() == native);
-  auto view = event_ref::adopt(adopted.get());
+  CHECK(raw == native);
+  auto adopted = event::from_native_handle(dev, raw, keel::event_flags::timing);
+  CHECK(adopted.native_handle() == native);
+  event_ref view{dev, adopted.native_handle()};
+  CHECK(view == adopted);
   CHECK(view.native_handle() == native);
-  CHECK(view.flags() == keel::event_flags::timing);
+  CHECK(view.flags() == keel::event_flags::timing);  // keel knows the event: its flags need not be said
+  KEEL_TESTING_REQUIRE_ERROR((event_ref{dev, native, keel::event_flags::external}), errc::invalid_parameter,
+                             "other flags");
   adopted.reset();
   CHECK_FALSE(adopted);
-  KEEL_TESTING_REQUIRE_ERROR(event_ref::adopt(nullptr), errc::null_parameter, "null event");
+  KEEL_TESTING_REQUIRE_ERROR((event_ref{dev, native_t{}}), errc::null_parameter, "null event");
 }
 
 template <class F>

@@ -26,21 +26,22 @@ namespace stream_tests {
 template <class F>
 void stream_raii_checklist_every_field_after_moves() {
   KEEL_TESTING_USING_STREAMS(F);
+  using native_t = typename stream::native_handle_type;
   stream empty;
   CHECK_FALSE(empty);
-  CHECK(empty.get() == nullptr);
+  CHECK(empty.native_handle() == native_t{});
 
   stream a{dev};
   REQUIRE(a);
-  auto* const native_a = a.get();
-  CHECK(a.native_handle() == native_a);
+  const native_t native_a = a.native_handle();
+  CHECK(native_a != native_t{});
   CHECK(a.ref().native_handle() == native_a);
 
   SECTION("move construction leaves the source empty") {
     stream b{std::move(a)};
-    CHECK(b.get() == native_a);
+    CHECK(b.native_handle() == native_a);
     CHECK_FALSE(a);
-    CHECK(a.get() == nullptr);
+    CHECK(a.native_handle() == native_t{});
     KEEL_TESTING_REQUIRE_ERROR(a.synchronize(), errc::invalid_handle, "moved from");
     KEEL_TESTING_REQUIRE_ERROR(a.launch_host([] {}), errc::invalid_handle, "empty");
   }
@@ -50,28 +51,30 @@ void stream_raii_checklist_every_field_after_moves() {
     b.launch_host([&] { ++ran; });
     b = std::move(a);  // the old b waits for its work when destroyed
     CHECK(ran == 1);
-    CHECK(b.get() == native_a);
+    CHECK(b.native_handle() == native_a);
     CHECK_FALSE(a);
   }
   SECTION("self-move keeps the stream") {
     stream& self = a;
     a = std::move(self);
-    CHECK(a.get() == native_a);
+    CHECK(a.native_handle() == native_a);
   }
   SECTION("swap exchanges both handles") {
     stream b{dev};
-    auto* const native_b = b.get();
+    const native_t native_b = b.native_handle();
     swap(a, b);
-    CHECK(a.get() == native_b);
-    CHECK(b.get() == native_a);
+    CHECK(a.native_handle() == native_b);
+    CHECK(b.native_handle() == native_a);
   }
-  SECTION("release hands ownership over; adopt takes it back") {
-    auto* raw = a.release();
+  SECTION("release hands the native stream over; from_native_handle takes it back") {
+    const std::uint64_t id = a.id();
+    const native_t raw = a.release();
     CHECK_FALSE(a);
     CHECK(raw == native_a);
-    auto again = stream::adopt(raw);
-    CHECK(again.get() == native_a);
-    KEEL_TESTING_REQUIRE_ERROR(stream::adopt(nullptr), errc::null_parameter, "null stream");
+    auto again = stream::from_native_handle(dev, raw);
+    CHECK(again.native_handle() == native_a);
+    CHECK(again.id() == id);  // the same stream, with its books
+    KEEL_TESTING_REQUIRE_ERROR(stream::from_native_handle(dev, native_t{}), errc::null_parameter, "null stream");
   }
   SECTION("reset and close empty the handle") {
     a.reset();
@@ -83,23 +86,30 @@ void stream_raii_checklist_every_field_after_moves() {
 }
 
 template <class F>
-void stream_a_ref_views_without_owning_and_adopts_the_backend_s_stream_handle() {
+void stream_a_ref_views_without_owning_and_is_made_from_the_native_handle() {
   KEEL_TESTING_USING_STREAMS(F);
+  using native_t = typename stream::native_handle_type;
   stream owner{dev};
-  auto ref = stream_ref::adopt(owner.get());
+  stream_ref ref{dev, owner.native_handle()};
+  CHECK(ref == owner);
   CHECK(ref == owner.ref());
+  CHECK(ref.native_handle() == owner.native_handle());
   int ran = 0;
   ref.launch_host([&] { ++ran; });
   ref.synchronize();
   CHECK(ran == 1);
   stream_ref empty;
   CHECK_FALSE(empty);
+  CHECK(empty != ref);
+  CHECK(empty == stream_ref{});
   KEEL_TESTING_REQUIRE_ERROR(empty.synchronize(), errc::invalid_handle, "empty");
-  KEEL_TESTING_REQUIRE_ERROR(stream_ref::adopt(nullptr), errc::null_parameter, "null stream");
+  KEEL_TESTING_REQUIRE_ERROR((stream_ref{dev, native_t{}}), errc::null_parameter, "null stream");
   CHECK(ref.id() == owner.id());
   CHECK(&ref.device() == &dev);
   stream other{dev};
   CHECK(other.id() != owner.id());
+  CHECK(other != owner);
+  CHECK(stream_ref{other} != ref);
 }
 
 template <class F>
@@ -211,8 +221,8 @@ template <class F>
 void register_stream_tests(const std::string& suffix) {
   KEEL_TESTING_ADD(F, stream_tests::stream_raii_checklist_every_field_after_moves,
       "stream: RAII checklist, every field after moves", "[runtime][stream]");
-  KEEL_TESTING_ADD(F, stream_tests::stream_a_ref_views_without_owning_and_adopts_the_backend_s_stream_handle,
-      "stream: a ref views without owning and adopts the backend's stream handle", "[runtime][stream]");
+  KEEL_TESTING_ADD(F, stream_tests::stream_a_ref_views_without_owning_and_is_made_from_the_native_handle,
+      "stream: a ref views without owning and is made from the native handle", "[runtime][stream]");
   KEEL_TESTING_ADD_ASYNC(F, stream_tests::stream_tasks_run_in_order_asynchronously_from_any_thread,
       "stream: tasks run in order, asynchronously, from any thread", "[runtime][stream]");
   KEEL_TESTING_ADD(F, stream_tests::stream_large_callables_are_boxed_and_still_run_once,

@@ -13,6 +13,7 @@
 #include "keel/acl/backend.hpp"
 #include "keel/acl/ops.hpp"
 #include "keel/host/host.hpp"
+#include "keel/testing/conformance/support.hpp"
 
 #ifndef KEEL_ACL_EMULATION_DIR
 #error "KEEL_ACL_EMULATION_DIR: the directory of the emulation's libascendcl.so"
@@ -454,4 +455,82 @@ TEST_CASE("acl emulation: aclmdlRICaptureThreadExchangeMode sets the calling thr
     CHECK(memcpy_status() == 0);
   }
   CHECK(memcpy_status() == 0);
+}
+
+TEST_CASE("acl backend: native_handle() is ACL's handle, one record per handle, and from_native_handle owns it",
+          "[acl][handles]") {
+  auto& dev = acl_device();
+  const keel::acl::api& api = dev.functions();
+  SECTION("a keel stream's native handle is its aclrtStream") {
+    keel::acl::stream s{dev};
+    keel::acl::stream_status st = keel::acl::stream_status::not_ready;
+    CHECK(api.aclrtStreamQuery(s.native_handle(), &st) == 0);  // ACL knows it: it is ACL's handle
+    keel::acl::event e{dev};
+    e.record(s);
+    CHECK(api.aclrtSynchronizeEvent(e.native_handle()) == 0);
+    CHECK(keel::acl::stream_ref(dev, s.native_handle()).id() == s.id());  // the same record, not a second one
+  }
+  SECTION("an owner made from a raw aclrtStream takes it; a second owner is refused; release gives it back") {
+    keel::acl::stream_handle raw = nullptr;
+    REQUIRE(api.aclrtCreateStream(&raw) == 0);
+    keel::acl::stream_ref view{dev, raw};  // the device's record, viewed first
+    auto owner = keel::acl::stream::from_native_handle(dev, raw);
+    CHECK(owner == view);  // the owner took the viewed record
+    KEEL_TESTING_REQUIRE_ERROR(keel::acl::stream::from_native_handle(dev, raw), keel::errc::invalid_parameter,
+                       "owns this ACL handle already");
+    dev.forget_stream(raw);  // an owned record is not the device's to forget
+    CHECK(keel::acl::stream_ref(dev, raw) == owner);
+    CHECK(owner.release() == raw);  // the device holds the record again; keel destroys nothing
+    dev.forget_stream(raw);
+    CHECK(api.aclrtDestroyStream(raw) == 0);  // still alive: ours to destroy
+  }
+  SECTION("an owner made from a raw aclrtEvent destroys it with itself") {
+    keel::acl::event_handle raw = nullptr;
+    REQUIRE(api.aclrtCreateEventWithFlag(&raw, keel::acl::event_flags::time_line) == 0);
+    {
+      auto owner = keel::acl::event::from_native_handle(dev, raw, keel::event_flags::timing);
+      CHECK(owner.flags() == keel::event_flags::timing);
+      CHECK(keel::acl::event_ref(dev, raw).flags() == keel::event_flags::timing);  // known: flags need not be said
+      KEEL_TESTING_REQUIRE_ERROR((keel::acl::event_ref{dev, raw, keel::event_flags::external}), keel::errc::invalid_parameter,
+                         "other flags");
+    }  // aclrtDestroyEvent: a new event may take the address; keel's registry forgot the old one
+    keel::acl::event_handle again = nullptr;
+    REQUIRE(api.aclrtCreateEventWithFlag(&again, keel::acl::event_flags::external) == 0);
+    CHECK(keel::acl::event_ref(dev, again, keel::event_flags::external).flags() == keel::event_flags::external);
+    dev.forget_event(again);
+    CHECK(api.aclrtDestroyEvent(again) == 0);
+  }
+  SECTION("a model or task group keel did not capture has no record") {
+    int elsewhere = 0;
+    void* const foreign = &elsewhere;  // never dereferenced: the registry does not know it
+    KEEL_TESTING_REQUIRE_ERROR((keel::acl::model_ref{dev, foreign}), keel::errc::invalid_parameter, "did not capture");
+    KEEL_TESTING_REQUIRE_ERROR(keel::acl::model::from_native_handle(dev, foreign), keel::errc::invalid_parameter,
+                       "did not capture");
+    KEEL_TESTING_REQUIRE_ERROR((keel::acl::task_group_ref{dev, foreign}), keel::errc::invalid_parameter, "did not mark");
+  }
+  SECTION("a released model is the device's until forgotten, and its groups then see it dead") {
+    keel::acl::stream s{dev};
+    std::vector<float> one(1, 1.0f);
+    keel::acl::device_buffer x(s, sizeof(float));
+    s.copy(x.data(), one.data(), sizeof(float), keel::copy_kind::host_to_device);
+    const auto t = keel::ops::tensor(x.data(), keel::ops::dtype::float32, {1});
+    keel::acl::model m;
+    keel::acl::task_group g;
+    {
+      keel::acl::capture_scope capture{s};
+      {
+        keel::acl::task_group_scope mark{s};
+        keel::acl::run_on(s, keel::acl::prepare_add(dev, t, t, keel::ops::scalar(1.0f), t));
+        g = mark.end();
+      }
+      m = capture.end();
+    }
+    const keel::acl::model_handle raw = m.release();
+    CHECK(g.model_alive());
+    CHECK(keel::acl::model_ref(dev, raw).task_count() == 1);
+    dev.forget_model(raw);
+    CHECK_FALSE(g.model_alive());  // keel's books say the model is gone
+    KEEL_TESTING_REQUIRE_ERROR((keel::acl::model_ref{dev, raw}), keel::errc::invalid_parameter, "did not capture");
+    CHECK(api.aclmdlRIDestroy(raw) == 0);  // keel never destroyed it
+  }
 }

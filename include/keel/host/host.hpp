@@ -16,10 +16,6 @@ static_assert(is_runtime_backend_v<backend>, "the host backend must model the ru
 
 KEEL_RUNTIME_HANDLE_ALIASES(backend)
 
-// keel::elapsed_time(start, end) takes events and views alike (an event is
-// an event_ref), and ADL finds it for keel::host::event arguments.
-using keel::elapsed_time;
-
 /** @brief Blocks until every stream of @p dev is idle. Unsafe during capture (per mode). */
 inline void synchronize(device& dev) { backend::synchronize_device(dev); }
 

@@ -10,7 +10,11 @@
 #include <type_traits>
 #include <utility>
 
+#include "keel/host/memory_pool.hpp"
 #include "test_support.hpp"
+#ifdef KEEL_ACL_EMULATION_DIR
+#include "keel/acl/memory_pool.hpp"
+#endif
 
 namespace {
 
@@ -153,6 +157,16 @@ KEEL_BACKEND_TEST("handles: equality holds between an owner and every view of it
   auto l2 = pool.acquire(a);
   CHECK(event_ref(l1) == l1);
   CHECK(l1 != l2);
+
+  keel::basic_memory_pool<typename F::backend> memory{dev};
+  auto p1 = memory.allocate(a, 64);
+  auto p2 = memory.allocate(a, 64);
+  CHECK(p1 == p1);
+  CHECK(p1 != p2);
+  p1.reset();
+  p2.reset();
+  CHECK(p1 == p2);  // both empty
+  a.synchronize();
 }
 
 KEEL_BACKEND_TEST("handles: from_native_handle takes back what release() gave up, with its books",

@@ -130,6 +130,7 @@ class basic_event_ref : public detail::event_ops<basic_event_ref<B>, B> {
   /// @endcond
 
  protected:
+  /// @cond
   static typename B::event_handle view(device_type& dev, native_handle_type native, std::optional<event_flags> flags,
                                        const char* api, adoption how = adoption::view) {
     auto h = detail::view_native<B, typename B::event_handle>(dev, native, how, api, "event", flags);
@@ -140,6 +141,7 @@ class basic_event_ref : public detail::event_ops<basic_event_ref<B>, B> {
   }
 
   typename B::event_handle handle_{};  // the backend's handle (its record of the event); null when empty
+  /// @endcond
 
  private:
   friend struct detail::handle_access;

@@ -119,6 +119,10 @@ class basic_pool_buffer {
     std::swap(b_, o.b_);
   }
   friend void swap(basic_pool_buffer& a, basic_pool_buffer& b) noexcept { a.swap(b); }
+  /// Whether both hold the same allocation (or both are empty).
+  friend bool operator==(const basic_pool_buffer& a, const basic_pool_buffer& b) noexcept { return a.b_ == b.b_; }
+  /// Whether they hold different allocations.
+  friend bool operator!=(const basic_pool_buffer& a, const basic_pool_buffer& b) noexcept { return !(a == b); }
   /// Whether the allocation came from @p pool.
   bool from(basic_memory_pool_ref<B> pool) const noexcept { return pool_ != nullptr && pool_ == pool.core_; }
 

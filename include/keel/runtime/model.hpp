@@ -127,12 +127,14 @@ class basic_model_ref : public detail::model_ops<basic_model_ref<B>, B> {
   /// @endcond
 
  protected:
+  /// @cond
   static typename B::model_handle view(device_type& dev, native_handle_type native, const char* api,
                                        adoption how = adoption::view) {
     return detail::view_native<B, typename B::model_handle>(dev, native, how, api, "model");
   }
 
   typename B::model_handle handle_{};  // the backend's handle (its record of the model); null when empty
+  /// @endcond
 
  private:
   friend struct detail::handle_access;

@@ -109,7 +109,7 @@ void replace_owned(H& slot, H next) noexcept {
 }
 
 // The operations a stream offers, shared by the owning handle and the view:
-// Derived supplies native_handle().
+// Derived is the view, whose backend handle detail::handle_access reaches.
 template <class Derived, class B>
 class stream_ops {
   static_assert(stream_layer::check<B>::value);  // names the missing call of the stream layer
@@ -315,12 +315,14 @@ class basic_stream_ref : public detail::stream_ops<basic_stream_ref<B>, B> {
   /// @endcond
 
  protected:
+  /// @cond
   static typename B::stream_handle view(device_type& dev, native_handle_type native, const char* api,
                                         adoption how = adoption::view) {
     return detail::view_native<B, typename B::stream_handle>(dev, native, how, api, "stream");
   }
 
   typename B::stream_handle handle_{};  // the backend's handle (its record of the stream); null when empty
+  /// @endcond
 
  private:
   friend struct detail::handle_access;

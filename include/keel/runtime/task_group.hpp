@@ -99,12 +99,14 @@ class basic_task_group_ref : public detail::group_ops<basic_task_group_ref<B>, B
   /// @endcond
 
  protected:
+  /// @cond
   static typename B::group_handle view(device_type& dev, native_handle_type native, const char* api,
                                        adoption how = adoption::view) {
     return detail::view_native<B, typename B::group_handle>(dev, native, how, api, "task group");
   }
 
   typename B::group_handle handle_{};  // the backend's handle (its record of the group); null when empty
+  /// @endcond
 
  private:
   friend struct detail::handle_access;

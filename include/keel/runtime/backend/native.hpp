@@ -21,7 +21,10 @@ KEEL_BEGIN_NAMESPACE
  * native handle) or one it owns from now on (`own`: destroying the keel
  * owner destroys the native handle).
  */
-enum class adoption : std::uint8_t { view, own };
+enum class adoption : std::uint8_t {
+  view,  ///< a record keel views: the native handle is never destroyed by keel
+  own,   ///< a record keel owns: destroying the owner destroys the native handle
+};
 
 /** @brief Selects the from_native overload for one handle type of a backend (the vendor's types may all be `void*`). */
 template <class Handle>

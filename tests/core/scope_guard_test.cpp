@@ -53,15 +53,12 @@ struct final_stateless_action final {
 };
 int free_action_runs = 0;
 void free_action() noexcept { ++free_action_runs; }
-auto captureless = [] {};
 }  // namespace
 
 // Boost.Scope's storage: an empty callable costs nothing, so a scope_exit of
 // one is its active flag alone; the others add their uncaught-exception count.
 static_assert(sizeof(keel::scope_exit<stateless_action>) == sizeof(bool),
               "a scope_exit of a stateless callable is as small as a bool");
-static_assert(sizeof(keel::scope_exit<decltype(captureless)>) == sizeof(bool),
-              "a scope_exit of a captureless lambda is as small as a bool");
 static_assert(sizeof(keel::scope_fail<stateless_action>) == sizeof(int) * 2,
               "a scope_fail of a stateless callable is its exception count and the flag (padded)");
 static_assert(sizeof(keel::scope_exit<final_stateless_action>) <= 2,
@@ -285,6 +282,8 @@ TEST_CASE("scope guards: stateless, final, function pointer and function referen
   runs = 0;
   free_action_runs = 0;
   {
+    keel::scope_exit lambda{[] { ++runs; }};
+    static_assert(sizeof(lambda) == sizeof(bool), "a scope_exit of a captureless lambda is as small as a bool");
     keel::scope_exit a{counts{}};
     keel::scope_exit b{counts_final{}};
     auto moved = std::move(a);  // the source is dismissed, the moved-to guard runs
@@ -294,7 +293,7 @@ TEST_CASE("scope guards: stateless, final, function pointer and function referen
     keel::scope_exit<void (&)()> d{free_action};
     static_assert(std::is_same_v<decltype(c), keel::scope_exit<void (*)()>>);
   }
-  CHECK(runs == 3);
+  CHECK(runs == 4);
   CHECK(free_action_runs == 1);
 }
 

@@ -79,3 +79,26 @@ KEEL_END_NAMESPACE
 #define KEEL_RUNTIME_API __attribute__((visibility("default")))
 #endif
 /// @endcond
+
+/**
+ * @def KEEL_SEPARATE_COMPILATION
+ * @brief Define it (as Asio's ASIO_SEPARATE_COMPILATION) to take keel's
+ * heavy non-template functions, the error and throw paths first, from the
+ * compiled keel_runtime library (CMake target keel::runtime, which must then
+ * be linked) instead of compiling them inline in every translation unit
+ * that includes keel: their headers then only declare them. Undefined (the
+ * default) keel is header-only. Define it for all translation units of a
+ * shared object or none; the functions behave the same either way.
+ */
+
+/**
+ * @def KEEL_DECL
+ * @brief How keel declares a function that KEEL_SEPARATE_COMPILATION moves
+ * into keel_runtime: `inline` header-only (the definition follows in the
+ * header's `impl/<name>.ipp`), exported from keel_runtime otherwise.
+ */
+#if defined(KEEL_SEPARATE_COMPILATION)
+#define KEEL_DECL __attribute__((visibility("default")))
+#else
+#define KEEL_DECL inline
+#endif

@@ -243,6 +243,13 @@ struct has_stream_retain<B, std::void_t<decltype(B::retain_stream(std::declval<t
                                         decltype(B::release_stream(std::declval<typename B::stream_handle>()))>>
     : std::true_type {};
 
+// Reports that the scope @p api (a capture, group or update scope) was left
+// without end() or cancel(), and what its destructor did instead (@p
+// outcome): keel's one rule for every scope, so that an early return is
+// never a silent commit and never silently lost. The code is
+// errc::invalid_state; the message says whether an exception was leaving.
+KEEL_DECL void report_scope_left_unfinished(const char* api, const char* outcome, bool by_exception) noexcept;
+
 // What a scope holds of its stream: a view whose native record stays valid
 // even if the stream is destroyed while the scope lives (the destruction
 // ends the capture, group or update, and the scope's own end then finds
@@ -343,3 +350,7 @@ class basic_stream : public detail::stream_ops<basic_stream<B>, B> {
 };
 
 KEEL_END_NAMESPACE  // namespace keel
+
+#if !defined(KEEL_SEPARATE_COMPILATION)
+#include "keel/runtime/impl/stream.ipp"
+#endif

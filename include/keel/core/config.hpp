@@ -102,3 +102,11 @@ KEEL_END_NAMESPACE
 #else
 #define KEEL_DECL inline
 #endif
+
+/**
+ * @def KEEL_COLD
+ * @brief Marks a function that runs only when something went wrong (a
+ * throw, a report): the compiler never inlines it and lays it out away from
+ * hot code, so a call site costs a call and never builds the message.
+ */
+#define KEEL_COLD __attribute__((cold, noinline))

@@ -36,9 +36,8 @@ std::chrono::microseconds to_wait_budget(std::chrono::duration<Rep, Period> time
   return std::chrono::ceil<std::chrono::microseconds>(timeout);
 }
 
-[[noreturn]] inline void throw_empty(const char* api) {
-  throw_error(errc::invalid_handle, api, "the handle is empty: it was moved from, released, closed or never made");
-}
+// Throws invalid_handle for a call on an empty handle; cold, out of line.
+[[noreturn]] KEEL_COLD KEEL_DECL void throw_empty(const char* api);
 
 // The operations a stream offers, shared by the owning handle and the view:
 // Derived supplies native_handle().
@@ -248,7 +247,7 @@ struct has_stream_retain<B, std::void_t<decltype(B::retain_stream(std::declval<t
 // outcome): keel's one rule for every scope, so that an early return is
 // never a silent commit and never silently lost. The code is
 // errc::invalid_state; the message says whether an exception was leaving.
-KEEL_DECL void report_scope_left_unfinished(const char* api, const char* outcome, bool by_exception) noexcept;
+KEEL_COLD KEEL_DECL void report_scope_left_unfinished(const char* api, const char* outcome, bool by_exception) noexcept;
 
 // What a scope holds of its stream: a view whose native record stays valid
 // even if the stream is destroyed while the scope lives (the destruction

@@ -13,6 +13,10 @@
 KEEL_BEGIN_NAMESPACE
 namespace detail {
 
+KEEL_DECL void throw_empty(const char* api) {
+  throw_error(errc::invalid_handle, api, "the handle is empty: it was moved from, released, closed or never made");
+}
+
 KEEL_DECL void report_scope_left_unfinished(const char* api, const char* outcome, bool by_exception) noexcept {
   // A fixed buffer: the report is made from a destructor, which must not throw.
   char message[256];

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// keel_runtime: the one instance per process of keel's process-wide state,
-// and the one definition of keel's out-of-line functions for the shared
-// objects built with KEEL_SEPARATE_COMPILATION.
+// keel_runtime: the one instance per process of keel's process-wide state
+// (the out-of-line functions of KEEL_SEPARATE_COMPILATION are in
+// keel_separate.cpp).
 // Every shared object that links keel::runtime (KEEL_USE_RUNTIME_LIBRARY)
 // calls these functions instead of keeping a function-local static of its
 // own, and the dynamic loader maps this library once per process (one
@@ -19,15 +19,6 @@
 #if !KEEL_USE_RUNTIME_LIBRARY
 #error "keel_runtime is built with KEEL_USE_RUNTIME_LIBRARY=1 (its CMake target defines it)"
 #endif
-#if !defined(KEEL_SEPARATE_COMPILATION)
-#error "keel_runtime is built with KEEL_SEPARATE_COMPILATION (its CMake target defines it)"
-#endif
-
-// The out-of-line functions KEEL_SEPARATE_COMPILATION takes from here: the
-// headers above only declared them (KEEL_DECL), and each is defined once,
-// exported, for every shared object built with KEEL_SEPARATE_COMPILATION.
-#include "keel/core/impl/error.ipp"
-#include "keel/runtime/impl/stream.ipp"
 
 // Defined by qualified name, so each definition matches its header's
 // declaration wherever the ABI namespace puts it.

@@ -106,7 +106,23 @@ KEEL_END_NAMESPACE
 /**
  * @def KEEL_COLD
  * @brief Marks a function that runs only when something went wrong (a
- * throw, a report): the compiler never inlines it and lays it out away from
- * hot code, so a call site costs a call and never builds the message.
+ * throw, a report): the compiler lays it out away from hot code and treats
+ * a call to it as unlikely. Its definition (in an impl/<name>.ipp) is also
+ * KEEL_NOINLINE, so a call site costs a call and never builds the message.
  */
-#define KEEL_COLD __attribute__((cold, noinline))
+#define KEEL_COLD __attribute__((cold))
+
+/// @cond detail
+#define KEEL_NOINLINE __attribute__((noinline))
+// Around the definitions of KEEL_COLD functions: header-only they are
+// `inline` (one definition per program) and `noinline` (never expanded at a
+// call site), which is what keel means; GCC warns that a noinline
+// definition follows an inline declaration (-Wattributes), Clang does not.
+#if defined(__GNUC__) && !defined(__clang__)
+#define KEEL_BEGIN_COLD_DEFINITIONS _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wattributes\"")
+#define KEEL_END_COLD_DEFINITIONS _Pragma("GCC diagnostic pop")
+#else
+#define KEEL_BEGIN_COLD_DEFINITIONS
+#define KEEL_END_COLD_DEFINITIONS
+#endif
+/// @endcond

@@ -13,30 +13,31 @@
 #include "keel/core/config.hpp"
 
 KEEL_BEGIN_NAMESPACE
+KEEL_BEGIN_COLD_DEFINITIONS
 
-KEEL_DECL void throw_error(std::error_code code, const char* api, const char* rule) {
+KEEL_NOINLINE KEEL_DECL void throw_error(std::error_code code, const char* api, const char* rule) {
   throw error(code, api, rule);
 }
-KEEL_DECL void throw_error(std::error_code code, const char* api, const std::string& rule) {
+KEEL_NOINLINE KEEL_DECL void throw_error(std::error_code code, const char* api, const std::string& rule) {
   throw error(code, api, rule);
 }
-KEEL_DECL void throw_error(std::error_code code, const std::string& api, const std::string& rule) {
+KEEL_NOINLINE KEEL_DECL void throw_error(std::error_code code, const std::string& api, const std::string& rule) {
   throw error(code, api, rule);
 }
-KEEL_DECL void throw_error(errc code, const char* api, const char* rule) { throw error(code, api, rule); }
-KEEL_DECL void throw_error(errc code, const char* api, const std::string& rule) { throw error(code, api, rule); }
-KEEL_DECL void throw_error(errc code, const std::string& api, const std::string& rule) {
+KEEL_NOINLINE KEEL_DECL void throw_error(errc code, const char* api, const char* rule) { throw error(code, api, rule); }
+KEEL_NOINLINE KEEL_DECL void throw_error(errc code, const char* api, const std::string& rule) { throw error(code, api, rule); }
+KEEL_NOINLINE KEEL_DECL void throw_error(errc code, const std::string& api, const std::string& rule) {
   throw error(code, api, rule);
 }
 
 namespace detail {
-KEEL_DECL void default_error_handler(std::error_code code, const char* api, const char* message) noexcept {
+KEEL_NOINLINE KEEL_DECL void default_error_handler(std::error_code code, const char* api, const char* message) noexcept {
   std::fprintf(stderr, "keel: %s failed in a destructor: %s (%s:%d)\n", api, message, code.category().name(),
                code.value());
 }
 }  // namespace detail
 
-KEEL_DECL void report_current_exception(const char* api) noexcept {
+KEEL_NOINLINE KEEL_DECL void report_current_exception(const char* api) noexcept {
   try {
     throw;
   } catch (const std::system_error& e) {
@@ -48,4 +49,5 @@ KEEL_DECL void report_current_exception(const char* api) noexcept {
   }
 }
 
+KEEL_END_COLD_DEFINITIONS
 KEEL_END_NAMESPACE

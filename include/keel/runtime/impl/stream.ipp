@@ -11,13 +11,14 @@
 #include "keel/core/config.hpp"
 
 KEEL_BEGIN_NAMESPACE
+KEEL_BEGIN_COLD_DEFINITIONS
 namespace detail {
 
-KEEL_DECL void throw_empty(const char* api) {
+KEEL_NOINLINE KEEL_DECL void throw_empty(const char* api) {
   throw_error(errc::invalid_handle, api, "the handle is empty: it was moved from, released, closed or never made");
 }
 
-KEEL_DECL void report_scope_left_unfinished(const char* api, const char* outcome, bool by_exception) noexcept {
+KEEL_NOINLINE KEEL_DECL void report_scope_left_unfinished(const char* api, const char* outcome, bool by_exception) noexcept {
   // A fixed buffer: the report is made from a destructor, which must not throw.
   char message[256];
   std::snprintf(message, sizeof message, "left without end() or cancel()%s: %s; call end() to finish it or cancel() to drop it",
@@ -26,4 +27,5 @@ KEEL_DECL void report_scope_left_unfinished(const char* api, const char* outcome
 }
 
 }  // namespace detail
+KEEL_END_COLD_DEFINITIONS
 KEEL_END_NAMESPACE

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// keel_runtime: the one instance per process of keel's process-wide state.
+// keel_runtime: the one instance per process of keel's process-wide state
+// (the out-of-line functions of KEEL_SEPARATE_COMPILATION are in
+// keel_separate.cpp).
 // Every shared object that links keel::runtime (KEEL_USE_RUNTIME_LIBRARY)
 // calls these functions instead of keeping a function-local static of its
 // own, and the dynamic loader maps this library once per process (one

@@ -7,7 +7,7 @@ int main() {
   keel::host::capture_scope capture{s};
 #ifndef KEEL_COMPILE_FAIL_CONTROL
   keel::host::capture_scope second = capture;
-  second.discard();
+  second.cancel();
 #endif
-  capture.discard();
+  capture.cancel();
 }

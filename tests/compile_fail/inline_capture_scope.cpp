@@ -8,7 +8,7 @@ int main() {
   inline_rt::stream s{dev};
 #ifndef KEEL_COMPILE_FAIL_CONTROL
   keel::basic_capture_scope<inline_rt::backend> capture{s};
-  capture.discard();
+  capture.cancel();
 #endif
   s.synchronize();
 }

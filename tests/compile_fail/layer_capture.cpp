@@ -11,5 +11,5 @@ using backend = compile_fail::lacks_capture_end;
 int main() {
   keel::basic_stream<backend> s{keel::host::default_device()};
   keel::basic_capture_scope<backend> capture{s};
-  capture.discard();
+  capture.cancel();
 }

@@ -12,5 +12,5 @@ int main() {
   keel::basic_stream<backend> s{keel::host::default_device()};
   keel::basic_task_group<backend> group;
   keel::basic_update_scope<backend> update{s, group};
-  update.abandon();
+  update.cancel();
 }

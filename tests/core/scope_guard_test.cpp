@@ -44,6 +44,30 @@ static_assert(!std::is_nothrow_destructible_v<keel::scope_success<std::function<
 static_assert(std::is_nothrow_destructible_v<keel::scope_success<plain_action>>,
               "scope_success's destructor is noexcept when the callable is");
 
+namespace {
+struct stateless_action {
+  void operator()() const noexcept {}
+};
+struct final_stateless_action final {
+  void operator()() const noexcept {}
+};
+int free_action_runs = 0;
+void free_action() noexcept { ++free_action_runs; }
+}  // namespace
+
+// Boost.Scope's storage: an empty callable costs nothing, so a scope_exit of
+// one is its active flag alone; the others add their uncaught-exception count.
+static_assert(sizeof(keel::scope_exit<stateless_action>) == sizeof(bool),
+              "a scope_exit of a stateless callable is as small as a bool");
+static_assert(sizeof(keel::scope_fail<stateless_action>) == sizeof(int) * 2,
+              "a scope_fail of a stateless callable is its exception count and the flag (padded)");
+static_assert(sizeof(keel::scope_exit<final_stateless_action>) <= 2,
+              "a final callable cannot be a base: a member byte and the flag");
+static_assert(sizeof(keel::scope_exit<void (*)()>) == 2 * sizeof(void (*)()),
+              "a function pointer is stored as a member");
+static_assert(sizeof(keel::scope_exit<plain_action>) == 2 * sizeof(int*),
+              "a stateful callable is stored as a member, beside the flag");
+
 TEST_CASE("scope_exit: runs on every exit path", "[core][scope_guard]") {
   CHECK(calls_after<keel::scope_exit>(0) == 1);
   CHECK(calls_after<keel::scope_exit>(1) == 1);
@@ -81,7 +105,7 @@ TEST_CASE("scope guards: dismiss keeps the callable from running", "[core][scope
     CHECK(exit_guard.active());
     exit_guard.dismiss();
     fail_guard.dismiss();
-    success_guard.release();
+    success_guard.dismiss();
     CHECK_FALSE(exit_guard.active());
     CHECK_FALSE(fail_guard.active());
     CHECK_FALSE(success_guard.active());
@@ -244,6 +268,33 @@ TEST_CASE("scope guards: the macros run at the right time", "[core][scope_guard]
     KEEL_SCOPE_FAIL { log += "fail;"; };
   }
   CHECK(log == "success;exit;");
+}
+
+TEST_CASE("scope guards: stateless, final, function pointer and function reference callables run once",
+          "[core][scope_guard]") {
+  static int runs = 0;
+  struct counts {
+    void operator()() const noexcept { ++runs; }
+  };
+  struct counts_final final {
+    void operator()() const noexcept { ++runs; }
+  };
+  runs = 0;
+  free_action_runs = 0;
+  {
+    keel::scope_exit lambda{[] { ++runs; }};
+    static_assert(sizeof(lambda) == sizeof(bool), "a scope_exit of a captureless lambda is as small as a bool");
+    keel::scope_exit a{counts{}};
+    keel::scope_exit b{counts_final{}};
+    auto moved = std::move(a);  // the source is dismissed, the moved-to guard runs
+    CHECK_FALSE(a.active());    // NOLINT(bugprone-use-after-move)
+    void (*pointer)() = [] { ++runs; };
+    keel::scope_exit c{pointer};
+    keel::scope_exit<void (&)()> d{free_action};
+    static_assert(std::is_same_v<decltype(c), keel::scope_exit<void (*)()>>);
+  }
+  CHECK(runs == 4);
+  CHECK(free_action_runs == 1);
 }
 
 TEST_CASE("scope guards: guards run in reverse order of creation", "[core][scope_guard]") {

@@ -871,7 +871,7 @@ class runner {
         if (cap && cap->active()) {
           r.first = code_of([&] {
             keel::host::capture_scope extra(st, mode);
-            extra.discard();
+            extra.cancel();
           });
         } else {
           cap.reset();
@@ -883,7 +883,7 @@ class runner {
         r.first = code_of([&] { models_[o.b] = caps_[o.a]->end(); });
         break;
       case op_kind::cap_discard:
-        if (caps_[o.a]) caps_[o.a]->discard();
+        if (caps_[o.a]) caps_[o.a]->cancel();
         break;
       case op_kind::group_begin: {
         auto& mark = marks_[o.a];
@@ -911,7 +911,7 @@ class runner {
         if (upd) {
           r.first = code_of([&] {
             keel::host::update_scope extra(st, groups_[o.b]);
-            extra.abandon();
+            extra.cancel();
           });
         } else {
           r.first = code_of([&] { upd.emplace(st, groups_[o.b]); });
@@ -930,11 +930,11 @@ class runner {
 
   void finish() {
     for (auto& u : upds_)
-      if (u) u->abandon();
+      if (u) u->cancel();
     for (auto& g : marks_)
-      if (g) code_of([&] { (void)g->end(); });
+      if (g) g->cancel();
     for (auto& c : caps_)
-      if (c) c->discard();
+      if (c) c->cancel();
     for (auto& s : streams_) {
       if (s) code_of([&] { s.synchronize(); });
       progress_.fetch_add(1, std::memory_order_release);

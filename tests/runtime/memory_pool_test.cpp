@@ -346,7 +346,7 @@ KEEL_BACKEND_TEST("memory pool: a capture discarded returns everything it took",
   auto a = pool.allocate(s, 4 * kib);
   a.reset();
   CHECK(pool.statistics().used == 4 * kib);  // released inside the capture: the capture still holds it
-  capture.discard();
+  capture.cancel();
   CHECK(pool.statistics().used == 0);
   s.synchronize();
 }

@@ -36,7 +36,7 @@ TEST_CASE("task_group: the model and the group handle may go while an update is 
     host::axpy(f.u, &f.out, &f.tmp, &f.other, 3.0f);
     f.model.reset();
     f.group.reset();
-    update.abandon();
+    update.cancel();
   }
   SECTION("the update stream is destroyed") {
     // Through the backend: a scope must not outlive its stream, but a

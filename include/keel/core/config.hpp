@@ -79,3 +79,50 @@ KEEL_END_NAMESPACE
 #define KEEL_RUNTIME_API __attribute__((visibility("default")))
 #endif
 /// @endcond
+
+/**
+ * @def KEEL_SEPARATE_COMPILATION
+ * @brief Define it (as Asio's ASIO_SEPARATE_COMPILATION) to take keel's
+ * heavy non-template functions, the error and throw paths first, from the
+ * compiled keel_runtime library (CMake target keel::runtime, which must then
+ * be linked) instead of compiling them inline in every translation unit
+ * that includes keel: their headers then only declare them. Undefined (the
+ * default) keel is header-only. Define it for all translation units of a
+ * shared object or none; the functions behave the same either way.
+ */
+
+/**
+ * @def KEEL_DECL
+ * @brief How keel declares a function that KEEL_SEPARATE_COMPILATION moves
+ * into keel_runtime: `inline` header-only (the definition follows in the
+ * header's `impl/<name>.ipp`), exported from keel_runtime otherwise.
+ */
+#if defined(KEEL_SEPARATE_COMPILATION)
+#define KEEL_DECL __attribute__((visibility("default")))
+#else
+#define KEEL_DECL inline
+#endif
+
+/**
+ * @def KEEL_COLD
+ * @brief Marks a function that runs only when something went wrong (a
+ * throw, a report): the compiler lays it out away from hot code and treats
+ * a call to it as unlikely. Its definition (in an impl/<name>.ipp) is also
+ * KEEL_NOINLINE, so a call site costs a call and never builds the message.
+ */
+#define KEEL_COLD __attribute__((cold))
+
+/// @cond detail
+#define KEEL_NOINLINE __attribute__((noinline))
+// Around the definitions of KEEL_COLD functions: header-only they are
+// `inline` (one definition per program) and `noinline` (never expanded at a
+// call site), which is what keel means; GCC warns that a noinline
+// definition follows an inline declaration (-Wattributes), Clang does not.
+#if defined(__GNUC__) && !defined(__clang__)
+#define KEEL_BEGIN_COLD_DEFINITIONS _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wattributes\"")
+#define KEEL_END_COLD_DEFINITIONS _Pragma("GCC diagnostic pop")
+#else
+#define KEEL_BEGIN_COLD_DEFINITIONS
+#define KEEL_END_COLD_DEFINITIONS
+#endif
+/// @endcond

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <atomic>
-#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -185,13 +184,22 @@ class error : public std::system_error {
   std::shared_ptr<const details> details_;
 };
 
-/** @brief Throws keel::error; kept out of line of callers' hot paths. */
-[[noreturn]] inline void throw_error(std::error_code code, std::string api, std::string rule) {
-  throw error(code, std::move(api), std::move(rule));
-}
-[[noreturn]] inline void throw_error(errc code, std::string api, std::string rule) {
-  throw error(code, std::move(api), std::move(rule));
-}
+/**
+ * @name throw_error
+ * @brief Throws keel::error(code, api, rule). Cold and never inlined (see
+ * KEEL_COLD): a call site pays a call, never the construction of the
+ * message, which is built here; with KEEL_SEPARATE_COMPILATION this code is
+ * compiled once, in keel_runtime. Pass string literals as they are: the
+ * `const char*` forms build no std::string at the call site.
+ * @{
+ */
+[[noreturn]] KEEL_COLD KEEL_DECL void throw_error(std::error_code code, const char* api, const char* rule);
+[[noreturn]] KEEL_COLD KEEL_DECL void throw_error(std::error_code code, const char* api, const std::string& rule);
+[[noreturn]] KEEL_COLD KEEL_DECL void throw_error(std::error_code code, const std::string& api, const std::string& rule);
+[[noreturn]] KEEL_COLD KEEL_DECL void throw_error(errc code, const char* api, const char* rule);
+[[noreturn]] KEEL_COLD KEEL_DECL void throw_error(errc code, const char* api, const std::string& rule);
+[[noreturn]] KEEL_COLD KEEL_DECL void throw_error(errc code, const std::string& api, const std::string& rule);
+/** @} */
 
 /**
  * @brief Called when a destructor (which must not throw) meets a failure:
@@ -204,10 +212,8 @@ using error_handler = void (*)(std::error_code code, const char* api, const char
 
 namespace detail {
 
-inline void default_error_handler(std::error_code code, const char* api, const char* message) noexcept {
-  std::fprintf(stderr, "keel: %s failed in a destructor: %s (%s:%d)\n", api, message,
-               code.category().name(), code.value());
-}
+// Prints one line to stderr: the handler in force when none was set.
+KEEL_COLD KEEL_DECL void default_error_handler(std::error_code code, const char* api, const char* message) noexcept;
 
 // The slot holds the handler set, or null for the default: each shared
 // object then uses its own default_error_handler, so a slot shared across
@@ -262,17 +268,11 @@ inline void report_error(errc code, const char* api, const char* message) noexce
   report_error(make_error_code(code), api, message);
 }
 
-/** @brief Reports the exception in flight (call from a catch block) to the handler. */
-inline void report_current_exception(const char* api) noexcept {
-  try {
-    throw;
-  } catch (const std::system_error& e) {
-    report_error(e.code(), api, e.what());
-  } catch (const std::exception& e) {
-    report_error(make_error_code(errc::task_failed), api, e.what());
-  } catch (...) {
-    report_error(make_error_code(errc::task_failed), api, "unknown exception");
-  }
-}
+/** @brief Reports the exception in flight (call from a catch block) to the handler. Cold, out of line. */
+KEEL_COLD KEEL_DECL void report_current_exception(const char* api) noexcept;
 
 KEEL_END_NAMESPACE  // namespace keel
+
+#if !defined(KEEL_SEPARATE_COMPILATION)
+#include "keel/core/impl/error.ipp"
+#endif

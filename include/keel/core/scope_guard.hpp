@@ -12,10 +12,10 @@
 KEEL_BEGIN_NAMESPACE
 namespace detail {
 
-// When a guard should run its callable, decided at destruction.
+// When a guard should run its callable, decided at destruction. run_always
+// is empty, so a scope_exit stores nothing for it (an empty base).
 struct run_always {
   static constexpr bool nothrow_destructor = true;
-  int exceptions_at_construction = 0;
   bool should_run() const noexcept { return true; }
 };
 
@@ -34,9 +34,35 @@ struct run_on_success {
   bool should_run() const noexcept { return std::uncaught_exceptions() <= exceptions_at_construction; }
 };
 
+// Holds the guard's callable: as an empty base when it is an empty class
+// (a lambda that captures nothing, a stateless function object), so it adds
+// no byte to the guard, as Boost.Scope's guards do; as a member otherwise
+// (a capturing lambda, a function pointer, a reference to a function).
+template <class F, bool AsBase = std::is_class_v<F> && std::is_empty_v<F> && !std::is_final_v<F>>
+class callable_storage {
+ public:
+  template <class Fn>
+  explicit callable_storage(Fn&& fn) noexcept(std::is_nothrow_constructible_v<F, Fn>) : f_(std::forward<Fn>(fn)) {}
+  F& callable() noexcept { return f_; }
+
+ private:
+  F f_;
+};
+
+template <class F>
+class callable_storage<F, true> : private F {
+ public:
+  template <class Fn>
+  explicit callable_storage(Fn&& fn) noexcept(std::is_nothrow_constructible_v<F, Fn>) : F(std::forward<Fn>(fn)) {}
+  F& callable() noexcept { return *this; }
+};
+
+// The guard: the callable and the condition as (usually empty) private
+// bases, and one bool. A scope_exit of an empty callable is one byte.
 template <class F, class Condition>
-class basic_scope_guard {
+class basic_scope_guard : private callable_storage<F>, private Condition {
   static_assert(std::is_invocable_v<F&>, "keel scope guard: the callable must be invocable with no arguments");
+  using storage = callable_storage<F>;
 
  public:
   // LFTS v3 [scopeguard.exit]: if storing the callable throws, an exit or
@@ -51,9 +77,7 @@ class basic_scope_guard {
 
   basic_scope_guard(basic_scope_guard&& other) noexcept(std::is_nothrow_move_constructible_v<F> ||
                                                         std::is_nothrow_copy_constructible_v<F>)
-      : function_(std::move_if_noexcept(other.function_)),
-        condition_(other.condition_),
-        active_(other.active_) {
+      : storage(std::move_if_noexcept(other.callable())), Condition(other.condition()), active_(other.active_) {
     other.dismiss();
   }
 
@@ -62,13 +86,11 @@ class basic_scope_guard {
   basic_scope_guard& operator=(basic_scope_guard&&) = delete;
 
   ~basic_scope_guard() noexcept(Condition::nothrow_destructor || std::is_nothrow_invocable_v<F&>) {
-    if (active_ && condition_.should_run()) function_();
+    if (active_ && condition().should_run()) this->callable()();
   }
 
-  /** @brief The guard will not run its callable. */
+  /** @brief The guard will not run its callable (LFTS v3's release(), Boost.Scope's set_active(false)). */
   void dismiss() noexcept { active_ = false; }
-  /** @brief Same as dismiss(); the name the Library Fundamentals TS uses. */
-  void release() noexcept { active_ = false; }
   /** @brief Whether the guard will still run its callable. */
   [[nodiscard]] bool active() const noexcept { return active_; }
 
@@ -76,7 +98,7 @@ class basic_scope_guard {
   struct construct_tag {};
 
   template <class Fn>
-  basic_scope_guard(Fn&& fn, construct_tag) try : function_(forward_if_nothrow<Fn>(fn)) {
+  basic_scope_guard(Fn&& fn, construct_tag) try : storage(forward_if_nothrow<Fn>(fn)) {
   } catch (...) {
     if constexpr (Condition::nothrow_destructor) fn();  // exit and fail: never lose the cleanup
   }
@@ -92,8 +114,8 @@ class basic_scope_guard {
     }
   }
 
-  F function_;
-  Condition condition_;
+  const Condition& condition() const noexcept { return *this; }
+
   bool active_ = true;
 };
 
@@ -102,9 +124,10 @@ class basic_scope_guard {
 /**
  * @brief Runs a callable when the scope is left, however it is left, unless dismissed.
  *
- * Ownership: owns a decayed copy of the callable. Not copyable, movable
- * (the source is dismissed). Thread safety: none. Exceptions: the destructor
- * is noexcept; a callable that throws terminates.
+ * Ownership: owns a decayed copy of the callable (an empty one as an empty
+ * base: a scope_exit of a captureless lambda is one bool). Not copyable,
+ * movable (the source is dismissed). Thread safety: none. Exceptions: the
+ * destructor is noexcept; a callable that throws terminates.
  *
  * @code
  * void* p = std::malloc(n);

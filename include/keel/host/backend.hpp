@@ -83,3 +83,12 @@ struct native : stream_calls, event_calls, memory_calls, capture_calls, task_gro
 struct backend : checked::backend<detail::native> {};
 
 } KEEL_END_NAMESPACE  // namespace keel::host
+
+#if defined(KEEL_SEPARATE_COMPILATION)
+// The checked layer's out-of-line calls over the host (its rules: capture,
+// group, update, event), instantiated once in keel_runtime instead of in
+// every translation unit.
+KEEL_BEGIN_NAMESPACE
+extern template struct checked::backend<host::detail::native>;
+KEEL_END_NAMESPACE
+#endif

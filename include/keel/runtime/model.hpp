@@ -248,19 +248,25 @@ class basic_model : public basic_model_ref<B> {
  * @brief Captures the work issued to a stream (and to streams that fork
  * from it through events) into a model, from construction to end().
  *
- * Ownership: holds the capture; neither copyable nor movable. If the scope is
- * left without end() (an exception, an early return) the capture is ended
- * and the partial model discarded. Thread safety: one scope per stream.
- * Exceptions: the constructor throws capture_violation (already capturing)
- * or resource_limit (live models); end() throws capture_violation (open
- * group, unjoined fork) and leaves the capture running, to be fixed or
- * discarded.
+ * Every keel scope (capture, task group, update) finishes the same way:
+ * end() finishes it (here: returns the model), cancel() drops it, and a
+ * scope left without either (an early return, an exception) cancels itself
+ * and reports "left without end() or cancel()" to keel's error handler
+ * (errc::invalid_state), never finishing silently. Cancelling a capture
+ * ends it and discards the partial model.
+ *
+ * Ownership: holds the capture; neither copyable nor movable. Thread
+ * safety: one scope per stream. Exceptions: the constructor throws
+ * capture_violation (already capturing) or resource_limit (live models);
+ * end() throws capture_violation (open group, unjoined fork) and leaves the
+ * capture running, to be fixed or cancelled; cancel() and the destructor
+ * throw nothing.
  *
  * Given a memory pool (keel/runtime/memory_pool.hpp), every allocation from
  * that pool on a stream of this capture belongs to the model end() returns:
  * it lives as long as the model and goes back to the pool when the model is
- * destroyed. A capture that ends any other way (discard(), an exception, a
- * failed end() followed by either) gives all of it back at once.
+ * destroyed. A capture that ends any other way (cancel(), leaving the scope,
+ * a failed end() followed by either) gives all of it back at once.
  *
  * @code
  * keel::host::capture_scope capture{stream, keel::capture_mode::thread_local_};
@@ -301,11 +307,23 @@ class [[nodiscard]] basic_capture_scope {
   }
   basic_capture_scope(const basic_capture_scope&) = delete;
   basic_capture_scope& operator=(const basic_capture_scope&) = delete;
-  ~basic_capture_scope() { discard(); }
+  /// Left while still active: cancels the capture and reports it (see the class).
+  ~basic_capture_scope() {
+    if (!active_) return;
+    cancel();
+    detail::report_scope_left_unfinished("keel::capture_scope", "the capture was discarded",
+                                         std::uncaught_exceptions() > exceptions_);
+  }
 
-  /** @brief Ends the capture and returns the model (owning what the capture took from its pool). */
-  basic_model<B> end() {
-    if (!active_) throw_error(errc::invalid_state, "keel::capture_scope::end", "the capture already ended");
+  /**
+   * @brief Ends the capture and returns the model (owning what the capture
+   * took from its pool). @throws keel::error invalid_state when the scope
+   * already ended or was cancelled, capture_violation when the capture
+   * cannot end (it then stays active).
+   */
+  [[nodiscard]] basic_model<B> end() {
+    if (!active_)
+      throw_error(errc::invalid_state, "keel::capture_scope::end", "the capture already ended (end() or cancel())");
     auto model = basic_model<B>::adopt(B::capture_end(stream_.native_handle()));
     active_ = false;
     if (source_) source_->end_capture(capture_id_);
@@ -313,21 +331,22 @@ class [[nodiscard]] basic_capture_scope {
     source_.reset();
     return model;
   }
-  /** @brief Ends the capture and throws the partial model away, with what it took from its pool. Throws: nothing. */
-  void discard() noexcept {
+  /** @brief Ends the capture and throws the partial model away, with what it took from its pool; nothing when not active. Throws: nothing. */
+  void cancel() noexcept {
     if (active_) B::capture_discard(stream_.native_handle());
     active_ = false;
     if (source_) source_->end_capture(capture_id_);
     source_.reset();
     memory_.reset();
   }
-  /// Whether the capture is still in progress (end() not called, no exception).
+  /// Whether the capture is still in progress (neither end() nor cancel() finished it).
   bool active() const noexcept { return active_; }
   /// The stream the capture began on.
   basic_stream_ref<B> stream() const noexcept { return stream_.get(); }
 
  private:
   detail::stream_anchor<B> stream_;
+  int exceptions_ = std::uncaught_exceptions();
   bool active_ = true;
   std::uint64_t capture_id_ = 0;
   std::shared_ptr<detail::capture_memory_source<B>> source_;

@@ -38,9 +38,8 @@ std::chrono::microseconds to_wait_budget(std::chrono::duration<Rep, Period> time
   return std::chrono::ceil<std::chrono::microseconds>(timeout);
 }
 
-[[noreturn]] inline void throw_empty(const char* api) {
-  throw_error(errc::invalid_handle, api, "the handle is empty: it was moved from, released, closed or never made");
-}
+// Throws invalid_handle for a call on an empty handle; cold, out of line.
+[[noreturn]] KEEL_COLD KEEL_DECL void throw_empty(const char* api);
 
 [[noreturn]] inline void throw_null_native(const char* api, const char* what) {
   throw_error(errc::null_parameter, api, std::string("null ") + what);
@@ -339,6 +338,13 @@ struct has_stream_retain<B, std::void_t<decltype(B::retain_stream(std::declval<t
                                         decltype(B::release_stream(std::declval<typename B::stream_handle>()))>>
     : std::true_type {};
 
+// Reports that the scope @p api (a capture, group or update scope) was left
+// without end() or cancel(), and what its destructor did instead (@p
+// outcome): keel's one rule for every scope, so that an early return is
+// never a silent commit and never silently lost. The code is
+// errc::invalid_state; the message says whether an exception was leaving.
+KEEL_COLD KEEL_DECL void report_scope_left_unfinished(const char* api, const char* outcome, bool by_exception) noexcept;
+
 // What a scope holds of its stream: a view whose native record stays valid
 // even if the stream is destroyed while the scope lives (the destruction
 // ends the capture, group or update, and the scope's own end then finds
@@ -450,3 +456,7 @@ class basic_stream : public basic_stream_ref<B> {
 };
 
 KEEL_END_NAMESPACE  // namespace keel
+
+#if !defined(KEEL_SEPARATE_COMPILATION)
+#include "keel/runtime/impl/stream.ipp"
+#endif

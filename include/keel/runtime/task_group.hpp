@@ -182,11 +182,19 @@ class basic_task_group : public basic_task_group_ref<B> {
  * only operator launches may be issued to the stream meanwhile, and no other
  * capturing stream may issue work.
  *
- * Ownership: holds the open group; not copyable or movable. Left without
- * end(), the group is closed with what was marked (if an exception is
- * leaving the capture scope too, the whole capture is discarded). Thread
- * safety: one per stream. Exceptions: the constructor throws
- * capture_violation (not capturing, a group already open).
+ * Finishes as every keel scope does (see basic_capture_scope): end()
+ * returns the group's handle; cancel() closes the group without one (a
+ * runtime cannot take captured work back: the launches marked stay in the
+ * capture, as plain tasks no update can reach); left without either, the
+ * scope cancels and reports "left without end() or cancel()" to keel's
+ * error handler. (If an exception leaves the capture scope too, that scope
+ * discards the whole capture.)
+ *
+ * Ownership: holds the open group; not copyable or movable. Thread safety:
+ * one per stream. Exceptions: the constructor throws capture_violation (not
+ * capturing, a group already open); end() throws invalid_state (ended,
+ * cancelled, or the stream is not marking) and leaves the scope active;
+ * cancel() and the destructor throw nothing.
  */
 template <KEEL_TASK_GROUP_BACKEND B>
 class [[nodiscard]] basic_task_group_scope {
@@ -199,19 +207,35 @@ class [[nodiscard]] basic_task_group_scope {
   }
   basic_task_group_scope(const basic_task_group_scope&) = delete;
   basic_task_group_scope& operator=(const basic_task_group_scope&) = delete;
+  /// Left while still active: cancels the group and reports it (see the class).
   ~basic_task_group_scope() {
-    if (active_) B::group_abort(stream_.native_handle());
+    if (!active_) return;
+    cancel();
+    detail::report_scope_left_unfinished("keel::task_group_scope",
+                                         "the group was closed with what was marked, without a handle",
+                                         std::uncaught_exceptions() > exceptions_);
   }
-  /** @brief Closes the group and returns its handle. */
-  basic_task_group<B> end() {
-    if (!active_) throw_error(errc::invalid_state, "keel::task_group_scope::end", "the group already ended");
+  /** @brief Closes the group and returns its handle. @throws keel::error invalid_state when already ended or cancelled. */
+  [[nodiscard]] basic_task_group<B> end() {
+    if (!active_)
+      throw_error(errc::invalid_state, "keel::task_group_scope::end", "the group already ended (end() or cancel())");
     auto group = basic_task_group<B>::adopt(B::group_end(stream_.native_handle()));
     active_ = false;
     return group;
   }
+  /** @brief Closes the group without a handle (what was marked stays in the capture); nothing when not active. Throws: nothing. */
+  void cancel() noexcept {
+    if (active_) B::group_abort(stream_.native_handle());
+    active_ = false;
+  }
+  /// Whether the group is still open (neither end() nor cancel() closed it).
+  bool active() const noexcept { return active_; }
+  /// The capturing stream the group is marked on.
+  basic_stream_ref<B> stream() const noexcept { return stream_.get(); }
 
  private:
   detail::stream_anchor<B> stream_;
+  int exceptions_ = std::uncaught_exceptions();
   bool active_ = true;
 };
 
@@ -221,14 +245,20 @@ class [[nodiscard]] basic_task_group_scope {
  * taking effect when the stream reaches end() (executions that reach the
  * group later run the new tasks; those that reached it earlier, the old).
  *
+ * Finishes as every keel scope does (see basic_capture_scope): end() checks
+ * and commits the replacement; cancel() abandons it, leaving the group
+ * unchanged (on a backend whose abandon_restores_group_v is true, as keel's
+ * are); left without either, by an early return as by an exception, the
+ * scope abandons the update and reports "left without end() or cancel()" to
+ * keel's error handler: it never commits what it was not told to.
+ *
  * Ownership: holds the group's update right (one thread, one stream at a
- * time); not copyable or movable. Left by an exception, the update is
- * abandoned and the group unchanged; left without end() otherwise, it ends
- * and reports a refusal to keel's error handler. Exceptions: the constructor
- * throws capture_violation (capturing stream), update_violation (group
- * already being updated) or invalid_state (model destroyed); end() throws
+ * time); not copyable or movable. Exceptions: the constructor throws
+ * capture_violation (capturing stream), update_violation (group already
+ * being updated) or invalid_state (model destroyed); end() throws
  * update_violation when the tasks do not match the group in number and
- * kind, leaving the group unchanged. An update with no tasks changes nothing.
+ * kind, leaving the group unchanged and the scope finished; cancel() and
+ * the destructor throw nothing. An update with no tasks changes nothing.
  */
 template <KEEL_TASK_GROUP_BACKEND B>
 class [[nodiscard]] basic_update_scope {
@@ -241,29 +271,33 @@ class [[nodiscard]] basic_update_scope {
   }
   basic_update_scope(const basic_update_scope&) = delete;
   basic_update_scope& operator=(const basic_update_scope&) = delete;
+  /// Left while still active: abandons the update and reports it (see the class).
   ~basic_update_scope() {
     if (!active_) return;
-    if (std::uncaught_exceptions() > exceptions_) {
-      B::update_abort(stream_.native_handle());
-      return;
-    }
-    try {
-      B::update_end(stream_.native_handle());
-    } catch (...) {
-      report_current_exception("keel::update_scope");
-    }
+    cancel();
+    detail::report_scope_left_unfinished("keel::update_scope", "the update was abandoned, the group is unchanged",
+                                         std::uncaught_exceptions() > exceptions_);
   }
-  /** @brief Checks the replacement and commits it in stream order. */
+  /**
+   * @brief Checks the replacement and commits it in stream order; the scope
+   * is finished whatever the outcome. @throws keel::error invalid_state
+   * when already ended or cancelled, update_violation when refused.
+   */
   void end() {
-    if (!active_) throw_error(errc::invalid_state, "keel::update_scope::end", "the update already ended");
+    if (!active_)
+      throw_error(errc::invalid_state, "keel::update_scope::end", "the update already ended (end() or cancel())");
     active_ = false;
     B::update_end(stream_.native_handle());
   }
-  /** @brief Abandons the update; the group is unchanged. Throws: nothing. */
-  void abandon() noexcept {
+  /** @brief Abandons the update; the group is unchanged; nothing when not active. Throws: nothing. */
+  void cancel() noexcept {
     if (active_) B::update_abort(stream_.native_handle());
     active_ = false;
   }
+  /// Whether the update is still open (neither end() nor cancel() finished it).
+  bool active() const noexcept { return active_; }
+  /// The update stream the replacement is issued on.
+  basic_stream_ref<B> stream() const noexcept { return stream_.get(); }
 
  private:
   detail::stream_anchor<B> stream_;
@@ -341,7 +375,11 @@ class basic_concurrent_update {
       }
     });
     basic_update_scope<B> scope(update_stream, group);
-    std::forward<F>(issue)(update_stream);
+    {
+      // The exception tells the caller: abandoning is not a scope left by mistake.
+      auto abandon_on_failure = make_scope_fail([&]() noexcept { scope.cancel(); });
+      std::forward<F>(issue)(update_stream);
+    }
     scope.end();
   }
 

@@ -30,8 +30,8 @@ using capture_status_call = decltype(B::capture_status(std::declval<typename B::
 /// @endcond
 
 /**
- * @brief Whether abandoning an update (`update_abort`, an update scope left by
- * an exception) leaves the task group as it was. Default true; a backend
+ * @brief Whether abandoning an update (`update_abort`: `update_scope::cancel()`, an update scope left
+ * without end()) leaves the task group as it was. Default true; a backend
  * whose runtime cannot cancel an update it was given declares
  * `static constexpr bool abandon_restores_group = false;`.
  */

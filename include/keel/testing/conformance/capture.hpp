@@ -109,7 +109,7 @@ void model_raii_checklist_every_field_after_moves() {
   CHECK(back.native_handle() == native);
   CHECK(back == view);
   CHECK(back.task_count() == 1);
-  KEEL_TESTING_REQUIRE_ERROR(capture.end(), errc::invalid_state, "already ended");
+  KEEL_TESTING_REQUIRE_ERROR((void)capture.end(), errc::invalid_state, "already ended");
 }
 
 template <class F>
@@ -119,6 +119,7 @@ void model_a_capture_scope_left_by_an_exception_discards_the_partial_model() {
   std::size_t live = 0;
   if constexpr (F::is_host) live = dev.live_models();
   int ran = 0;
+  recorded_reports reports;
   try {
     capture_scope capture{s};
     s.launch_host([&] { ++ran; });
@@ -131,10 +132,12 @@ void model_a_capture_scope_left_by_an_exception_discards_the_partial_model() {
   s.launch_host([&] { ++ran; });  // runs eagerly again
   s.synchronize();
   CHECK(ran == 1);
+  CHECK(reports.taken().size() == 1);  // left without end(): reported
   {
-    capture_scope forgotten{s};  // left without end(): discarded too
+    capture_scope forgotten{s};  // left without end(): discarded too, and reported
   }
   CHECK_FALSE(s.is_capturing());
+  CHECK(reports.taken().size() == 1);
 }
 
 template <class F>
@@ -267,7 +270,7 @@ void model_a_fork_that_never_rejoins_or_a_wait_on_outside_work_breaks_the_captur
   fork.record(s);
   side.wait(fork);
   side.launch_host([] {});
-  KEEL_TESTING_REQUIRE_ERROR(capture.end(), errc::capture_violation, "never waited for");
+  KEEL_TESTING_REQUIRE_ERROR((void)capture.end(), errc::capture_violation, "never waited for");
   CHECK(capture.active());  // the capture goes on; join and end again
   join.record(side);
   s.wait(join);

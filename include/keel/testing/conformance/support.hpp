@@ -8,9 +8,11 @@
 
 #include <atomic>
 #include <cstddef>
+#include <mutex>
 #include <string>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 #include "keel/core/error.hpp"
 #include "keel/testing/conditions.hpp"
@@ -91,6 +93,56 @@ class gate {
 
  private:
   std::atomic<bool> open_{false};
+};
+
+/**
+ * @brief Records what keel's error handler receives while it lives (it is
+ * the handler then), and restores the previous handler when it goes.
+ *
+ * Ownership: one at a time (it replaces the process's handler). Thread
+ * safety: reports may come from any thread; read them on one. Exceptions:
+ * taken() may throw std::bad_alloc; the rest nothing.
+ */
+class recorded_reports {
+ public:
+  /// One report: what keel's error handler was called with.
+  struct report {
+    std::error_code code;  ///< the status reported
+    std::string api;       ///< the API that reported it
+    std::string message;   ///< what happened
+  };
+  recorded_reports() noexcept : previous_(keel::set_error_handler(&record)) {
+    std::lock_guard<std::mutex> lock(state().m);
+    state().reports.clear();
+  }
+  recorded_reports(const recorded_reports&) = delete;
+  recorded_reports& operator=(const recorded_reports&) = delete;
+  ~recorded_reports() { keel::set_error_handler(previous_); }
+  /// The reports received so far; the record is emptied.
+  std::vector<report> taken() {
+    std::lock_guard<std::mutex> lock(state().m);
+    std::vector<report> out;
+    out.swap(state().reports);
+    return out;
+  }
+
+ private:
+  struct shared {
+    std::mutex m;
+    std::vector<report> reports;
+  };
+  static shared& state() noexcept {
+    static shared instance;
+    return instance;
+  }
+  static void record(std::error_code code, const char* api, const char* message) noexcept {
+    try {
+      std::lock_guard<std::mutex> lock(state().m);
+      state().reports.push_back(report{code, api, message});
+    } catch (...) {  // out of memory: the report is lost, the test that expected it fails
+    }
+  }
+  keel::error_handler previous_;
 };
 
 /// @cond

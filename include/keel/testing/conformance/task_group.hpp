@@ -205,7 +205,7 @@ void group_replacements_must_match_the_group_in_number_and_kind() {
                        "not a copy");
     event e{dev};
     KEEL_TESTING_REQUIRE_ERROR(e.record(f.u), errc::update_violation, "not an event operation");
-    update.abandon();
+    update.cancel();
   }
   SECTION("an update with no tasks leaves the group as it was") {
     update_scope update{f.u, f.group};
@@ -213,6 +213,7 @@ void group_replacements_must_match_the_group_in_number_and_kind() {
   }
   if (keel::abandon_restores_group_v<typename F::backend>) {
     SECTION("an exception abandons the update") {
+      recorded_reports reports;
       try {
         update_scope update{f.u, f.group};
         F::axpy(f.u, &f.out, &f.tmp, &f.other, 9.0f);
@@ -235,12 +236,14 @@ void group_an_exception_leaves_the_update_and_the_stream_can_update_again() {
   KEEL_TESTING_USING_ALL(F);
   group_fixture<F> f;
   f.capture(1.0f);
+  recorded_reports reports;
   try {
     update_scope update{f.u, f.group};
     throw std::runtime_error("changed my mind");
   } catch (const std::runtime_error&) {
   }
   CHECK_FALSE(f.u.capture_status().updating);
+  CHECK(reports.taken().size() == 1);  // left without end(): abandoned and reported
   f.update(3.0f);
   f.u.synchronize();
   CHECK(f.run() == 4.0f);
@@ -265,7 +268,7 @@ void group_only_operator_launches_may_be_marked_into_a_group() {
   F::axpy(s, &out, &in, &in, 1.0f);
   auto group = mark.end();
   CHECK(group.size() == 1);
-  KEEL_TESTING_REQUIRE_ERROR(mark.end(), errc::invalid_state, "already ended");
+  KEEL_TESTING_REQUIRE_ERROR((void)mark.end(), errc::invalid_state, "already ended");
 }
 
 template <class F>
@@ -524,6 +527,170 @@ void stress_random_executions_and_updates_across_streams() {
   }
 }
 
+// ---- scopes: every scope finishes alike ----------------------------------
+
+// The one report a scope left without end() makes.
+inline void check_left_unfinished(recorded_reports& reports, const char* api, bool by_exception) {
+  const auto got = reports.taken();
+  REQUIRE(got.size() == 1);
+  INFO(got[0].api << ": " << got[0].message);
+  CHECK(got[0].code == keel::errc::invalid_state);
+  CHECK(got[0].api == api);
+  CHECK(contains(got[0].message, "left without end() or cancel()"));
+  CHECK(contains(got[0].message, "by an exception") == by_exception);
+}
+
+// How a test leaves a scope without end(): by an early return, or by an exception.
+enum class leave { early_return, exception };
+
+// Runs body(leave_now): the body opens its scope and calls leave_now(), which
+// returns (the body then returns early) or throws, as @p how says.
+template <class Body>
+void leave_by(leave how, Body&& body) {
+  const auto leave_now = [how] {
+    if (how == leave::exception) throw std::runtime_error("leaving the scope");
+  };
+  try {
+    body(leave_now);
+  } catch (const std::runtime_error&) {
+  }
+}
+
+template <class F>
+void scopes_every_scope_has_end_cancel_active_and_stream() {
+  KEEL_TESTING_USING_ALL(F);
+  group_fixture<F> f;
+  recorded_reports reports;
+  {
+    capture_scope capture{f.s};
+    CHECK(capture.active());
+    CHECK(capture.stream().native_handle() == f.s.native_handle());
+    task_group_scope mark{f.s};
+    CHECK(mark.active());
+    CHECK(mark.stream().native_handle() == f.s.native_handle());
+    F::axpy(f.s, &f.out, &f.tmp, &f.other, 1.0f);
+    mark.cancel();
+    CHECK_FALSE(mark.active());
+    CHECK_FALSE(f.s.capture_status().group_open);
+    mark.cancel();  // a second cancel does nothing
+    KEEL_TESTING_REQUIRE_ERROR((void)mark.end(), errc::invalid_state, "already ended");
+    capture.cancel();
+    CHECK_FALSE(capture.active());
+    CHECK_FALSE(f.s.is_capturing());
+    KEEL_TESTING_REQUIRE_ERROR((void)capture.end(), errc::invalid_state, "already ended");
+  }
+  f.capture(1.0f);
+  {
+    update_scope update{f.u, f.group};
+    CHECK(update.active());
+    CHECK(update.stream().native_handle() == f.u.native_handle());
+    F::axpy(f.u, &f.out, &f.tmp, &f.other, 9.0f);
+    update.cancel();
+    CHECK_FALSE(update.active());
+    CHECK_FALSE(f.u.capture_status().updating);
+    KEEL_TESTING_REQUIRE_ERROR(update.end(), errc::invalid_state, "already ended");
+  }
+  f.u.synchronize();
+  CHECK(f.run() == 2.0f);  // the cancelled update changed nothing
+  {
+    update_scope update{f.u, f.group};
+    F::axpy(f.u, &f.out, &f.tmp, &f.other, 3.0f);
+    update.end();
+    CHECK_FALSE(update.active());
+  }
+  f.u.synchronize();
+  CHECK(f.run() == 4.0f);
+  CHECK(reports.taken().empty());  // end() and cancel() report nothing
+}
+
+template <class F>
+void scopes_a_capture_scope_left_without_end_discards_the_capture_and_reports_it() {
+  KEEL_TESTING_USING_ALL(F);
+  stream s{dev};
+  recorded_reports reports;
+  for (leave how : {leave::early_return, leave::exception}) {
+    int ran = 0;
+    leave_by(how, [&](auto leave_now) {
+      capture_scope capture{s};
+      s.launch_host([&] { ++ran; });
+      leave_now();
+    });
+    CHECK_FALSE(s.is_capturing());
+    check_left_unfinished(reports, "keel::capture_scope", how == leave::exception);
+    s.launch_host([&] { ++ran; });  // eager again
+    s.synchronize();
+    CHECK(ran == 1);  // the captured task never ran
+  }
+}
+
+template <class F>
+void scopes_a_task_group_scope_left_without_end_closes_the_group_without_a_handle_and_reports_it() {
+  KEEL_TESTING_USING_ALL(F);
+  group_fixture<F> f;
+  recorded_reports reports;
+  for (leave how : {leave::early_return, leave::exception}) {
+    f.out = 0;
+    capture_scope capture{f.s};
+    leave_by(how, [&](auto leave_now) {
+      task_group_scope mark{f.s};
+      F::axpy(f.s, &f.out, &f.tmp, &f.other, 1.0f);
+      leave_now();
+    });
+    CHECK_FALSE(f.s.capture_status().group_open);
+    check_left_unfinished(reports, "keel::task_group_scope", how == leave::exception);
+    // The capture goes on: what was marked stays in it, as a plain task.
+    F::copy(f.s, &f.copied, &f.out);
+    model m = capture.end();
+    m.execute(f.s);
+    f.s.synchronize();
+    CHECK(f.out == 2.0f);
+    CHECK(f.copied == 2.0f);
+  }
+  CHECK(reports.taken().empty());
+}
+
+template <class F>
+void scopes_an_update_scope_left_without_end_abandons_the_update_never_commits_and_reports_it() {
+  KEEL_TESTING_USING_ALL(F);
+  group_fixture<F> f;
+  f.capture(1.0f);
+  recorded_reports reports;
+  for (leave how : {leave::early_return, leave::exception}) {
+    leave_by(how, [&](auto leave_now) {
+      update_scope update{f.u, f.group};
+      F::axpy(f.u, &f.out, &f.tmp, &f.other, 9.0f);
+      leave_now();
+    });
+    CHECK_FALSE(f.u.capture_status().updating);
+    check_left_unfinished(reports, "keel::update_scope", how == leave::exception);
+    f.u.synchronize();
+    if (keel::abandon_restores_group_v<typename F::backend>) CHECK(f.run() == 2.0f);  // not committed
+  }
+  f.update(3.0f);  // the group is free to update again
+  f.u.synchronize();
+  CHECK(f.run() == 4.0f);
+  CHECK(reports.taken().empty());
+}
+
+template <class F>
+void scopes_a_concurrent_update_whose_issue_throws_abandons_the_update_without_a_report() {
+  KEEL_TESTING_USING_ALL(F);
+  group_fixture<F> f;
+  f.capture(1.0f);
+  concurrent_update fenced{dev};
+  recorded_reports reports;
+  CHECK_THROWS_AS(fenced.update(f.u, f.group,
+                                [&](stream_ref us) {
+                                  F::axpy(us, &f.out, &f.tmp, &f.other, 9.0f);
+                                  throw std::runtime_error("issuing failed");
+                                }),
+                  std::runtime_error);
+  CHECK_FALSE(f.u.capture_status().updating);
+  CHECK(reports.taken().empty());  // the exception told the caller; nothing was left by mistake
+  f.u.synchronize();
+  if (keel::abandon_restores_group_v<typename F::backend>) CHECK(f.run() == 2.0f);
+}
+
 }  // namespace task_group_tests
 /// @endcond
 
@@ -560,6 +727,16 @@ void register_task_group_tests(const std::string& suffix) {
       "task_group: the split-model alternative re-captures only the changing part", "[runtime][task_group]");
   KEEL_TESTING_ADD(F, task_group_tests::group_every_fenced_iteration_sees_the_update_issued_for_it,
       "task_group: every fenced iteration sees the update issued for it", "[runtime][task_group]");
+  KEEL_TESTING_ADD(F, task_group_tests::scopes_every_scope_has_end_cancel_active_and_stream,
+      "scopes: every scope has end, cancel, active and stream; end and cancel report nothing", "[runtime][scope]");
+  KEEL_TESTING_ADD(F, task_group_tests::scopes_a_capture_scope_left_without_end_discards_the_capture_and_reports_it,
+      "scopes: a capture scope left without end() discards the capture and reports it", "[runtime][scope]");
+  KEEL_TESTING_ADD(F, task_group_tests::scopes_a_task_group_scope_left_without_end_closes_the_group_without_a_handle_and_reports_it,
+      "scopes: a task group scope left without end() closes the group without a handle and reports it", "[runtime][scope]");
+  KEEL_TESTING_ADD(F, task_group_tests::scopes_an_update_scope_left_without_end_abandons_the_update_never_commits_and_reports_it,
+      "scopes: an update scope left without end() abandons the update, never commits, and reports it", "[runtime][scope]");
+  KEEL_TESTING_ADD(F, task_group_tests::scopes_a_concurrent_update_whose_issue_throws_abandons_the_update_without_a_report,
+      "scopes: a concurrent update whose issue throws abandons the update without a report", "[runtime][scope]");
   KEEL_TESTING_ADD(F, task_group_tests::stress_random_executions_and_updates_across_streams,
       "stress: random executions and updates across streams", "[runtime][stress]");
 }

@@ -63,7 +63,7 @@ void capture_update(typename B::device_type& dev, LaunchAdd launch_add) {
     launch_add(main_stream, out.span(), tmp.span(), other.span(), 1.1f);
     alpha_group = mark.end();
     main_stream.copy_async(out_host.span(), out.span());
-    model = capture.end();  // an exception before this line discards the capture
+    model = capture.end();  // leaving before this line discards the capture (and reports it)
   }
   const auto result = [&] {
     const float* p = out_host.template data_as<float>();

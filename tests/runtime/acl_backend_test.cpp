@@ -484,7 +484,7 @@ TEST_CASE("acl backend: native_handle() is ACL's handle, one record per handle, 
     dev.forget_stream(raw);
     CHECK(api.aclrtDestroyStream(raw) == 0);  // still alive: ours to destroy
   }
-  SECTION("an owner made from a raw aclrtEvent destroys it with itself") {
+  SECTION("an owner made from a raw aclrtEvent takes its flags, and its record goes with it") {
     keel::acl::event_handle raw = nullptr;
     REQUIRE(api.aclrtCreateEventWithFlag(&raw, keel::acl::event_flags::time_line) == 0);
     {

@@ -182,8 +182,9 @@ class basic_event : public basic_event_ref<B> {
   /**
    * @brief Takes ownership of @p native, an event of @p dev made elsewhere
    * with @p flags (or one release() gave up): destroying the result destroys
-   * it. @throws keel::error null_parameter; invalid_parameter when a keel
-   * event owns it already or keel knows it with other flags.
+   * it. @throws keel::error null_parameter; invalid_parameter when keel
+   * knows it with other flags, or when a keel event owns it already where
+   * the backend can tell (ACL's registry can; the host backend cannot).
    */
   static basic_event from_native_handle(device_type& dev, native_handle_type native,
                                         event_flags flags = event_flags::default_) {

@@ -411,7 +411,9 @@ class basic_stream : public basic_stream_ref<B> {
    * @brief Takes ownership of @p native, a stream of @p dev made elsewhere
    * (or one release() gave up): destroying the result destroys it.
    * @throws keel::error null_parameter; invalid_parameter when a keel stream
-   * owns it already (or the backend can tell it is not a stream of @p dev).
+   * owns it already or it is not a stream of @p dev, where the backend can
+   * tell (ACL's registry always can; a backend whose native handle is its
+   * own handle, the host's, cannot tell a second owner).
    */
   static basic_stream from_native_handle(device_type& dev, native_handle_type native) {
     return basic_stream(base::view(dev, native, "keel::stream::from_native_handle", adoption::own));

@@ -5,6 +5,7 @@
 // the capture, group, update and lifetime books over them and checks every rule.
 #pragma once
 
+#include "keel/host/built_model.hpp"
 #include "keel/host/capture.hpp"
 #include "keel/host/detail/handles.hpp"
 #include "keel/host/device.hpp"
@@ -21,9 +22,10 @@ namespace detail {
 
 /// @cond
 // The native host backend: every concept's calls in one type, for the checked layer.
-struct native : stream_calls, event_calls, memory_calls, capture_calls, task_group_calls {
+struct native : stream_calls, event_calls, memory_calls, capture_calls, task_group_calls, built_model_calls {
   using stream_calls::device_of;
   using event_calls::device_of;
+  using built_model_calls::device_of;
   using stream_calls::query;
   using event_calls::query;
   using stream_calls::synchronize;
@@ -80,6 +82,6 @@ struct native : stream_calls, event_calls, memory_calls, capture_calls, task_gro
  *   with the later tasks. Use
  *   basic_concurrent_update to fence a running execution on the update.
  */
-struct backend : checked::backend<detail::native> {};
+struct backend : checked::backend<detail::native>, checked::built_models<detail::native> {};
 
 } KEEL_END_NAMESPACE  // namespace keel::host

@@ -23,15 +23,18 @@ KEEL_BEGIN_NAMESPACE namespace host::detail {
 struct capture_calls : native_types {
   // Captures and models count against the device's live-model limit from
   // capture begin until the model (or the discarded capture) goes.
-  static void capture_begin(stream_handle s, capture_mode) {
-    device_state& dev = *s->dev;
+  static void reserve_live_model(device_state& dev, const char* api) {
     std::size_t n = dev.live_models_.load(std::memory_order_relaxed);
     do {
       if (n >= dev.max_live_models())
-        throw_error(errc::resource_limit, "keel::capture_scope",
+        throw_error(errc::resource_limit, api,
                     "the device allows " + std::to_string(dev.max_live_models()) +
-                        " live models and all are in use; destroy a model before capturing another");
+                        " live models and all are in use; destroy a model before making another");
     } while (!dev.live_models_.compare_exchange_weak(n, n + 1, std::memory_order_acq_rel));
+  }
+  static void capture_begin(stream_handle s, capture_mode) {
+    device_state& dev = *s->dev;
+    reserve_live_model(dev, "keel::capture_scope");
     try {
       s->target = ref_ptr<capture_target>(new capture_target, {});
     } catch (...) {

@@ -6,6 +6,7 @@
 
 #include "keel/host/backend.hpp"
 #include "keel/host/device.hpp"
+#include "keel/runtime/model_builder.hpp"
 #include "keel/runtime/runtime.hpp"
 
 #include "keel/core/config.hpp"
@@ -15,6 +16,7 @@ KEEL_BEGIN_NAMESPACE namespace host {
 static_assert(is_runtime_backend_v<backend>, "the host backend must model the runtime backend requirement");
 
 KEEL_RUNTIME_HANDLE_ALIASES(backend)
+KEEL_RUNTIME_BUILT_MODEL_ALIASES(backend)
 
 /** @brief Milliseconds between two completed timing events (see keel::elapsed_time). */
 inline float elapsed_time(event_ref start, event_ref end) { return keel::elapsed_time<backend>(start, end); }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <exception>
+#include <memory>
 #include <vector>
 
 #include "keel/host/detail/group_state.hpp"
@@ -40,6 +41,7 @@ struct model_state : ref_counted {
   std::vector<replay_task> nodes;
   std::vector<ref_ptr<group_state>> groups;
   checked::model_books books;  // the checked layer's: the counts capture kept, the model's life
+  std::shared_ptr<void> built;  // a built model's build (keel/host/built_model.hpp); null for a captured one
 
   // The replay loop: the recorded work runs right here, on the executing
   // stream's worker, one indirect call per task. After a task throws (or

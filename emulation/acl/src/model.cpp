@@ -16,12 +16,14 @@
 namespace keel::acl_emulation::detail {
 namespace {
 
-model_box* model_of(aclmdlRI m, const char* function) {
+// A live model whose capture (or build, unless @p building_too) has ended.
+model_box* model_of(aclmdlRI m, const char* function, bool building_too = false) {
   if (m == nullptr) throw_rule(errc::null_parameter, function, "modelRI is null");
   std::lock_guard<std::mutex> lock(book().m);
   auto* box = static_cast<model_box*>(m);
   if (!book().models.count(box)) throw_rule(errc::invalid_handle, function, "modelRI is not a live model run instance");
   if (box->model == nullptr) throw_rule(errc::invalid_state, function, "the model's capture has not ended");
+  if (box->building && !building_too) throw_rule(errc::invalid_state, function, "the model's build has not ended");
   return box;
 }
 
@@ -272,7 +274,7 @@ aclError aclmdlRIExecute(aclmdlRI modelRI, std::int32_t timeout) {
 }
 
 aclError aclmdlRIDestroy(aclmdlRI modelRI) {
-  return guarded("aclmdlRIDestroy", call::other, [&] { drop_box(model_of(modelRI, "aclmdlRIDestroy")); });
+  return guarded("aclmdlRIDestroy", call::other, [&] { drop_box(model_of(modelRI, "aclmdlRIDestroy", true)); });
 }
 
 }  // extern "C"

@@ -17,6 +17,7 @@
 #include "keel/acl/library.hpp"
 #include "keel/acl/types.hpp"
 #include "keel/core/error.hpp"
+#include "keel/runtime/backend/built_model.hpp"
 
 // X(library, return type, name, parameter list): the ACL subset keel uses,
 // with the signatures CANN documents (hicann/runtime docs/zh/api_ref/
@@ -113,6 +114,15 @@
   X(ascendcl, status, aclmdlRIExecuteAsync, (model_handle modelRI, stream_handle stream))                       \
   X(ascendcl, status, aclmdlRIExecute, (model_handle modelRI, std::int32_t timeout))                            \
   X(ascendcl, status, aclmdlRIDestroy, (model_handle modelRI))                                                  \
+  X(ascendcl, status, aclmdlRIBuildBegin, (model_handle * modelRI, std::uint32_t flag))                       \
+  X(ascendcl, status, aclmdlRIBindStream, (model_handle modelRI, stream_handle stream, std::uint32_t flag))     \
+  X(ascendcl, status, aclmdlRIEndTask, (model_handle modelRI, stream_handle stream))                            \
+  X(ascendcl, status, aclmdlRIBuildEnd, (model_handle modelRI, void* reserve))                                  \
+  X(ascendcl, status, aclmdlRIUnbindStream, (model_handle modelRI, stream_handle stream))                       \
+  X(ascendcl, status, aclrtActiveStream, (stream_handle activeStream, stream_handle stream))                    \
+  X(ascendcl, status, aclrtSwitchStream, (void* leftValue, ::keel::compare_condition cond, void* rightValue,    \
+                                          ::keel::compare_type dataType, stream_handle trueStream,              \
+                                          stream_handle falseStream, stream_handle stream))                     \
   X(nnopbase, tensor_handle, aclCreateTensor, (const std::int64_t* viewDims, std::uint64_t viewDimsNum,         \
                                                data_type dataType, const std::int64_t* stride,                  \
                                                std::int64_t offset, format dataFormat,                              \

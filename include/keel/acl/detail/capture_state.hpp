@@ -8,6 +8,7 @@
 
 #include "keel/acl/types.hpp"
 #include "keel/runtime/checked/books.hpp"
+#include "keel/runtime/checked/build_books.hpp"
 
 #include "keel/core/config.hpp"
 
@@ -16,6 +17,7 @@ KEEL_BEGIN_NAMESPACE namespace acl {
 class device;
 
 namespace detail {
+struct stream_box;
 
 /// @cond
 struct model_box {
@@ -24,6 +26,11 @@ struct model_box {
   std::vector<std::shared_ptr<void>> keep;  // what the captured copies use (host callables included)
   bool host_calls = false;  // it replays host callables: its executing stream needs a reporting thread
   checked::model_books books;  // the checked layer's
+  // A model built from bound streams (keel/acl/built_model.hpp): the checked
+  // layer's build books, and the streams bound to it (whose keep lists move
+  // into the model at build end). Null / empty for a captured model.
+  std::unique_ptr<checked::build_books<stream_box*>> build;
+  std::vector<stream_box*> bound;
 };
 /// @endcond
 

@@ -78,6 +78,7 @@ struct stream_box {
   stream_handle native = nullptr;
   device* dev = nullptr;
   std::uint64_t id = 0;
+  bool persistent = false;  // made with ACL_STREAM_PERSISTENT: a model can be built on it (keel/acl/built_model.hpp)
   bool adopted = false;  // made elsewhere: keel never destroys it; the record belongs to the device
   // The owner and every scope on the stream hold the record (retain_stream),
   // so a scope's late end after destroy_stream finds it (the checked layer's

@@ -186,19 +186,24 @@ struct built_models {
   }
 
   // The model goes: every stream still bound to it is unbound (a stream
-  // destroyed meanwhile left already). Called by checked::backend::destroy_model.
+  // destroyed meanwhile left already); a half-built model's streams just
+  // leave it, and the runtime's destruction of the model releases them.
+  // Called by checked::backend::destroy_model.
   static void forget_build(model_t m) noexcept {
     books_t* bb = N::build_books(m);
     if (bb == nullptr || !bb->session) return;
     auto& db = N::books(N::device_of(m));
     std::lock_guard<std::mutex> lock(db.m);
+    const bool built = bb->session->build == 2;
     for (std::size_t i = 0; i < bb->session->lanes.size(); ++i) {
       const stream_t s = bb->session->lanes[i].stream;
       if (s == stream_t{}) continue;
-      try {
-        N::build_unbind(m, s);
-      } catch (...) {
-        report_current_exception("keel::model::~model");
+      if (built) {
+        try {
+          N::build_unbind(m, s);
+        } catch (...) {
+          report_current_exception("keel::model::~model");
+        }
       }
       leave(*bb, i);
     }

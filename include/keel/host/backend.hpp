@@ -7,6 +7,7 @@
 
 #include "keel/host/built_model.hpp"
 #include "keel/host/capture.hpp"
+#include "keel/host/conditional.hpp"
 #include "keel/host/detail/handles.hpp"
 #include "keel/host/device.hpp"
 #include "keel/host/event.hpp"
@@ -22,7 +23,8 @@ namespace detail {
 
 /// @cond
 // The native host backend: every concept's calls in one type, for the checked layer.
-struct native : stream_calls, event_calls, memory_calls, capture_calls, task_group_calls, built_model_calls {
+struct native : stream_calls, event_calls, memory_calls, capture_calls, task_group_calls, built_model_calls,
+                conditional_calls {
   using stream_calls::device_of;
   using event_calls::device_of;
   using built_model_calls::device_of;
@@ -82,6 +84,7 @@ struct native : stream_calls, event_calls, memory_calls, capture_calls, task_gro
  *   with the later tasks. Use
  *   basic_concurrent_update to fence a running execution on the update.
  */
-struct backend : checked::backend<detail::native>, checked::built_models<detail::native> {};
+struct backend : checked::backend<detail::native>, checked::built_models<detail::native>,
+                 checked::conditionals<detail::native> {};
 
 } KEEL_END_NAMESPACE  // namespace keel::host

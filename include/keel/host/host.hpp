@@ -6,6 +6,7 @@
 
 #include "keel/host/backend.hpp"
 #include "keel/host/device.hpp"
+#include "keel/runtime/condition.hpp"
 #include "keel/runtime/model_builder.hpp"
 #include "keel/runtime/runtime.hpp"
 
@@ -17,6 +18,7 @@ static_assert(is_runtime_backend_v<backend>, "the host backend must model the ru
 
 KEEL_RUNTIME_HANDLE_ALIASES(backend)
 KEEL_RUNTIME_BUILT_MODEL_ALIASES(backend)
+KEEL_RUNTIME_CONDITIONAL_ALIASES(backend)
 
 /** @brief Milliseconds between two completed timing events (see keel::elapsed_time). */
 inline float elapsed_time(event_ref start, event_ref end) { return keel::elapsed_time<backend>(start, end); }

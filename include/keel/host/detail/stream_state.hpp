@@ -29,6 +29,7 @@ KEEL_BEGIN_NAMESPACE namespace host::detail {
 
 /// @cond
 struct built_state;
+struct model_state;
 
 struct stream_state : ref_counted {
   explicit stream_state(device_state& d) : dev(&d), id(d.next_id.fetch_add(1)) { d.retain(); }
@@ -62,6 +63,8 @@ struct stream_state : ref_counted {
   bool persistent = false;
   built_state* bound = nullptr;
   std::size_t bound_part = 0;
+  // The conditional body the next capture on this stream records into (keel/host/conditional.hpp).
+  model_state* capture_into = nullptr;
   std::thread worker;
 
   // Returns the task's index in the stream.

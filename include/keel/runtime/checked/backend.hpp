@@ -545,5 +545,6 @@ struct backend : Native {
 
 #include "keel/runtime/checked/built_model.hpp"
 #include "keel/runtime/checked/capture.hpp"
+#include "keel/runtime/checked/conditional.hpp"
 #include "keel/runtime/checked/event.hpp"
 #include "keel/runtime/checked/task_group.hpp"

@@ -45,11 +45,22 @@ model_box* take_capture(hb::stream_handle s) {
   book().capturing.erase(it);
   return box;
 }
+// The records of a model's conditional bodies (the host backend's model owns the bodies themselves).
+void drop_bodies(model_box* box) noexcept {
+  for (model_box* b : box->bodies) {
+    drop_bodies(b);
+    for (auto g : b->groups) book().groups.erase(g);
+    book().models.erase(b);
+    delete b;
+  }
+  box->bodies.clear();
+}
 void drop_box(model_box* box) noexcept {
   {
     std::lock_guard<std::mutex> lock(book().m);
     book().models.erase(box);
     for (auto g : box->groups) book().groups.erase(g);
+    drop_bodies(box);
   }
   for (auto g : box->groups) hb::destroy_group(g);
   if (box->model != nullptr) hb::destroy_model(box->model);
@@ -163,14 +174,14 @@ aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI* modelRI) {
       if (origin) {
         hb::group_abort(s);
         hb::capture_discard(s);
-        if (model_box* box = take_capture(s)) drop_box(box);
+        if (model_box* box = take_capture(s); box != nullptr && !box->body) drop_box(box);
       }
       throw;
     } catch (...) {
       if (origin) {
         hb::group_abort(s);
         hb::capture_discard(s);
-        if (model_box* box = take_capture(s)) drop_box(box);
+        if (model_box* box = take_capture(s); box != nullptr && !box->body) drop_box(box);
       }
       throw;
     }
@@ -274,7 +285,12 @@ aclError aclmdlRIExecute(aclmdlRI modelRI, std::int32_t timeout) {
 }
 
 aclError aclmdlRIDestroy(aclmdlRI modelRI) {
-  return guarded("aclmdlRIDestroy", call::other, [&] { drop_box(model_of(modelRI, "aclmdlRIDestroy", true)); });
+  return guarded("aclmdlRIDestroy", call::other, [&] {
+    model_box* box = model_of(modelRI, "aclmdlRIDestroy", true);
+    if (box->body)
+      throw_rule(errc::invalid_parameter, "aclmdlRIDestroy", "a conditional body goes with its parent model");
+    drop_box(box);
+  });
 }
 
 }  // extern "C"

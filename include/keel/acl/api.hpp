@@ -120,6 +120,12 @@
   X(ascendcl, status, aclmdlRIBuildEnd, (model_handle modelRI, void* reserve))                                  \
   X(ascendcl, status, aclmdlRIUnbindStream, (model_handle modelRI, stream_handle stream))                       \
   X(ascendcl, status, aclrtActiveStream, (stream_handle activeStream, stream_handle stream))                    \
+  X(ascendcl, status, aclmdlRICondHandleCreate, (model_handle modelRI, std::uint32_t defaultLaunchValue,          \
+                                                 cond_handle_flag flag, cond_handle * handle))                  \
+  X(ascendcl, status, aclmdlRICondHandleGetCondPtr, (cond_handle handle, std::uint64_t * *ptr))                 \
+  X(ascendcl, status, aclmdlRIAddCondTask, (cond_task_params params, stream_handle stream, std::uint32_t flags))  \
+  X(ascendcl, status, aclmdlRICaptureToModelRIBegin, (stream_handle stream, model_handle modelRI,               \
+                                                      capture_mode mode))                                       \
   X(ascendcl, status, aclrtSwitchStream, (void* leftValue, ::keel::compare_condition cond, void* rightValue,    \
                                           ::keel::compare_type dataType, stream_handle trueStream,              \
                                           stream_handle falseStream, stream_handle stream))                     \

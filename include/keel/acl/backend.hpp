@@ -11,6 +11,7 @@
 
 #include "keel/acl/built_model.hpp"
 #include "keel/acl/capture.hpp"
+#include "keel/acl/conditional.hpp"
 #include "keel/acl/detail/handles.hpp"
 #include "keel/acl/device.hpp"
 #include "keel/acl/event.hpp"
@@ -19,6 +20,7 @@
 #include "keel/acl/task_group.hpp"
 #include "keel/runtime/backend.hpp"
 #include "keel/runtime/checked/backend.hpp"
+#include "keel/runtime/condition.hpp"
 #include "keel/runtime/model_builder.hpp"
 #include "keel/runtime/runtime.hpp"
 
@@ -29,7 +31,7 @@ namespace detail {
 
 /// @cond
 // The native ACL backend: every concept's calls in one type, for the checked layer.
-struct native : capture_calls, event_calls, task_group_calls, built_model_calls {
+struct native : capture_calls, event_calls, task_group_calls, built_model_calls, conditional_calls {
   using stream_calls::device_of;
   using event_calls::device_of;
   using built_model_calls::device_of;
@@ -122,7 +124,8 @@ struct native : capture_calls, event_calls, task_group_calls, built_model_calls 
  *   Released during a capture, it lives as long as the model. (The host
  *   backend frees from the stream's own worker instead.)
  */
-struct backend : checked::backend<detail::native>, checked::built_models<detail::native> {};
+struct backend : checked::backend<detail::native>, checked::built_models<detail::native>,
+                 checked::conditionals<detail::native> {};
 
 inline void device::finish_deferred_destroys() noexcept {
   for (;;) {
@@ -176,6 +179,7 @@ inline std::size_t device::pending_releases() noexcept {
 // The runtime handles on ACL, named like keel::host's.
 KEEL_RUNTIME_HANDLE_ALIASES(backend)
 KEEL_RUNTIME_BUILT_MODEL_ALIASES(backend)
+KEEL_RUNTIME_CONDITIONAL_ALIASES(backend)
 
 /**
  * @brief A view of an aclrtStream made elsewhere (torch_npu's current stream,

@@ -119,7 +119,8 @@ std::vector<basic_model_ref<B>> switch_(basic_stream_ref<B> s, basic_condition<B
  *
  * Ownership: holds the capture, not the body (its parent model owns it);
  * neither copyable nor movable; left without end(), the capture is discarded
- * and the body may be captured again. Thread safety: one scope per stream.
+ * (the body is taken: on the host it stays empty, on ACL it may keep what was
+ * recorded, CANN having no way to drop a body's capture). Thread safety: one scope per stream.
  * Exceptions: the constructor throws invalid_parameter (not a body),
  * invalid_state (captured already, parent capture ended), capture_violation
  * (the stream is capturing); end() throws as basic_capture_scope::end.
@@ -145,7 +146,7 @@ class [[nodiscard]] basic_body_capture_scope {
     B::capture_into_end(stream_.native_handle());
     active_ = false;
   }
-  /** @brief Ends the capture and drops its work; the body stays empty. Throws: nothing. */
+  /** @brief Ends the capture; the body is not captured again (host: it stays empty). Throws: nothing. */
   void discard() noexcept {
     if (active_) B::capture_into_discard(stream_.native_handle(), body_.native_handle());
     active_ = false;
@@ -161,7 +162,7 @@ class [[nodiscard]] basic_body_capture_scope {
 
 /** @brief The conditional layer's handles (see KEEL_RUNTIME_STREAM_ALIASES). */
 #define KEEL_RUNTIME_CONDITIONAL_ALIASES(Backend)                       \
-  using condition = ::keel::basic_condition<Backend>;                   \
+  using model_condition = ::keel::basic_condition<Backend>;             \
   using body_capture_scope = ::keel::basic_body_capture_scope<Backend>;
 
 KEEL_END_NAMESPACE  // namespace keel

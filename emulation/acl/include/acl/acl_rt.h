@@ -256,6 +256,41 @@ ACL_FUNC_VISIBILITY aclError aclrtSwitchStream(void *leftValue, aclrtCondition c
                                                aclrtCompareDataType dataType, aclrtStream trueStream,
                                                aclrtStream falseStream, aclrtStream stream);
 
+/* Conditional tasks (15_model_running_instance_management.md, 25-02, 25-04):
+ * a condition of the model a stream captures, an 8-byte device value its
+ * work writes; a conditional task on a capturing stream runs the body models
+ * it makes (filled by aclmdlRICaptureToModelRIBegin ... aclmdlRICaptureEnd)
+ * by the value when it runs: IF body 0 when it is not 0 (body 1, if any,
+ * when it is), WHILE body 0 while it is not 0, SWITCH body `value` (none
+ * past the last). A body goes with its parent: aclmdlRIDestroy refuses it. */
+typedef void *aclmdlRICondHandle;
+
+typedef enum {
+  ACL_MODEL_RI_COND_HANDLE_ASSIGN_DEFAULT = 1  /* the value is reset to the default at each execution */
+} aclmdlRICondHandleFlag;
+
+typedef enum {
+  ACL_MODEL_RI_COND_TYPE_IF = 0,
+  ACL_MODEL_RI_COND_TYPE_WHILE = 1,
+  ACL_MODEL_RI_COND_TYPE_SWITCH = 2
+} aclmdlRICondTaskType;
+
+typedef struct tagAclmdlRICondTaskParams {
+  aclmdlRICondHandle handle;
+  aclmdlRICondTaskType type;
+  uint32_t size;             /* IF 1 or 2, WHILE 1, SWITCH more than 0 */
+  aclmdlRI *modelRIArray;    /* filled with the body models */
+} aclmdlRICondTaskParams;
+
+/* flag: 0 or ACL_MODEL_RI_COND_HANDLE_ASSIGN_DEFAULT. */
+ACL_FUNC_VISIBILITY aclError aclmdlRICondHandleCreate(aclmdlRI modelRI, uint32_t defaultLaunchValue,
+                                                      aclmdlRICondHandleFlag flag, aclmdlRICondHandle *handle);
+ACL_FUNC_VISIBILITY aclError aclmdlRICondHandleGetCondPtr(aclmdlRICondHandle handle, uint64_t **ptr);
+/* flags is reserved: 0. */
+ACL_FUNC_VISIBILITY aclError aclmdlRIAddCondTask(aclmdlRICondTaskParams params, aclrtStream stream, uint32_t flags);
+ACL_FUNC_VISIBILITY aclError aclmdlRICaptureToModelRIBegin(aclrtStream stream, aclmdlRI modelRI,
+                                                           aclmdlRICaptureMode mode);
+
 #ifdef __cplusplus
 }
 #endif

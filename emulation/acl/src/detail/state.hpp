@@ -130,6 +130,8 @@ struct model_box {
   std::vector<hb::group_handle> groups;
   bool built = false;     // made by aclmdlRIBuildBegin (built_model.cpp)
   bool building = false;  // ... and aclmdlRIBuildEnd has not ended its build
+  bool body = false;      // a conditional body (conditional.cpp): its parent destroys it
+  std::vector<model_box*> bodies;  // the conditional bodies it owns
 };
 
 struct books {

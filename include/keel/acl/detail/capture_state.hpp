@@ -9,6 +9,7 @@
 #include "keel/acl/types.hpp"
 #include "keel/runtime/checked/books.hpp"
 #include "keel/runtime/checked/build_books.hpp"
+#include "keel/runtime/checked/condition_books.hpp"
 
 #include "keel/core/config.hpp"
 
@@ -31,6 +32,10 @@ struct model_box {
   // into the model at build end). Null / empty for a captured model.
   std::unique_ptr<checked::build_books<stream_box*>> build;
   std::vector<stream_box*> bound;
+  // A conditional body (keel/acl/conditional.hpp): its parent's capture, in
+  // the checked layer's books; its parent's keep list owns the record, and
+  // ACL destroys the body with the parent. Null for any other model.
+  std::unique_ptr<checked::body_books<stream_box*>> body;
 };
 /// @endcond
 

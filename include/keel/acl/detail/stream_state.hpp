@@ -25,6 +25,7 @@ namespace detail {
 
 /// @cond
 struct group_box;
+struct model_box;
 struct host_call;
 
 struct host_call;
@@ -93,6 +94,7 @@ struct stream_box {
   stream_box* keeper = nullptr;
   bool capture_host_calls = false;  // the capture this stream began holds host callables
   bool group_open = false;          // ACL has a task group open on it (capture_discard ends it)
+  model_box* capture_into = nullptr;  // the conditional body its next capture fills (keel/acl/conditional.hpp)
   // The checked layer's books (keel/runtime/checked/books.hpp).
   checked::stream_books<stream_box*, group_box*> books;
 };

@@ -27,7 +27,7 @@ struct body_books {
   /// @cond
   std::weak_ptr<capture_books<Stream>> parent;
   std::uint64_t parent_id = 0;
-  bool taken = false;  // a capture into it began (and did not end by discard)
+  bool taken = false;  // a capture into it began
   /// @endcond
 };
 

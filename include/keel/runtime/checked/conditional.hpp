@@ -133,12 +133,9 @@ struct conditionals {
   }
   /** Ends the capture into a body: the capture rules of capture_end; the body then holds the work. */
   static void capture_into_end(stream_t s) { (void)backend<N>::capture_end(s); }
-  static void capture_into_discard(stream_t s, model_t body) noexcept {
-    backend<N>::capture_discard(s);
-    auto& db = N::books(N::device_of(s));
-    std::lock_guard<std::mutex> lock(db.m);
-    if (body_books<stream_t>* bb = N::body_books_of(body)) bb->taken = false;
-  }
+  // A discarded capture into a body leaves it taken (a body is captured
+  // once): the host's stays empty, a runtime's may keep what was recorded.
+  static void capture_into_discard(stream_t s, model_t) noexcept { backend<N>::capture_discard(s); }
   /// @endcond
 
  private:

@@ -233,16 +233,16 @@ KEEL_BACKEND_TEST("conditional: a body is captured once, while its parent's capt
     capture_scope capture{s};
     auto c = keel::make_condition<B>(s, 1);
     body = keel::if_<B>(s, c);
-    KEEL_REQUIRE_ERROR((keel::basic_body_capture_scope<B>{side, captured.ref()}), errc::invalid_parameter,
+    KEEL_REQUIRE_ERROR(([&] { keel::basic_body_capture_scope<B> refused{side, captured.ref()}; }()), errc::invalid_parameter,
                        "only a conditional body");
-    KEEL_REQUIRE_ERROR((keel::basic_body_capture_scope<B>{s, body}), errc::capture_violation, "capture cannot begin");
+    KEEL_REQUIRE_ERROR(([&] { keel::basic_body_capture_scope<B> refused{s, body}; }()), errc::capture_violation, "capture cannot begin");
     {
       keel::basic_body_capture_scope<B> into{side, body};
       TestType::axpy(side, &out, &tmp, &one, 2.0f);
       into.end();
       KEEL_REQUIRE_ERROR(into.end(), errc::invalid_state, "already ended");
     }
-    KEEL_REQUIRE_ERROR((keel::basic_body_capture_scope<B>{side, body}), errc::invalid_state, "captured already");
+    KEEL_REQUIRE_ERROR(([&] { keel::basic_body_capture_scope<B> refused{side, body}; }()), errc::invalid_state, "captured already");
     m = capture.end();
   }
   {
@@ -250,7 +250,7 @@ KEEL_BACKEND_TEST("conditional: a body is captured once, while its parent's capt
     auto c = keel::make_condition<B>(s, 1);
     auto orphan = keel::if_<B>(s, c);
     late.discard();
-    KEEL_REQUIRE_ERROR((keel::basic_body_capture_scope<B>{side, orphan}), errc::invalid_state, "parent capture");
+    KEEL_REQUIRE_ERROR(([&] { keel::basic_body_capture_scope<B> refused{side, orphan}; }()), errc::invalid_state, "parent capture");
   }
   m.execute(s);
   s.synchronize();

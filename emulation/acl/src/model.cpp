@@ -16,12 +16,14 @@
 namespace keel::acl_emulation::detail {
 namespace {
 
-model_box* model_of(aclmdlRI m, const char* function) {
+// A live model whose capture (or build, unless @p building_too) has ended.
+model_box* model_of(aclmdlRI m, const char* function, bool building_too = false) {
   if (m == nullptr) throw_rule(errc::null_parameter, function, "modelRI is null");
   std::lock_guard<std::mutex> lock(book().m);
   auto* box = static_cast<model_box*>(m);
   if (!book().models.count(box)) throw_rule(errc::invalid_handle, function, "modelRI is not a live model run instance");
   if (box->model == nullptr) throw_rule(errc::invalid_state, function, "the model's capture has not ended");
+  if (box->building && !building_too) throw_rule(errc::invalid_state, function, "the model's build has not ended");
   return box;
 }
 
@@ -43,11 +45,22 @@ model_box* take_capture(hb::stream_handle s) {
   book().capturing.erase(it);
   return box;
 }
+// The records of a model's conditional bodies (the host backend's model owns the bodies themselves).
+void drop_bodies(model_box* box) noexcept {
+  for (model_box* b : box->bodies) {
+    drop_bodies(b);
+    for (auto g : b->groups) book().groups.erase(g);
+    book().models.erase(b);
+    delete b;
+  }
+  box->bodies.clear();
+}
 void drop_box(model_box* box) noexcept {
   {
     std::lock_guard<std::mutex> lock(book().m);
     book().models.erase(box);
     for (auto g : box->groups) book().groups.erase(g);
+    drop_bodies(box);
   }
   for (auto g : box->groups) hb::destroy_group(g);
   if (box->model != nullptr) hb::destroy_model(box->model);
@@ -161,14 +174,14 @@ aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI* modelRI) {
       if (origin) {
         hb::group_abort(s);
         hb::capture_discard(s);
-        if (model_box* box = take_capture(s)) drop_box(box);
+        if (model_box* box = take_capture(s); box != nullptr && !box->body) drop_box(box);
       }
       throw;
     } catch (...) {
       if (origin) {
         hb::group_abort(s);
         hb::capture_discard(s);
-        if (model_box* box = take_capture(s)) drop_box(box);
+        if (model_box* box = take_capture(s); box != nullptr && !box->body) drop_box(box);
       }
       throw;
     }
@@ -272,7 +285,12 @@ aclError aclmdlRIExecute(aclmdlRI modelRI, std::int32_t timeout) {
 }
 
 aclError aclmdlRIDestroy(aclmdlRI modelRI) {
-  return guarded("aclmdlRIDestroy", call::other, [&] { drop_box(model_of(modelRI, "aclmdlRIDestroy")); });
+  return guarded("aclmdlRIDestroy", call::other, [&] {
+    model_box* box = model_of(modelRI, "aclmdlRIDestroy", true);
+    if (box->body)
+      throw_rule(errc::invalid_parameter, "aclmdlRIDestroy", "a conditional body goes with its parent model");
+    drop_box(box);
+  });
 }
 
 }  // extern "C"

@@ -41,18 +41,12 @@ aclError destroy_stream(aclrtStream stream, const char* function) {
     }
   });
 }
-}  // namespace
-
-}  // namespace keel::acl_emulation::detail
-
-using namespace keel::acl_emulation::detail;
-
-extern "C" {
-
-aclError aclrtCreateStream(aclrtStream* stream) {
-  return guarded("aclrtCreateStream", call::other, [&] {
-    require(stream, "aclrtCreateStream", "stream");
-    hb::stream_handle s = hb::create_stream(dev());
+// A stream of the host backend, persistent (a model can be built on it,
+// keel::host's make_persistent_stream) or not.
+aclError create_stream(aclrtStream* stream, bool persistent, const char* api) {
+  return guarded(api, call::other, [&] {
+    require(stream, api, "stream");
+    hb::stream_handle s = persistent ? hb::create_persistent_stream(dev()) : hb::create_stream(dev());
     try {
       // The stream's worker (one thread for the stream's life) learns which
       // stream it runs: a replayed callback goes to the executing stream.
@@ -66,8 +60,19 @@ aclError aclrtCreateStream(aclrtStream* stream) {
     *stream = s;
   });
 }
-aclError aclrtCreateStreamWithConfig(aclrtStream* stream, std::uint32_t, std::uint32_t) {
-  return aclrtCreateStream(stream);  // priority and flags tune hardware queues; a host stream has none
+}  // namespace
+
+}  // namespace keel::acl_emulation::detail
+
+using namespace keel::acl_emulation::detail;
+
+extern "C" {
+
+aclError aclrtCreateStream(aclrtStream* stream) { return create_stream(stream, false, "aclrtCreateStream"); }
+aclError aclrtCreateStreamWithConfig(aclrtStream* stream, std::uint32_t, std::uint32_t flag) {
+  // Priority and the other flags tune hardware queues, which a host stream
+  // has none of; ACL_STREAM_PERSISTENT makes a stream a model can be built on.
+  return create_stream(stream, (flag & ACL_STREAM_PERSISTENT) != 0, "aclrtCreateStreamWithConfig");
 }
 aclError aclrtDestroyStream(aclrtStream stream) { return destroy_stream(stream, "aclrtDestroyStream"); }
 aclError aclrtDestroyStreamForce(aclrtStream stream) { return destroy_stream(stream, "aclrtDestroyStreamForce"); }

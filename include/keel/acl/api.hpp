@@ -17,6 +17,7 @@
 #include "keel/acl/library.hpp"
 #include "keel/acl/types.hpp"
 #include "keel/core/error.hpp"
+#include "keel/runtime/backend/built_model.hpp"
 
 // X(library, return type, name, parameter list): the ACL subset keel uses,
 // with the signatures CANN documents (hicann/runtime docs/zh/api_ref/
@@ -113,6 +114,21 @@
   X(ascendcl, status, aclmdlRIExecuteAsync, (model_handle modelRI, stream_handle stream))                       \
   X(ascendcl, status, aclmdlRIExecute, (model_handle modelRI, std::int32_t timeout))                            \
   X(ascendcl, status, aclmdlRIDestroy, (model_handle modelRI))                                                  \
+  X(ascendcl, status, aclmdlRIBuildBegin, (model_handle * modelRI, std::uint32_t flag))                       \
+  X(ascendcl, status, aclmdlRIBindStream, (model_handle modelRI, stream_handle stream, std::uint32_t flag))     \
+  X(ascendcl, status, aclmdlRIEndTask, (model_handle modelRI, stream_handle stream))                            \
+  X(ascendcl, status, aclmdlRIBuildEnd, (model_handle modelRI, void* reserve))                                  \
+  X(ascendcl, status, aclmdlRIUnbindStream, (model_handle modelRI, stream_handle stream))                       \
+  X(ascendcl, status, aclrtActiveStream, (stream_handle activeStream, stream_handle stream))                    \
+  X(ascendcl, status, aclmdlRICondHandleCreate, (model_handle modelRI, std::uint32_t defaultLaunchValue,          \
+                                                 cond_handle_flag flag, cond_handle * handle))                  \
+  X(ascendcl, status, aclmdlRICondHandleGetCondPtr, (cond_handle handle, std::uint64_t * *ptr))                 \
+  X(ascendcl, status, aclmdlRIAddCondTask, (cond_task_params params, stream_handle stream, std::uint32_t flags))  \
+  X(ascendcl, status, aclmdlRICaptureToModelRIBegin, (stream_handle stream, model_handle modelRI,               \
+                                                      capture_mode mode))                                       \
+  X(ascendcl, status, aclrtSwitchStream, (void* leftValue, ::keel::compare_condition cond, void* rightValue,    \
+                                          ::keel::compare_type dataType, stream_handle trueStream,              \
+                                          stream_handle falseStream, stream_handle stream))                     \
   X(nnopbase, tensor_handle, aclCreateTensor, (const std::int64_t* viewDims, std::uint64_t viewDimsNum,         \
                                                data_type dataType, const std::int64_t* stride,                  \
                                                std::int64_t offset, format dataFormat,                              \

@@ -9,7 +9,9 @@
 // checks every rule over them.
 #pragma once
 
+#include "keel/acl/built_model.hpp"
 #include "keel/acl/capture.hpp"
+#include "keel/acl/conditional.hpp"
 #include "keel/acl/detail/handles.hpp"
 #include "keel/acl/device.hpp"
 #include "keel/acl/event.hpp"
@@ -18,6 +20,8 @@
 #include "keel/acl/task_group.hpp"
 #include "keel/runtime/backend.hpp"
 #include "keel/runtime/checked/backend.hpp"
+#include "keel/runtime/condition.hpp"
+#include "keel/runtime/model_builder.hpp"
 #include "keel/runtime/runtime.hpp"
 
 #include "keel/core/config.hpp"
@@ -27,9 +31,10 @@ namespace detail {
 
 /// @cond
 // The native ACL backend: every concept's calls in one type, for the checked layer.
-struct native : capture_calls, event_calls, task_group_calls {
+struct native : capture_calls, event_calls, task_group_calls, built_model_calls, conditional_calls {
   using stream_calls::device_of;
   using event_calls::device_of;
+  using built_model_calls::device_of;
   using stream_calls::query;
   using event_calls::query;
   using stream_calls::synchronize;
@@ -148,7 +153,8 @@ struct native : capture_calls, event_calls, task_group_calls {
  *   Released during a capture, it lives as long as the model. (The host
  *   backend frees from the stream's own worker instead.)
  */
-struct backend : checked::backend<detail::native> {};
+struct backend : checked::backend<detail::native>, checked::built_models<detail::native>,
+                 checked::conditionals<detail::native> {};
 
 inline void device::finish_deferred_destroys() noexcept {
   for (;;) {
@@ -214,6 +220,8 @@ inline std::size_t device::pending_releases() noexcept {
 
 // The runtime handles on ACL, named like keel::host's.
 KEEL_RUNTIME_HANDLE_ALIASES(backend)
+KEEL_RUNTIME_BUILT_MODEL_ALIASES(backend)
+KEEL_RUNTIME_CONDITIONAL_ALIASES(backend)
 
 static_assert(is_runtime_backend_v<backend>, "keel::acl::backend must model the runtime backend requirement");
 

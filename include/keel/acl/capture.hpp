@@ -6,6 +6,7 @@
 // asked (CANN would end a capture it refuses, and destroy its model).
 #pragma once
 
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -41,8 +42,14 @@ struct capture_calls : stream_calls {
   }
   static keel::capture_mode thread_capture_mode(device_type&) noexcept { return thread_mode(); }
 
+  // A capture into a conditional body (s->capture_into, keel/acl/conditional.hpp)
+  // is aclmdlRICaptureToModelRIBegin, and its end yields that body.
   static void capture_begin(stream_handle s, keel::capture_mode mode) {
-    s->dev->check(entered(*s->dev).aclmdlRICaptureBegin(s->native, native_mode(mode)), "aclmdlRICaptureBegin");
+    if (s->capture_into != nullptr)
+      s->dev->check(entered(*s->dev).aclmdlRICaptureToModelRIBegin(s->native, s->capture_into->native, native_mode(mode)),
+                    "aclmdlRICaptureToModelRIBegin");
+    else
+      s->dev->check(entered(*s->dev).aclmdlRICaptureBegin(s->native, native_mode(mode)), "aclmdlRICaptureBegin");
     std::lock_guard<std::mutex> lock(s->m);
     s->keeper = s;
     s->capture_host_calls = false;
@@ -66,6 +73,14 @@ struct capture_calls : stream_calls {
     acl::model_handle native = nullptr;
     const status st = entered(dev).aclmdlRICaptureEnd(s->native, &native);
     if (st != 0) detail::throw_status(st, "aclmdlRICaptureEnd", recent_message(entered(dev).aclGetRecentErrMsg));
+    if (model_box* body = std::exchange(s->capture_into, nullptr)) {
+      std::lock_guard<std::mutex> lock(s->m);
+      body->keep.insert(body->keep.end(), std::make_move_iterator(s->keep.begin()), std::make_move_iterator(s->keep.end()));
+      s->keep.clear();
+      body->host_calls = std::exchange(s->capture_host_calls, false);
+      s->keeper = nullptr;
+      return body;
+    }
     box->native = native;
     box->dev = &dev;
     try {
@@ -84,6 +99,7 @@ struct capture_calls : stream_calls {
   static void capture_discard(stream_handle s) noexcept {
     const api& a = entered(*s->dev);
     bool group_open = false;
+    const bool body = std::exchange(s->capture_into, nullptr) != nullptr;  // its parent destroys a body
     {
       std::lock_guard<std::mutex> lock(s->m);
       group_open = std::exchange(s->group_open, false);
@@ -97,7 +113,7 @@ struct capture_calls : stream_calls {
     }
     acl::model_handle native = nullptr;
     if (a.aclmdlRICaptureEnd.get() != nullptr && a.aclmdlRICaptureEnd.get()(s->native, &native) == 0 &&
-        native != nullptr && a.aclmdlRIDestroy.get() != nullptr)
+        native != nullptr && !body && a.aclmdlRIDestroy.get() != nullptr)
       a.aclmdlRIDestroy.get()(native);
   }
 

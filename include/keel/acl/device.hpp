@@ -110,6 +110,7 @@ struct event_calls;
 struct memory_calls;
 struct capture_calls;
 struct task_group_calls;
+struct built_model_calls;
 struct native_types;
 
 }  // namespace detail
@@ -230,6 +231,7 @@ class device {
   friend struct detail::memory_calls;
   friend struct detail::capture_calls;
   friend struct detail::task_group_calls;
+  friend struct detail::built_model_calls;
   friend struct detail::native_types;
 
   // The serial of the device keel last made current on this thread (0: none).

@@ -232,4 +232,21 @@ inline constexpr std::uint32_t cpu_schedule = 0x10U;
 inline constexpr std::uint32_t device_use_only = 0x20U;
 }  // namespace stream_flags
 
+/// aclmdlRICondHandle: a condition of a model being captured (15_model_running_instance_management.md).
+using cond_handle = void*;
+
+/// aclmdlRICondHandleFlag (0: the program manages the value).
+enum class cond_handle_flag : int { none = 0, assign_default = 1 };
+
+/// aclmdlRICondTaskType.
+enum class cond_task_type : int { if_ = 0, while_ = 1, switch_ = 2 };
+
+/// aclmdlRICondTaskParams (25-04_Structs.md), passed by value to aclmdlRIAddCondTask.
+struct cond_task_params {
+  cond_handle handle;
+  cond_task_type type;
+  std::uint32_t size;          ///< branches: IF 1 or 2, WHILE 1, SWITCH at least 1
+  model_handle* modelRIArray;  ///< filled with the body models
+};
+
 } KEEL_END_NAMESPACE  // namespace keel::acl

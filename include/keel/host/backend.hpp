@@ -5,7 +5,9 @@
 // the capture, group, update and lifetime books over them and checks every rule.
 #pragma once
 
+#include "keel/host/built_model.hpp"
 #include "keel/host/capture.hpp"
+#include "keel/host/conditional.hpp"
 #include "keel/host/detail/handles.hpp"
 #include "keel/host/device.hpp"
 #include "keel/host/event.hpp"
@@ -21,9 +23,11 @@ namespace detail {
 
 /// @cond
 // The native host backend: every concept's calls in one type, for the checked layer.
-struct native : stream_calls, event_calls, memory_calls, capture_calls, task_group_calls {
+struct native : stream_calls, event_calls, memory_calls, capture_calls, task_group_calls, built_model_calls,
+                conditional_calls {
   using stream_calls::device_of;
   using event_calls::device_of;
+  using built_model_calls::device_of;
   using stream_calls::query;
   using event_calls::query;
   using stream_calls::synchronize;
@@ -80,7 +84,8 @@ struct native : stream_calls, event_calls, memory_calls, capture_calls, task_gro
  *   with the later tasks. Use
  *   basic_concurrent_update to fence a running execution on the update.
  */
-struct backend : checked::backend<detail::native> {};
+struct backend : checked::backend<detail::native>, checked::built_models<detail::native>,
+                 checked::conditionals<detail::native> {};
 
 } KEEL_END_NAMESPACE  // namespace keel::host
 

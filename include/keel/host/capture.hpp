@@ -23,15 +23,24 @@ KEEL_BEGIN_NAMESPACE namespace host::detail {
 struct capture_calls : native_types {
   // Captures and models count against the device's live-model limit from
   // capture begin until the model (or the discarded capture) goes.
-  static void capture_begin(stream_handle s, capture_mode) {
-    device_state& dev = *s->dev;
+  static void reserve_live_model(device_state& dev, const char* api) {
     std::size_t n = dev.live_models_.load(std::memory_order_relaxed);
     do {
       if (n >= dev.max_live_models())
-        throw_error(errc::resource_limit, "keel::capture_scope",
+        throw_error(errc::resource_limit, api,
                     "the device allows " + std::to_string(dev.max_live_models()) +
-                        " live models and all are in use; destroy a model before capturing another");
+                        " live models and all are in use; destroy a model before making another");
     } while (!dev.live_models_.compare_exchange_weak(n, n + 1, std::memory_order_acq_rel));
+  }
+  // A capture into a conditional body (s->capture_into) fills that body,
+  // which its parent owns: no live-model slot.
+  static void capture_begin(stream_handle s, capture_mode) {
+    device_state& dev = *s->dev;
+    if (s->capture_into != nullptr) {
+      s->target = ref_ptr<capture_target>(new capture_target, {});
+      return;
+    }
+    reserve_live_model(dev, "keel::capture_scope");
     try {
       s->target = ref_ptr<capture_target>(new capture_target, {});
     } catch (...) {
@@ -46,13 +55,23 @@ struct capture_calls : native_types {
 
   static model_handle capture_end(stream_handle s) {
     capture_target& c = *s->target;
+    if (model_state* body = s->capture_into) {
+      body->nodes = std::move(c.nodes);
+      body->groups = std::move(c.groups);
+      body->owned = std::move(c.owned);
+      s->target = ref_ptr<capture_target>();
+      s->capture_into = nullptr;
+      return body;
+    }
     auto* m = new model_state(*s->dev, std::move(c.nodes), std::move(c.groups));
+    m->owned = std::move(c.owned);
     s->target = ref_ptr<capture_target>();
     return m;  // keeps the live-model reservation made at capture begin
   }
   static void capture_discard(stream_handle s) noexcept {
     if (!s->target) return;
     s->target = ref_ptr<capture_target>();
+    if (std::exchange(s->capture_into, nullptr) != nullptr) return;  // a body holds no live-model slot
     s->dev->live_models_.fetch_sub(1, std::memory_order_acq_rel);
   }
 

@@ -6,6 +6,8 @@
 
 #include "keel/host/backend.hpp"
 #include "keel/host/device.hpp"
+#include "keel/runtime/condition.hpp"
+#include "keel/runtime/model_builder.hpp"
 #include "keel/runtime/runtime.hpp"
 
 #include "keel/core/config.hpp"
@@ -15,6 +17,8 @@ KEEL_BEGIN_NAMESPACE namespace host {
 static_assert(is_runtime_backend_v<backend>, "the host backend must model the runtime backend requirement");
 
 KEEL_RUNTIME_HANDLE_ALIASES(backend)
+KEEL_RUNTIME_BUILT_MODEL_ALIASES(backend)
+KEEL_RUNTIME_CONDITIONAL_ALIASES(backend)
 
 /** @brief Blocks until every stream of @p dev is idle. Unsafe during capture (per mode). */
 inline void synchronize(device& dev) { backend::synchronize_device(dev); }

@@ -216,6 +216,81 @@ ACL_FUNC_VISIBILITY aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream 
 ACL_FUNC_VISIBILITY aclError aclmdlRIExecute(aclmdlRI modelRI, int32_t timeout);
 ACL_FUNC_VISIBILITY aclError aclmdlRIDestroy(aclmdlRI modelRI);
 
+/* Models built from bound streams (15_model_running_instance_management.md:
+ * aclmdlRIBuildBegin ... aclmdlRIUnbindStream; 06_stream_management.md:
+ * aclrtActiveStream, aclrtSwitchStream). A bound stream must be made with
+ * aclrtCreateStreamWithConfig(..., ACL_STREAM_PERSISTENT); the work issued to
+ * it until aclmdlRIBuildEnd is recorded into the model, not run. */
+#define ACL_MODEL_STREAM_FLAG_HEAD 0x00000000U
+#define ACL_MODEL_STREAM_FLAG_DEFAULT 0x7FFFFFFFU
+
+/* How aclrtSwitchStream compares its two device values (25-02_Enumerations.md). */
+typedef enum {
+  ACL_RT_EQUAL = 0,
+  ACL_RT_NOT_EQUAL = 1,
+  ACL_RT_GREATER = 2,
+  ACL_RT_GREATER_OR_EQUAL = 3,
+  ACL_RT_LESS = 4,
+  ACL_RT_LESS_OR_EQUAL = 5
+} aclrtCondition;
+
+typedef enum {
+  ACL_RT_SWITCH_INT32 = 0,
+  ACL_RT_SWITCH_INT64 = 1
+} aclrtCompareDataType;
+
+/* flag is reserved: 0. */
+ACL_FUNC_VISIBILITY aclError aclmdlRIBuildBegin(aclmdlRI *modelRI, uint32_t flag);
+/* flag: ACL_MODEL_STREAM_FLAG_HEAD (runs when the model starts) or
+ * ACL_MODEL_STREAM_FLAG_DEFAULT (runs when a task activates it). */
+ACL_FUNC_VISIBILITY aclError aclmdlRIBindStream(aclmdlRI modelRI, aclrtStream stream, uint32_t flag);
+ACL_FUNC_VISIBILITY aclError aclmdlRIEndTask(aclmdlRI modelRI, aclrtStream stream);
+/* reserve must be NULL. */
+ACL_FUNC_VISIBILITY aclError aclmdlRIBuildEnd(aclmdlRI modelRI, void *reserve);
+ACL_FUNC_VISIBILITY aclError aclmdlRIUnbindStream(aclmdlRI modelRI, aclrtStream stream);
+/* A task on stream that starts activeStream (both bound to one model). */
+ACL_FUNC_VISIBILITY aclError aclrtActiveStream(aclrtStream activeStream, aclrtStream stream);
+/* A task on stream: when *leftValue cond *rightValue, trueStream runs and
+ * stream's remaining work does not. falseStream is reserved: NULL. */
+ACL_FUNC_VISIBILITY aclError aclrtSwitchStream(void *leftValue, aclrtCondition cond, void *rightValue,
+                                               aclrtCompareDataType dataType, aclrtStream trueStream,
+                                               aclrtStream falseStream, aclrtStream stream);
+
+/* Conditional tasks (15_model_running_instance_management.md, 25-02, 25-04):
+ * a condition of the model a stream captures, an 8-byte device value its
+ * work writes; a conditional task on a capturing stream runs the body models
+ * it makes (filled by aclmdlRICaptureToModelRIBegin ... aclmdlRICaptureEnd)
+ * by the value when it runs: IF body 0 when it is not 0 (body 1, if any,
+ * when it is), WHILE body 0 while it is not 0, SWITCH body `value` (none
+ * past the last). A body goes with its parent: aclmdlRIDestroy refuses it. */
+typedef void *aclmdlRICondHandle;
+
+typedef enum {
+  ACL_MODEL_RI_COND_HANDLE_ASSIGN_DEFAULT = 1  /* the value is reset to the default at each execution */
+} aclmdlRICondHandleFlag;
+
+typedef enum {
+  ACL_MODEL_RI_COND_TYPE_IF = 0,
+  ACL_MODEL_RI_COND_TYPE_WHILE = 1,
+  ACL_MODEL_RI_COND_TYPE_SWITCH = 2
+} aclmdlRICondTaskType;
+
+typedef struct tagAclmdlRICondTaskParams {
+  aclmdlRICondHandle handle;
+  aclmdlRICondTaskType type;
+  uint32_t size;             /* IF 1 or 2, WHILE 1, SWITCH more than 0 */
+  aclmdlRI *modelRIArray;    /* filled with the body models */
+} aclmdlRICondTaskParams;
+
+/* flag: 0 or ACL_MODEL_RI_COND_HANDLE_ASSIGN_DEFAULT. */
+ACL_FUNC_VISIBILITY aclError aclmdlRICondHandleCreate(aclmdlRI modelRI, uint32_t defaultLaunchValue,
+                                                      aclmdlRICondHandleFlag flag, aclmdlRICondHandle *handle);
+ACL_FUNC_VISIBILITY aclError aclmdlRICondHandleGetCondPtr(aclmdlRICondHandle handle, uint64_t **ptr);
+/* flags is reserved: 0. */
+ACL_FUNC_VISIBILITY aclError aclmdlRIAddCondTask(aclmdlRICondTaskParams params, aclrtStream stream, uint32_t flags);
+ACL_FUNC_VISIBILITY aclError aclmdlRICaptureToModelRIBegin(aclrtStream stream, aclmdlRI modelRI,
+                                                           aclmdlRICaptureMode mode);
+
 #ifdef __cplusplus
 }
 #endif

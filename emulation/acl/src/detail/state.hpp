@@ -128,6 +128,10 @@ bool bounded(std::int32_t timeout, const char* function, std::chrono::microsecon
 struct model_box {
   hb::model_handle model = nullptr;  // null while its capture is in progress
   std::vector<hb::group_handle> groups;
+  bool built = false;     // made by aclmdlRIBuildBegin (built_model.cpp)
+  bool building = false;  // ... and aclmdlRIBuildEnd has not ended its build
+  bool body = false;      // a conditional body (conditional.cpp): its parent destroys it
+  std::vector<model_box*> bodies;  // the conditional bodies it owns
 };
 
 struct books {

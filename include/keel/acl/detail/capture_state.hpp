@@ -10,6 +10,8 @@
 
 #include "keel/acl/types.hpp"
 #include "keel/runtime/checked/books.hpp"
+#include "keel/runtime/checked/build_books.hpp"
+#include "keel/runtime/checked/condition_books.hpp"
 
 #include "keel/core/config.hpp"
 
@@ -18,6 +20,7 @@ KEEL_BEGIN_NAMESPACE namespace acl {
 class device;
 
 namespace detail {
+struct stream_box;
 
 /// @cond
 struct model_box {
@@ -29,6 +32,15 @@ struct model_box {
   // never destroys the ACL model then. Changed under the registry's lock.
   std::atomic<bool> adopted{false};
   checked::model_books books;  // the checked layer's
+  // A model built from bound streams (keel/acl/built_model.hpp): the checked
+  // layer's build books, and the streams bound to it (whose keep lists move
+  // into the model at build end). Null / empty for a captured model.
+  std::unique_ptr<checked::build_books<stream_box*>> build;
+  std::vector<stream_box*> bound;
+  // A conditional body (keel/acl/conditional.hpp): its parent's capture, in
+  // the checked layer's books; its parent's keep list owns the record, and
+  // ACL destroys the body with the parent. Null for any other model.
+  std::unique_ptr<checked::body_books<stream_box*>> body;
 };
 /// @endcond
 

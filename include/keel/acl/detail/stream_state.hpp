@@ -25,6 +25,7 @@ namespace detail {
 
 /// @cond
 struct group_box;
+struct model_box;
 struct host_call;
 
 struct host_call;
@@ -78,6 +79,7 @@ struct stream_box {
   stream_handle native = nullptr;
   device* dev = nullptr;
   std::uint64_t id = 0;
+  bool persistent = false;  // made with ACL_STREAM_PERSISTENT: a model can be built on it (keel/acl/built_model.hpp)
   // Whether the device owns the record (a stream viewed from elsewhere, or
   // one its keel owner released): keel never destroys the ACL stream then.
   // Changed only under the device's stream registry lock (detail/registry.hpp).
@@ -96,6 +98,7 @@ struct stream_box {
   stream_box* keeper = nullptr;
   bool capture_host_calls = false;  // the capture this stream began holds host callables
   bool group_open = false;          // ACL has a task group open on it (capture_discard ends it)
+  model_box* capture_into = nullptr;  // the conditional body its next capture fills (keel/acl/conditional.hpp)
   // The checked layer's books (keel/runtime/checked/books.hpp).
   checked::stream_books<stream_box*, group_box*> books;
 };

@@ -5,12 +5,14 @@
 #pragma once
 
 #include <exception>
+#include <memory>
 #include <vector>
 
 #include "keel/host/detail/group_state.hpp"
 #include "keel/host/detail/task.hpp"
 #include "keel/host/device.hpp"
 #include "keel/runtime/checked/books.hpp"
+#include "keel/runtime/checked/condition_books.hpp"
 
 #include "keel/core/config.hpp"
 
@@ -26,6 +28,7 @@ struct capture_target : ref_counted {
   std::vector<ref_ptr<group_state>> groups;
   ref_ptr<group_state> open_group;
   const stream_state* group_stream = nullptr;
+  std::vector<std::shared_ptr<void>> owned;  // what the model owns beyond its tasks (conditions)
 };
 
 struct model_state : ref_counted {
@@ -40,6 +43,11 @@ struct model_state : ref_counted {
   std::vector<replay_task> nodes;
   std::vector<ref_ptr<group_state>> groups;
   checked::model_books books;  // the checked layer's: the counts capture kept, the model's life
+  std::shared_ptr<void> built;  // a built model's build (keel/host/built_model.hpp); null for a captured one
+  std::vector<std::shared_ptr<void>> owned;  // what its capture made beyond tasks (conditions, keel/host/conditional.hpp)
+  // A conditional body (keel/host/conditional.hpp): the checked layer's books
+  // of its parent capture; null for any other model.
+  std::unique_ptr<checked::body_books<stream_state*>> body;
 
   // The replay loop: the recorded work runs right here, on the executing
   // stream's worker, one indirect call per task. After a task throws (or

@@ -28,6 +28,9 @@
 KEEL_BEGIN_NAMESPACE namespace host::detail {
 
 /// @cond
+struct built_state;
+struct model_state;
+
 struct stream_state : ref_counted {
   explicit stream_state(device_state& d) : dev(&d), id(d.next_id.fetch_add(1)) { d.retain(); }
   ~stream_state() { device_state::drop(dev); }
@@ -55,6 +58,13 @@ struct stream_state : ref_counted {
   // Where captured work goes (the capture this stream takes part in), set
   // by the native capture calls under the device books' lock.
   ref_ptr<capture_target> target;
+  // Built models (keel/host/built_model.hpp): made persistent (it can be
+  // bound), and while bound the model's build and this stream's part in it.
+  bool persistent = false;
+  built_state* bound = nullptr;
+  std::size_t bound_part = 0;
+  // The conditional body the next capture on this stream records into (keel/host/conditional.hpp).
+  model_state* capture_into = nullptr;
   std::thread worker;
 
   // Returns the task's index in the stream.

@@ -16,12 +16,16 @@
 
 #include "keel/core/error.hpp"
 #include "keel/runtime/checked/books.hpp"
+#include "keel/runtime/checked/build_books.hpp"
 #include "keel/runtime/checked/rules.hpp"
 #include "keel/runtime/types.hpp"
 
 #include "keel/core/config.hpp"
 
 KEEL_BEGIN_NAMESPACE namespace checked {
+
+template <class Native>
+struct built_models;
 
 /**
  * @brief The checked layer over native backend @p Native: keel's runtime
@@ -385,6 +389,8 @@ struct backend : Native {
   // While a stream marks a task group, no other capturing stream may issue
   // work (the device rule). Caller holds the device books' lock.
   static void check_may_issue(const device_books_t& db, stream_handle s, const char* api) {
+    const auto& sb = N::books(s);
+    if (sb.session->build != 0) detail::check_build_issue(*sb.session, sb.lane, N::id_of(s), api);
     const stream_handle g = db.group_stream;
     if (g != stream_handle{} && g != s)
       throw_error(errc::capture_violation, api,
@@ -436,6 +442,10 @@ struct backend : Native {
   static void fork_locked(device_books_t& db, stream_handle s, event_handle e, const char* api) {
     auto& sb = N::books(s);
     const std::shared_ptr<capture_t> c = N::books(e).session;
+    if (c->build != 0)
+      throw_error(errc::capture_violation, api,
+                  "a stream takes part in a model being built by being bound to it, not by waiting on an event "
+                  "recorded on a bound stream");
     if (db.group_stream != stream_handle{})
       throw_error(errc::capture_violation, api,
                   "a stream cannot join a capture while " + detail::describe_stream(N::id_of(db.group_stream)) +
@@ -533,6 +543,8 @@ struct backend : Native {
 
 } KEEL_END_NAMESPACE  // namespace keel::checked
 
+#include "keel/runtime/checked/built_model.hpp"
 #include "keel/runtime/checked/capture.hpp"
+#include "keel/runtime/checked/conditional.hpp"
 #include "keel/runtime/checked/event.hpp"
 #include "keel/runtime/checked/task_group.hpp"

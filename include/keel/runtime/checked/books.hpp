@@ -56,6 +56,7 @@ struct capture_books {
     std::uint64_t stream_id = 0;
     std::size_t count = 0;   // tasks this stream issued in the capture
     std::size_t joined = 0;  // how many of them another lane has waited for
+    bool ended = false;      // a built model's stream: its end task was issued (it takes no more work)
   };
   capture_mode mode = capture_mode::global;
   std::thread::id thread;
@@ -69,6 +70,9 @@ struct capture_books {
   bool group_open = false;
   std::vector<kernel_kind> group_kinds;  // the open group's launches, its signature at group end
   bool active = true;  // false: a joined stream was destroyed; end() refuses
+  // 0: a capture; 1: the streams bound to a model being built (checked/built_model.hpp),
+  // which record their work like a capture; 2: that model's build ended (its streams take no work).
+  std::uint8_t build = 0;
   // The model's life: false until capture end, true while the model lives.
   std::shared_ptr<std::atomic<bool>> model_alive = std::make_shared<std::atomic<bool>>(false);
   /// @endcond

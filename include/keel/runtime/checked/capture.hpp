@@ -115,6 +115,7 @@ void backend<Native>::capture_discard(stream_handle s) noexcept {
 
 template <class Native>
 void backend<Native>::destroy_model(model_handle m) noexcept {
+  if constexpr (detail::has_build_books<N>()) built_models<N>::forget_build(m);  // its bound streams are unbound
   if (const auto& alive = N::books(m).alive) alive->store(false, std::memory_order_release);
   N::destroy_model(m);
 }

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: Apache-2.0
+// The host backend's native built-model calls: each stream bound to a model
+// being built records its work into its own part (through the capture
+// path), with activation, switch and end steps between the tasks; the built
+// model runs its head parts in bind order on the executing stream, an
+// activation runs the activated part there and then, a switch whose
+// comparison holds runs its target part and ends the current one, an end
+// step ends it. The checked layer (keel/runtime/checked/built_model.hpp)
+// decides what may be bound and recorded; these calls only record and run.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "keel/host/capture.hpp"
+#include "keel/host/detail/handles.hpp"
+#include "keel/host/stream.hpp"
+#include "keel/runtime/backend/built_model.hpp"
+#include "keel/runtime/checked/build_books.hpp"
+
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace host::detail {
+
+/// @cond
+// One step of a bound stream's part: a recorded task, or a control step.
+struct built_step {
+  enum class op : std::uint8_t { task, activate, switch_to, end };
+  op what = op::task;
+  std::size_t index = 0;  // the task's index in the part, or the target part
+  const void* left = nullptr;
+  const void* right = nullptr;
+  compare_condition condition = compare_condition::equal;
+  compare_type type = compare_type::int32;
+};
+
+struct built_part {
+  std::vector<replay_task> tasks;
+  std::vector<built_step> steps;
+  bool head = false;
+};
+
+// What a built model runs: its parts, read-only once built.
+struct built_program {
+  std::vector<built_part> parts;
+
+  template <class T>
+  static bool compare(const void* l, const void* r, compare_condition c) noexcept {
+    const T a = *static_cast<const T*>(l), b = *static_cast<const T*>(r);
+    switch (c) {
+      case compare_condition::equal: return a == b;
+      case compare_condition::not_equal: return a != b;
+      case compare_condition::greater: return a > b;
+      case compare_condition::greater_or_equal: return a >= b;
+      case compare_condition::less: return a < b;
+      case compare_condition::less_or_equal: return a <= b;
+    }
+    return false;
+  }
+  static bool holds(const built_step& s) noexcept {
+    return s.type == compare_type::int64 ? compare<std::int64_t>(s.left, s.right, s.condition)
+                                         : compare<std::int32_t>(s.left, s.right, s.condition);
+  }
+
+  // As model_state::run: after a failure the rest of the work is skipped but
+  // event operations (and the parts that hold them) still run; the first
+  // failure is rethrown at the end. A part already running in this execution
+  // is not activated again (an activation cycle runs each part once).
+  void run(bool work) const {
+    std::exception_ptr failure;
+    std::vector<unsigned char> running(parts.size(), 0);
+    for (std::size_t i = 0; i < parts.size(); ++i)
+      if (parts[i].head) run_part(i, work, failure, running);
+    if (failure) std::rethrow_exception(failure);
+  }
+
+  void run_part(std::size_t i, bool& work, std::exception_ptr& failure, std::vector<unsigned char>& running) const {
+    running[i] = 1;
+    const built_part& p = parts[i];
+    for (const built_step& s : p.steps) {
+      switch (s.what) {
+        case built_step::op::task: {
+          const replay_task& t = p.tasks[s.index];
+          if (work) {
+            try {
+              t();
+            } catch (...) {
+              failure = std::current_exception();
+              work = false;
+            }
+          } else if (t.runs_when_failed()) {
+            try {
+              t.run_failed();
+            } catch (...) {
+              if (!failure) failure = std::current_exception();
+            }
+          }
+          break;
+        }
+        case built_step::op::activate:
+          if (!running[s.index]) run_part(s.index, work, failure, running);
+          break;
+        case built_step::op::switch_to:
+          if (holds(s)) {
+            if (!running[s.index]) run_part(s.index, work, failure, running);
+            running[i] = 0;
+            return;  // the switching stream's work stops where it jumped
+          }
+          break;
+        case built_step::op::end:
+          running[i] = 0;
+          return;
+      }
+    }
+    running[i] = 0;
+  }
+};
+
+// A model's build: the checked layer's books, and per bound stream (in bind
+// order) its control steps so far, each at the count of tasks recorded before it.
+struct built_state {
+  checked::build_books<stream_state*> books;
+  struct recording {
+    stream_state* stream = nullptr;
+    bool head = false;
+    std::vector<std::pair<std::size_t, built_step>> controls;
+  };
+  std::vector<recording> parts;
+};
+
+struct built_model_calls : native_types {
+  static stream_handle persistent_stream(device_type& d) {
+    stream_handle s = stream_calls::create_stream(d);
+    s->persistent = true;  // read under the device books' lock by the bind that follows
+    return s;
+  }
+  static bool is_persistent(stream_handle s) noexcept { return s->persistent; }
+  static device_type& device_of(model_handle m) noexcept { return m->dev->facade(); }
+
+  static checked::build_books<stream_state*>* build_books(model_handle m) noexcept {
+    return m->built ? &static_cast<built_state*>(m->built.get())->books : nullptr;
+  }
+
+  // Counts against the device's live-model limit, as a capture does.
+  static model_handle build_open(device_type& d) {
+    device_state& dev = d.state();
+    capture_calls::reserve_live_model(dev, "keel::model_builder");
+    try {
+      auto build = std::make_shared<built_state>();
+      auto* m = new model_state(dev, {}, {});
+      m->built = std::move(build);
+      return m;
+    } catch (...) {
+      dev.live_models_.fetch_sub(1, std::memory_order_acq_rel);
+      throw;
+    }
+  }
+
+  static void build_bind(model_handle m, stream_handle s, bool head) {
+    built_state& b = state(m);
+    b.parts.reserve(b.parts.size() + 1);
+    ref_ptr<capture_target> target(new capture_target, {});
+    b.parts.push_back({s, head, {}});
+    s->target = std::move(target);  // the stream's work is recorded into its part from now on
+    s->bound = &b;
+    s->bound_part = b.parts.size() - 1;
+  }
+
+  static void build_end_task(model_handle, stream_handle s) { control(s, {built_step::op::end}); }
+  static void build_activate(stream_handle s, stream_handle target) {
+    control(s, {built_step::op::activate, target->bound_part});
+  }
+  static void build_switch(stream_handle s, const void* left, compare_condition c, const void* right, compare_type t,
+                           stream_handle target) {
+    control(s, {built_step::op::switch_to, target->bound_part, left, right, c, t});
+  }
+
+  // Interleaves each part's recorded tasks with its control steps; the model
+  // then runs the program. Everything is built before anything is moved out.
+  static void build_finish(model_handle m) {
+    built_state& b = state(m);
+    auto program = std::make_shared<built_program>();
+    program->parts.resize(b.parts.size());
+    std::vector<ref_ptr<group_state>> groups = m->groups;
+    for (std::size_t i = 0; i < b.parts.size(); ++i) {
+      const auto& rec = b.parts[i];
+      built_part& p = program->parts[i];
+      p.head = rec.head;
+      const std::size_t n = rec.stream->target->nodes.size();
+      p.steps.reserve(n + rec.controls.size());
+      std::size_t next = 0;
+      for (const auto& c : rec.controls) {
+        for (; next < c.first; ++next) p.steps.push_back({built_step::op::task, next});
+        p.steps.push_back(c.second);
+      }
+      for (; next < n; ++next) p.steps.push_back({built_step::op::task, next});
+      for (const auto& g : rec.stream->target->groups) groups.push_back(g);
+    }
+    std::vector<replay_task> nodes;
+    nodes.emplace_back(make_failure_aware([prog = std::shared_ptr<const built_program>(program)](bool work) {
+                         prog->run(work);
+                       }),
+                       replay_task::category::model);
+    // Nothing below throws.
+    for (std::size_t i = 0; i < b.parts.size(); ++i) program->parts[i].tasks = std::move(b.parts[i].stream->target->nodes);
+    m->groups = std::move(groups);
+    m->nodes = std::move(nodes);
+  }
+
+  static void build_unbind(model_handle, stream_handle s) noexcept { s->bound = nullptr; }
+
+ private:
+  static built_state& state(model_handle m) noexcept { return *static_cast<built_state*>(m->built.get()); }
+  static void control(stream_handle s, built_step step) {
+    auto& rec = s->bound->parts[s->bound_part];
+    rec.controls.emplace_back(s->target->nodes.size(), step);
+  }
+};
+/// @endcond
+
+} KEEL_END_NAMESPACE  // namespace keel::host::detail

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: Apache-2.0
+// Conditional tasks: basic_condition (an 8-byte device value the model being
+// captured owns, CANN's aclmdlRICondHandle), add_conditional and its
+// spellings if_ / if_else / while_ / switch_ (aclmdlRIAddCondTask: a task of
+// the capture that runs body models by the value, read when it runs), and
+// basic_body_capture_scope, which captures a body
+// (aclmdlRICaptureToModelRIBegin ... aclmdlRICaptureEnd).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "keel/core/error.hpp"
+#include "keel/runtime/backend/conditional.hpp"
+#include "keel/runtime/model.hpp"
+#include "keel/runtime/stream.hpp"
+
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE
+
+/**
+ * @brief A condition of a model being captured: an 8-byte value work writes
+ * (a kernel, a copy, a host callable) and conditional tasks read when they
+ * run.
+ *
+ * Ownership: none; the model the capture makes owns the condition, which
+ * lives as long as the model. Thread safety: a value; the device value is
+ * read and written in stream order like any device memory. Exceptions: none.
+ */
+template <class B>
+class basic_condition {
+ public:
+  /// The backend's native handle type.
+  using native_handle_type = typename B::condition_handle;
+  constexpr basic_condition() noexcept = default;
+  /// The device value (CANN's aclmdlRICondHandleGetCondPtr); null for an empty condition.
+  std::uint64_t* value() const noexcept { return native_ != native_handle_type{} ? B::condition_value(native_) : nullptr; }
+  /// The native handle, null when empty.
+  constexpr native_handle_type native_handle() const noexcept { return native_; }
+  /// Whether this names a condition.
+  constexpr explicit operator bool() const noexcept { return native_ != native_handle_type{}; }
+
+ private:
+  template <class B2>
+  friend basic_condition<B2> make_condition(basic_stream_ref<B2>, std::uint32_t, bool);
+  constexpr explicit basic_condition(native_handle_type n) noexcept : native_(n) {}
+  native_handle_type native_{};
+};
+
+/**
+ * @brief Makes a condition of the model @p capturing's capture makes (CANN's
+ * aclmdlRICondHandleCreate). With @p assign_default its value is set to
+ * @p default_value at the start of each execution of that model (CANN's
+ * ACL_MODEL_RI_COND_HANDLE_ASSIGN_DEFAULT); without, it starts at
+ * @p default_value once and is the program's to manage.
+ * @throws keel::error capture_violation when @p capturing is not capturing.
+ */
+template <class B>
+basic_condition<B> make_condition(basic_stream_ref<B> capturing, std::uint32_t default_value,
+                                  bool assign_default = true) {
+  static_assert(detail::conditional_layer::check<B>::value);  // names the missing call of the layer
+  return basic_condition<B>(
+      B::make_condition(capturing.checked("keel::make_condition"), default_value, assign_default));
+}
+
+/**
+ * @brief Issues a conditional task on capturing stream @p s (CANN's
+ * aclmdlRIAddCondTask) and returns its @p branches body models, empty, to be
+ * captured with basic_body_capture_scope. The bodies belong to the model
+ * the capture makes and live as long as it. IF takes 1 or 2 branches (then,
+ * else), WHILE 1, SWITCH at least 1 (a value past the last runs none).
+ * @throws keel::error capture_violation (not capturing), invalid_parameter
+ * (a condition of another model, a branch count the kind does not take).
+ */
+template <class B>
+std::vector<basic_model_ref<B>> add_conditional(basic_stream_ref<B> s, basic_condition<B> c, conditional_kind kind,
+                                                std::size_t branches) {
+  static_assert(detail::conditional_layer::check<B>::value);
+  static constexpr const char* api = "keel::add_conditional";
+  if (!c) throw_error(errc::invalid_handle, api, "empty condition");
+  std::vector<typename B::model_handle> natives(branches);
+  B::add_conditional(s.checked(api), c.native_handle(), kind, branches, natives.data());
+  std::vector<basic_model_ref<B>> bodies;
+  bodies.reserve(branches);
+  for (auto n : natives) bodies.push_back(basic_model_ref<B>::adopt(n));
+  return bodies;
+}
+
+/** @brief An IF task with one body: it runs when the condition is not 0. */
+template <class B>
+basic_model_ref<B> if_(basic_stream_ref<B> s, basic_condition<B> c) {
+  return add_conditional(s, c, conditional_kind::if_, 1)[0];
+}
+/** @brief An IF task with a then body (condition not 0) and an else body (0). */
+template <class B>
+std::pair<basic_model_ref<B>, basic_model_ref<B>> if_else(basic_stream_ref<B> s, basic_condition<B> c) {
+  auto bodies = add_conditional(s, c, conditional_kind::if_, 2);
+  return {bodies[0], bodies[1]};
+}
+/** @brief A WHILE task: its body runs while the condition is not 0 (checked before each run). */
+template <class B>
+basic_model_ref<B> while_(basic_stream_ref<B> s, basic_condition<B> c) {
+  return add_conditional(s, c, conditional_kind::while_, 1)[0];
+}
+/** @brief A SWITCH task of @p branches bodies: body `value` runs, none for a value past the last. */
+template <class B>
+std::vector<basic_model_ref<B>> switch_(basic_stream_ref<B> s, basic_condition<B> c, std::size_t branches) {
+  return add_conditional(s, c, conditional_kind::switch_, branches);
+}
+
+/**
+ * @brief Captures the work issued to a stream into a conditional body
+ * (CANN's aclmdlRICaptureToModelRIBegin ... aclmdlRICaptureEnd), from
+ * construction to end(). Every capture rule holds as for basic_capture_scope;
+ * a body is captured once, while its parent's capture is in progress.
+ *
+ * Ownership: holds the capture, not the body (its parent model owns it);
+ * neither copyable nor movable; left without end(), the capture is discarded
+ * (the body is taken: on the host it stays empty, on ACL it may keep what was
+ * recorded, CANN having no way to drop a body's capture). Thread safety: one scope per stream.
+ * Exceptions: the constructor throws invalid_parameter (not a body),
+ * invalid_state (captured already, parent capture ended), capture_violation
+ * (the stream is capturing); end() throws as basic_capture_scope::end.
+ */
+template <KEEL_CAPTURE_BACKEND B>
+class [[nodiscard]] basic_body_capture_scope {
+  static_assert(detail::conditional_layer::check<B>::value);
+
+ public:
+  /// Begins capturing @p stream's work into @p body.
+  basic_body_capture_scope(basic_stream_ref<B> stream, basic_model_ref<B> body,
+                           capture_mode mode = capture_mode::global)
+      : stream_(stream), body_(body) {
+    B::capture_into_begin(stream_.checked("keel::body_capture_scope"), body.checked("keel::body_capture_scope"), mode);
+  }
+  basic_body_capture_scope(const basic_body_capture_scope&) = delete;
+  basic_body_capture_scope& operator=(const basic_body_capture_scope&) = delete;
+  ~basic_body_capture_scope() { discard(); }
+
+  /** @brief Ends the capture; the body holds the work. */
+  void end() {
+    if (!active_) throw_error(errc::invalid_state, "keel::body_capture_scope::end", "the capture already ended");
+    B::capture_into_end(stream_.native_handle());
+    active_ = false;
+  }
+  /** @brief Ends the capture; the body is not captured again (host: it stays empty). Throws: nothing. */
+  void discard() noexcept {
+    if (active_) B::capture_into_discard(stream_.native_handle(), body_.native_handle());
+    active_ = false;
+  }
+  /// Whether the capture is still in progress.
+  bool active() const noexcept { return active_; }
+
+ private:
+  detail::stream_anchor<B> stream_;
+  basic_model_ref<B> body_;
+  bool active_ = true;
+};
+
+/** @brief The conditional layer's handles (see KEEL_RUNTIME_STREAM_ALIASES). */
+#define KEEL_RUNTIME_CONDITIONAL_ALIASES(Backend)                       \
+  using model_condition = ::keel::basic_condition<Backend>;             \
+  using body_capture_scope = ::keel::basic_body_capture_scope<Backend>;
+
+KEEL_END_NAMESPACE  // namespace keel

@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: Apache-2.0
+// Conditional tasks (keel/runtime/condition.hpp, issue 16 part 4): the
+// condition is read when the task runs, IF / WHILE / SWITCH choose their
+// bodies by it, bodies nest and live as long as their parent, and every rule
+// is checked with the objects left usable. Each test runs on the host and
+// the ACL backend; the last one calls the emulation's C API for CANN's statuses.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+
+#include "test_support.hpp"
+
+using keel::conditional_kind;
+using keel::errc;
+
+namespace {
+
+// Adds d to a condition's value in stream order: a host callable on the
+// host, an int64 aclnnAdd on ACL (a device value written by device work).
+template <class F>
+struct condition_ops;
+template <>
+struct condition_ops<host> {
+  static void add(host::stream_ref s, std::uint64_t* v, std::int64_t d) {
+    s.launch_host([v, d] { *v = static_cast<std::uint64_t>(static_cast<std::int64_t>(*v) + d); });
+  }
+};
+#ifdef KEEL_ACL_EMULATION_DIR
+template <>
+struct condition_ops<acl> {
+  static void add(acl::stream_ref s, std::uint64_t* v, std::int64_t d) {
+    static const std::int64_t one = 1;
+    const keel::ops::tensor t(v, keel::ops::dtype::int64, {1});
+    const keel::ops::tensor u(const_cast<std::int64_t*>(&one), keel::ops::dtype::int64, {1});
+    keel::acl::run_on(s, keel::acl::prepare_add(acl::device(), t, u, keel::ops::scalar(d), t));
+  }
+};
+#endif
+
+// counter += 1, as a kernel of the fixture.
+template <class F>
+void bump(typename F::stream_ref s, float* counter) {
+  static const float one = 1.0f;
+  F::axpy(s, counter, counter, &one, 1.0f);
+}
+
+}  // namespace
+
+KEEL_BACKEND_TEST("conditional: IF runs its then body when the condition is not 0 and its else body when it is 0",
+                  "[runtime][conditional]") {
+  KEEL_USING_BACKEND(TestType);
+  using B = typename TestType::backend;
+  stream s{dev}, side{dev};
+  float then_runs = 0.0f, else_runs = 0.0f;
+  std::uint64_t* value = nullptr;
+  model m;
+  {
+    capture_scope capture{s};
+    auto c = keel::make_condition<B>(s, 1, false);  // the program manages the value
+    value = c.value();
+    REQUIRE(value != nullptr);
+    CHECK(*value == 1);
+    auto bodies = keel::if_else<B>(s, c);
+    {
+      keel::basic_body_capture_scope<B> into{side, bodies.first};
+      bump<TestType>(side, &then_runs);
+      into.end();
+    }
+    {
+      keel::basic_body_capture_scope<B> into{side, bodies.second};
+      bump<TestType>(side, &else_runs);
+      into.end();
+    }
+    m = capture.end();
+  }
+  CHECK(m.task_count() == 1);
+  m.execute(s);
+  s.synchronize();
+  CHECK(then_runs == 1.0f);
+  CHECK(else_runs == 0.0f);
+  *value = 0;  // read when the task runs
+  m.execute(s);
+  s.synchronize();
+  CHECK(then_runs == 1.0f);
+  CHECK(else_runs == 1.0f);
+}
+
+KEEL_BACKEND_TEST("conditional: a WHILE body that keeps its condition true runs again, and assign-default restarts it",
+                  "[runtime][conditional]") {
+  KEEL_USING_BACKEND(TestType);
+  using B = typename TestType::backend;
+  stream s{dev}, side{dev};
+  float runs = 0.0f;
+  std::uint64_t* value = nullptr;
+  model m;
+  {
+    capture_scope capture{s};
+    auto c = keel::make_condition<B>(s, 3);  // reset to 3 at every execution
+    value = c.value();
+    auto body = keel::while_<B>(s, c);
+    {
+      keel::basic_body_capture_scope<B> into{side, body};
+      bump<TestType>(side, &runs);
+      condition_ops<TestType>::add(side, value, -1);
+      into.end();
+    }
+    m = capture.end();
+  }
+  m.execute(s);
+  s.synchronize();
+  CHECK(runs == 3.0f);
+  CHECK(*value == 0);
+  m.execute(s);
+  s.synchronize();
+  CHECK(runs == 6.0f);
+}
+
+KEEL_BACKEND_TEST("conditional: SWITCH runs the body its value names, and none past the last",
+                  "[runtime][conditional]") {
+  KEEL_USING_BACKEND(TestType);
+  using B = typename TestType::backend;
+  stream s{dev}, side{dev};
+  float runs[3] = {0, 0, 0};
+  std::uint64_t* value = nullptr;
+  model m;
+  {
+    capture_scope capture{s};
+    auto c = keel::make_condition<B>(s, 0, false);
+    value = c.value();
+    auto bodies = keel::switch_<B>(s, c, 3);
+    REQUIRE(bodies.size() == 3);
+    for (int i = 0; i < 3; ++i) {
+      keel::basic_body_capture_scope<B> into{side, bodies[i]};
+      bump<TestType>(side, &runs[i]);
+      into.end();
+    }
+    m = capture.end();
+  }
+  for (std::uint64_t v : {2u, 0u, 1u, 3u, 7u}) {
+    *value = v;
+    m.execute(s);
+    s.synchronize();
+  }
+  CHECK(runs[0] == 1.0f);
+  CHECK(runs[1] == 1.0f);
+  CHECK(runs[2] == 1.0f);  // 3 and 7 ran nothing
+}
+
+KEEL_BACKEND_TEST("conditional: conditionals nest, and the bodies live as long as the parent model",
+                  "[runtime][conditional]") {
+  KEEL_USING_BACKEND(TestType);
+  using B = typename TestType::backend;
+  stream s{dev}, side{dev}, inner_side{dev};
+  float runs = 0.0f;
+  model m;
+  {
+    capture_scope capture{s};
+    auto outer = keel::make_condition<B>(s, 1);
+    auto then_body = keel::if_<B>(s, outer);
+    {
+      keel::basic_body_capture_scope<B> into{side, then_body};
+      auto loop = keel::make_condition<B>(side, 2);  // belongs to the body, reset at each of its runs
+      auto body = keel::while_<B>(side, loop);
+      {
+        keel::basic_body_capture_scope<B> inner{inner_side, body};
+        bump<TestType>(inner_side, &runs);
+        condition_ops<TestType>::add(inner_side, loop.value(), -1);
+        inner.end();
+      }
+      into.end();
+    }
+    m = capture.end();
+  }  // every scope, condition and body view is gone: the model holds them
+  model moved = std::move(m);
+  moved.execute(s);
+  moved.execute(s);
+  s.synchronize();
+  CHECK(runs == 4.0f);
+}
+
+KEEL_BACKEND_TEST("conditional: conditions and conditional tasks are made on a capturing stream, with a condition of its own model",
+                  "[runtime][conditional][rules]") {
+  KEEL_USING_BACKEND(TestType);
+  using B = typename TestType::backend;
+  stream s{dev}, other{dev}, side{dev};
+  KEEL_REQUIRE_ERROR(keel::make_condition<B>(s, 0), errc::capture_violation, "is not capturing");
+  float runs = 0.0f;
+  capture_scope foreign{other};
+  auto theirs = keel::make_condition<B>(other, 1);
+  model m;
+  {
+    capture_scope capture{s};
+    auto mine = keel::make_condition<B>(s, 1);
+    KEEL_REQUIRE_ERROR(keel::if_<B>(s, theirs), errc::invalid_parameter, "belongs to another model");
+    KEEL_REQUIRE_ERROR(keel::if_<B>(side, mine), errc::capture_violation, "is not capturing");
+    KEEL_REQUIRE_ERROR(keel::switch_<B>(s, mine, 0), errc::invalid_parameter, "at least 1 branch");
+    KEEL_REQUIRE_ERROR(keel::add_conditional<B>(s, mine, conditional_kind::if_, 3), errc::invalid_parameter,
+                       "1 branch (then) or 2");
+    KEEL_REQUIRE_ERROR(keel::add_conditional<B>(s, mine, conditional_kind::while_, 2), errc::invalid_parameter,
+                       "1 body");
+    KEEL_REQUIRE_ERROR(keel::add_conditional<B>(s, mine, static_cast<conditional_kind>(7), 1),
+                       errc::invalid_parameter, "unknown conditional kind");
+    auto body = keel::if_<B>(s, mine);  // unchanged and usable
+    {
+      keel::basic_body_capture_scope<B> into{side, body};
+      bump<TestType>(side, &runs);
+      into.end();
+    }
+    m = capture.end();
+  }
+  foreign.discard();
+  CHECK(m.task_count() == 1);  // the refused tasks left nothing
+  m.execute(s);
+  s.synchronize();
+  CHECK(runs == 1.0f);
+}
+
+KEEL_BACKEND_TEST("conditional: a body is captured once, while its parent's capture is in progress",
+                  "[runtime][conditional][rules]") {
+  KEEL_USING_BACKEND(TestType);
+  using B = typename TestType::backend;
+  stream s{dev}, side{dev}, plain{dev};
+  float tmp = 1.0f, one = 1.0f, out = 0.0f;
+  model captured;
+  {
+    capture_scope capture{plain};
+    TestType::axpy(plain, &out, &tmp, &one, 1.0f);
+    captured = capture.end();
+  }
+  keel::basic_model_ref<B> body;
+  model m;
+  {
+    capture_scope capture{s};
+    auto c = keel::make_condition<B>(s, 1);
+    body = keel::if_<B>(s, c);
+    KEEL_REQUIRE_ERROR(([&] { keel::basic_body_capture_scope<B> refused{side, captured.ref()}; }()), errc::invalid_parameter,
+                       "only a conditional body");
+    KEEL_REQUIRE_ERROR(([&] { keel::basic_body_capture_scope<B> refused{s, body}; }()), errc::capture_violation, "capture cannot begin");
+    {
+      keel::basic_body_capture_scope<B> into{side, body};
+      TestType::axpy(side, &out, &tmp, &one, 2.0f);
+      into.end();
+      KEEL_REQUIRE_ERROR(into.end(), errc::invalid_state, "already ended");
+    }
+    KEEL_REQUIRE_ERROR(([&] { keel::basic_body_capture_scope<B> refused{side, body}; }()), errc::invalid_state, "captured already");
+    m = capture.end();
+  }
+  {
+    capture_scope late{s};
+    auto c = keel::make_condition<B>(s, 1);
+    auto orphan = keel::if_<B>(s, c);
+    late.discard();
+    KEEL_REQUIRE_ERROR(([&] { keel::basic_body_capture_scope<B> refused{side, orphan}; }()), errc::invalid_state, "parent capture");
+  }
+  m.execute(s);
+  s.synchronize();
+  CHECK(out == 3.0f);
+  TestType::axpy(side, &out, &tmp, &one, 1.0f);  // the side stream is not capturing any more
+  side.synchronize();
+  CHECK(out == 2.0f);
+}
+
+#ifdef KEEL_ACL_EMULATION_DIR
+// CANN's statuses, through the emulation's C API (the function table).
+TEST_CASE("conditional: the C API's statuses for the conditional rules - acl", "[runtime][conditional][rules][acl]") {
+  const keel::acl::api& api = acl::device().functions();
+  keel::acl::stream_handle s = nullptr, side = nullptr;
+  REQUIRE(api.aclrtCreateStream(&s) == 0);
+  REQUIRE(api.aclrtCreateStream(&side) == 0);
+  keel::acl::model_handle built = nullptr;
+  REQUIRE(api.aclmdlRIBuildBegin(&built, 0) == 0);
+  keel::acl::cond_handle h = nullptr;
+  CHECK(api.aclmdlRICondHandleCreate(built, 0, keel::acl::cond_handle_flag::none, &h) == 107030);  // not capturing
+  REQUIRE(api.aclmdlRICaptureBegin(s, keel::acl::capture_mode::global) == 0);
+  keel::acl::capture_status st{};
+  keel::acl::model_handle parent = nullptr;
+  REQUIRE(api.aclmdlRICaptureGetInfo(s, &st, &parent) == 0);
+  CHECK(api.aclmdlRICondHandleCreate(parent, 0, static_cast<keel::acl::cond_handle_flag>(4), &h) == 100000);
+  REQUIRE(api.aclmdlRICondHandleCreate(parent, 1, keel::acl::cond_handle_flag::assign_default, &h) == 0);
+  std::uint64_t* value = nullptr;
+  REQUIRE(api.aclmdlRICondHandleGetCondPtr(h, &value) == 0);
+  CHECK(*value == 1);
+  keel::acl::model_handle bodies[2] = {nullptr, nullptr};
+  CHECK(api.aclmdlRIAddCondTask({h, keel::acl::cond_task_type::switch_, 0, bodies}, s, 0) == 100000);
+  CHECK(api.aclmdlRIAddCondTask({h, keel::acl::cond_task_type::while_, 2, bodies}, s, 0) == 100000);
+  CHECK(api.aclmdlRIAddCondTask({h, keel::acl::cond_task_type::if_, 1, bodies}, side, 0) == 107030);
+  REQUIRE(api.aclmdlRIAddCondTask({h, keel::acl::cond_task_type::if_, 2, bodies}, s, 0) == 0);
+  CHECK(api.aclmdlRICaptureToModelRIBegin(side, built, keel::acl::capture_mode::global) == 100000);  // not a body
+  REQUIRE(api.aclmdlRICaptureToModelRIBegin(side, bodies[0], keel::acl::capture_mode::global) == 0);
+  keel::acl::model_handle ended = nullptr;
+  REQUIRE(api.aclmdlRICaptureEnd(side, &ended) == 0);
+  CHECK(ended == bodies[0]);
+  CHECK(api.aclmdlRICaptureToModelRIBegin(side, bodies[0], keel::acl::capture_mode::global) == 107000);  // twice
+  keel::acl::model_handle m = nullptr;
+  REQUIRE(api.aclmdlRICaptureEnd(s, &m) == 0);
+  CHECK(api.aclmdlRICaptureToModelRIBegin(side, bodies[1], keel::acl::capture_mode::global) == 107000);  // parent ended
+  CHECK(api.aclmdlRIDestroy(bodies[0]) == 100000);  // a body goes with its parent
+  CHECK(api.aclmdlRIExecuteAsync(m, s) == 0);
+  CHECK(api.aclrtSynchronizeStream(s) == 0);
+  CHECK(api.aclmdlRIDestroy(m) == 0);
+  CHECK(api.aclmdlRIDestroy(built) == 0);
+  for (auto x : {s, side}) CHECK(api.aclrtDestroyStream(x) == 0);
+}
+#endif

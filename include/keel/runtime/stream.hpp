@@ -36,6 +36,25 @@ std::chrono::microseconds to_wait_budget(std::chrono::duration<Rep, Period> time
   return std::chrono::ceil<std::chrono::microseconds>(timeout);
 }
 
+// A launched kernel with its arguments, as a backend receives it: callable
+// as f(ctx), and able to describe its arguments (keel/runtime/model_tasks.hpp)
+// to a backend that records them for introspection.
+template <class Fn, class... Args>
+struct bound_kernel {
+  Fn fn;
+  std::tuple<Args...> args;
+  static constexpr std::size_t argument_count = sizeof...(Args);
+  template <class Context>
+  void operator()(Context& ctx) const {
+    std::apply([&](const auto&... a) { fn(ctx, a...); }, args);
+  }
+  // Writes one description per argument to out[0 .. argument_count).
+  template <class Describe, class Out>
+  void describe_arguments(Describe describe, Out* out) const {
+    std::apply([&](const auto&... a) { ((*out++ = describe(a)), ...); }, args);
+  }
+};
+
 [[noreturn]] inline void throw_empty(const char* api) {
   throw_error(errc::invalid_handle, api, "the handle is empty: it was moved from, released, closed or never made");
 }
@@ -110,10 +129,9 @@ class stream_ops {
                        [fn = fn_t(std::forward<Fn>(fn))](launch_context& ctx) { fn(ctx); });
     } else {
       B::launch_kernel(checked("keel::stream::launch"), kind,
-                       [fn = fn_t(std::forward<Fn>(fn)),
-                        args = std::tuple<std::decay_t<Args>...>(std::forward<Args>(args)...)](launch_context& ctx) {
-                         std::apply([&](const auto&... a) { fn(ctx, a...); }, args);
-                       });
+                       detail::bound_kernel<fn_t, std::decay_t<Args>...>{
+                           fn_t(std::forward<Fn>(fn)),
+                           std::tuple<std::decay_t<Args>...>(std::forward<Args>(args)...)});
     }
   }
 

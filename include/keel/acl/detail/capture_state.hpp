@@ -24,6 +24,7 @@ struct model_box {
   std::vector<std::shared_ptr<void>> keep;  // what the captured copies use (host callables included)
   bool host_calls = false;  // it replays host callables: its executing stream needs a reporting thread
   checked::model_books books;  // the checked layer's
+  std::vector<void (*)(void*)> destroy_callbacks;  // registered through keel (the checked layer's lock guards it)
 };
 /// @endcond
 

@@ -4,11 +4,17 @@
 // recorded dependencies); a model replays that list in one tight loop.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <exception>
+#include <mutex>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "keel/host/detail/group_state.hpp"
 #include "keel/host/detail/task.hpp"
+#include "keel/host/detail/task_records.hpp"
 #include "keel/host/device.hpp"
 #include "keel/runtime/checked/books.hpp"
 
@@ -24,6 +30,7 @@ struct stream_state;
 struct capture_target : ref_counted {
   std::vector<replay_task> nodes;
   std::vector<ref_ptr<group_state>> groups;
+  std::vector<task_record> records;  // introspection: every task issued, in issue order
   ref_ptr<group_state> open_group;
   const stream_state* group_stream = nullptr;
 };
@@ -40,6 +47,16 @@ struct model_state : ref_counted {
   std::vector<replay_task> nodes;
   std::vector<ref_ptr<group_state>> groups;
   checked::model_books books;  // the checked layer's: the counts capture kept, the model's life
+  // Introspection and lifetime (keel/host/introspection.hpp): the tasks as
+  // captured, the name, the destroy callbacks, and the abort mark: an
+  // execution whose ticket is below `abort_below` stops at its next task.
+  std::vector<task_record> records;
+  std::mutex meta_m;  // guards name and destroy_callbacks
+  std::string name;
+  std::vector<std::pair<void (*)(void*), void*>> destroy_callbacks;
+  std::atomic<std::uint64_t> executions{0};
+  std::atomic<std::uint64_t> abort_below{0};
+  static constexpr std::uint64_t ticket_at_run = ~std::uint64_t{0};  // a nested execution draws at run time
 
   // The replay loop: the recorded work runs right here, on the executing
   // stream's worker, one indirect call per task. After a task throws (or
@@ -47,9 +64,14 @@ struct model_state : ref_counted {
   // of the work is skipped but event operations still run, so a stream
   // waiting on an event this model records never hangs; the first failure
   // is rethrown at the end.
-  void run(bool work = true) const {
+  void run(bool work = true, std::uint64_t ticket = ticket_at_run) {
+    if (ticket == ticket_at_run) ticket = executions.fetch_add(1, std::memory_order_relaxed);
     std::exception_ptr failure;
     for (const replay_task& t : nodes) {
+      if (work && ticket < abort_below.load(std::memory_order_relaxed)) {
+        failure = aborted();
+        work = false;
+      }
       if (work) {
         try {
           t();
@@ -66,6 +88,14 @@ struct model_state : ref_counted {
       }
     }
     if (failure) std::rethrow_exception(failure);
+  }
+  std::exception_ptr aborted() const {
+    try {
+      throw_error(errc::task_failed, "keel::model::abort",
+                  "model #" + std::to_string(books.id) + "'s execution was aborted; its remaining work was skipped");
+    } catch (...) {
+      return std::current_exception();
+    }
   }
 };
 /// @endcond

@@ -3,6 +3,7 @@
 # model's streams and tasks (CANN's dump fields and keel's), and, when
 # Graphviz's dot is installed, the DOT renders to SVG.
 #   cmake -DMODEL_PICTURE=<binary> -DWORK_DIR=<dir> -P check_model_picture.cmake
+cmake_minimum_required(VERSION 3.19)  # string(JSON), and if() reads quoted strings as strings
 file(REMOVE_RECURSE "${WORK_DIR}")
 execute_process(COMMAND "${MODEL_PICTURE}" "${WORK_DIR}" OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE result)
 if(NOT result EQUAL 0)
@@ -42,16 +43,18 @@ foreach(s RANGE ${last})
     endif()
     if(type STREQUAL "kernel")
       math(EXPR kernels "${kernels} + 1")
-      string(JSON kernel GET "${json}" streams ${s} tasks ${t} kernel)
-      string(JSON alpha GET "${json}" streams ${s} tasks ${t} arguments 3 value)
-      if(NOT kernel STREQUAL "add")
-        message(FATAL_ERROR "a kernel task names '${kernel}', not 'add'")
+      string(JSON kernel_name GET "${json}" streams ${s} tasks ${t} kernel)
+      if(NOT kernel_name STREQUAL "add")
+        message(FATAL_ERROR "a kernel task names '${kernel_name}', not 'add'")
       endif()
       string(JSON group ERROR_VARIABLE no_group GET "${json}" streams ${s} tasks ${t} groupId)
       if(NOT no_group)
-        math(EXPR grouped "${grouped} + 1")
-      elseif(NOT alpha EQUAL 2)
-        message(FATAL_ERROR "the side stream's add has alpha ${alpha}, not 2")
+        math(EXPR grouped "${grouped} + 1")  # an update replaces a group's arguments: none are listed
+      else()
+        string(JSON alpha GET "${json}" streams ${s} tasks ${t} arguments 3 value)
+        if(NOT alpha EQUAL 2)
+          message(FATAL_ERROR "the side stream's add has alpha ${alpha}, not 2")
+        endif()
       endif()
     endif()
   endforeach()

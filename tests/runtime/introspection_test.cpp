@@ -202,7 +202,7 @@ KEEL_BACKEND_TEST("model: streams() and tasks() list each stream's tasks in orde
   CHECK(count(task_type::event_record, 0) == 1);
   CHECK(count(task_type::event_wait, 0) == 1);
   CHECK(count(task_type::event_record, 1) == 1);
-  CHECK(count(task_type::event_wait, 1) == 0);  // the fork's wait is what joined side to the capture
+  CHECK(count(task_type::event_wait, 1) == 1);  // the fork's wait, which joined side to the capture
   // The group's kernel carries the group's id; the side stream's kernel none.
   std::size_t grouped = 0;
   for (const auto& t : tasks) {
@@ -286,3 +286,31 @@ TEST_CASE("model: the host records every kernel argument with its type and value
   const std::string json = keel::to_json(m);
   CHECK(json.find("{\"type\": \"float\", \"size\": 4, \"value\": 1.5}") != std::string::npos);
 }
+
+#ifdef KEEL_ACL_EMULATION_DIR
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "keel/acl/model_debug.hpp"
+
+TEST_CASE("model: the runtime's own dumps (aclmdlRIDebugPrint, aclmdlRIDebugJsonPrint) - acl only",
+          "[runtime][introspection][acl]") {
+  captured<acl> c;
+  c.m.set_name("debug");
+  keel::acl::debug_print(c.m);
+  const std::string path = "keel_introspection_debug.json";
+  keel::acl::debug_json_print(c.m, path, true);
+  std::ifstream f(path);
+  std::stringstream text;
+  text << f.rdbuf();
+  std::remove(path.c_str());
+  CHECK(text.str().find("\"modelId\": " + std::to_string(c.m.id())) != std::string::npos);
+  CHECK(text.str().find("\"name\": \"debug\"") != std::string::npos);
+  CHECK(text.str().find("\"taskType\": \"kernel\"") != std::string::npos);
+  // A path that cannot be written: the runtime refuses, the model still runs.
+  KEEL_REQUIRE_ERROR(keel::acl::debug_json_print(c.m, "/nonexistent-dir/x.json"), errc::invalid_parameter, "cannot write");
+  CHECK(c.run() == 3.0f);
+  KEEL_REQUIRE_ERROR(keel::acl::debug_print(keel::acl::model_ref{}), errc::invalid_handle, "empty");
+}
+#endif

@@ -43,7 +43,16 @@ struct capture_calls : native_types {
     }
   }
   // s waited on an event recorded in origin's capture: its work goes there too.
-  static void capture_join(stream_handle s, stream_handle origin, event_handle) noexcept { s->target = origin->target; }
+  // The wait that joined s is its first task in the capture (a dump draws the fork from it).
+  static void capture_join(stream_handle s, stream_handle origin, event_handle e) {
+    s->target = origin->target;
+    try {
+      note_event(s, task_type::event_wait, e);
+    } catch (...) {
+      s->target = ref_ptr<capture_target>();
+      throw;
+    }
+  }
   static void capture_leave(stream_handle s) noexcept { s->target = ref_ptr<capture_target>(); }
   static bool capture_active(stream_handle s) noexcept { return static_cast<bool>(s->target); }
 

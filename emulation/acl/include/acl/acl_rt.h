@@ -312,6 +312,13 @@ typedef struct aclmdlRIValueWaitTaskParams {
   uint32_t flag;
 } aclmdlRIValueWaitTaskParams;
 
+/* CANN's anonymous union is C11 (and C++): a C99 build with -Wpedantic
+ * takes it as the GCC / Clang extension it is there. */
+#if defined(__GNUC__) && !defined(__cplusplus) && (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 201112L)
+#define ACL_EMULATION_ANONYMOUS_UNION __extension__ union
+#else
+#define ACL_EMULATION_ANONYMOUS_UNION union
+#endif
 typedef struct aclmdlRITaskParams {
   aclmdlRITaskType type;
   uint32_t rsv0[3];
@@ -319,7 +326,7 @@ typedef struct aclmdlRITaskParams {
   void *opInfoPtr;
   size_t opInfoSize;
   uint8_t rsv1[32];
-  union {
+  ACL_EMULATION_ANONYMOUS_UNION {
     uint8_t rsv2[128];
     struct aclmdlRIKernelTaskParams kernelTaskParams;
     struct aclmdlRIEventRecordTaskParams eventRecordTaskParams;

@@ -17,6 +17,24 @@ using function_handle = void*;  ///< aclrtFuncHandle
 /// aclmdlRITaskType.
 enum class ri_task_type : int { other = 0, kernel = 1, event_record = 2, event_wait = 3, event_reset = 4, value_write = 5, value_wait = 6 };
 
+/// aclmdlRIKernelTaskParams.
+struct ri_kernel_params {
+  function_handle function;  ///< funcHandle
+  void* config;              ///< cfg
+  void* args;
+  std::uint32_t host_args;   ///< isHostArgs
+  std::size_t args_size;
+  std::uint32_t blocks;      ///< numBlocks
+  std::uint32_t rsv[10];
+};
+
+/// aclmdlRIEventRecordTaskParams, aclmdlRIEventWaitTaskParams, aclmdlRIEventResetTaskParams.
+struct ri_event_params {
+  void* event;
+  std::uint32_t event_flag;
+  std::uint32_t flag;
+};
+
 /// aclmdlRITaskParams (the members keel reads; the layout is CANN's).
 struct ri_task_params {
   ri_task_type type;
@@ -27,21 +45,10 @@ struct ri_task_params {
   std::uint8_t rsv1[32];
   union {
     std::uint8_t rsv2[128];
-    struct {
-      function_handle function;  ///< funcHandle
-      void* config;              ///< cfg
-      void* args;
-      std::uint32_t host_args;   ///< isHostArgs
-      std::size_t args_size;
-      std::uint32_t blocks;      ///< numBlocks
-      std::uint32_t rsv[10];
-    } kernel;
-    struct {
-      void* event;
-      std::uint32_t event_flag;
-      std::uint32_t flag;
-    } event;  ///< eventRecordTaskParams, eventWaitTaskParams, eventResetTaskParams
+    ri_kernel_params kernel;
+    ri_event_params event;
   };
 };
+static_assert(sizeof(ri_task_params) == 4 * 4 + 3 * sizeof(void*) + 32 + 128, "aclmdlRITaskParams' layout");
 
 } KEEL_END_NAMESPACE  // namespace keel::acl

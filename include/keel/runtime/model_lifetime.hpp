@@ -36,12 +36,15 @@ class model_ops;
 template <class B>
 class [[nodiscard]] basic_destroy_callback {
  public:
+  /// An empty registration.
   basic_destroy_callback() noexcept = default;
+  /// Takes the other's registration; the other is left empty.
   basic_destroy_callback(basic_destroy_callback&& o) noexcept
       : model_(std::exchange(o.model_, typename B::model_handle{})),
         fn_(std::exchange(o.fn_, nullptr)),
         user_(o.user_),
         alive_(std::move(o.alive_)) {}
+  /// Unregisters what this holds, then takes the other's registration.
   basic_destroy_callback& operator=(basic_destroy_callback&& o) noexcept {
     if (this != &o) {
       reset();
@@ -52,6 +55,7 @@ class [[nodiscard]] basic_destroy_callback {
     }
     return *this;
   }
+  /// Unregisters the callback (see reset()).
   ~basic_destroy_callback() { reset(); }
 
   /// Whether the registration still stands (not moved from, reset, or its model destroyed).

@@ -69,7 +69,7 @@ enum class argument_class : std::uint8_t { signed_integer, unsigned_integer, flo
  */
 struct kernel_argument {
   std::string_view type = "object";      ///< "float", "int32", "memory_span", "pointer", ... or "object"
-  argument_class cls = argument_class::object;
+  argument_class cls = argument_class::object;  ///< which of the value fields below holds its value
   std::size_t size = 0;                  ///< sizeof the stored argument
   std::int64_t integer = 0;              ///< signed_integer, boolean
   std::uint64_t unsigned_integer = 0;    ///< unsigned_integer
@@ -142,19 +142,19 @@ kernel_argument describe_argument(const T& value) noexcept {
  */
 struct kernel_params {
   kernel_kind kind{""};                      ///< empty when the runtime cannot name it
-  const kernel_argument* arguments = nullptr;
-  std::size_t argument_count = 0;
+  const kernel_argument* arguments = nullptr;  ///< the recorded arguments (null: none recorded)
+  std::size_t argument_count = 0;             ///< how many
   const void* argument_block = nullptr;      ///< the runtime's argument block, if it has one
-  std::size_t argument_block_bytes = 0;
+  std::size_t argument_block_bytes = 0;       ///< its size in bytes
   std::uint32_t blocks = 0;                  ///< numBlocks on ACL, 0 where there is none
 };
 
 /** @brief A copy task's parameters. */
 struct copy_params {
-  const void* dst = nullptr;
-  const void* src = nullptr;
-  std::size_t bytes = 0;
-  copy_kind kind = copy_kind::host_to_host;
+  const void* dst = nullptr;                  ///< where the copy writes
+  const void* src = nullptr;                  ///< what it reads
+  std::size_t bytes = 0;                      ///< how many bytes
+  copy_kind kind = copy_kind::host_to_host;   ///< its direction
 };
 
 /**
@@ -167,21 +167,21 @@ struct copy_params {
  * Ownership: a value (kernel arguments: see kernel_params). Thread safety: a value.
  */
 struct task_info {
-  task_type type = task_type::other;
-  std::size_t stream = 0;
-  std::uint32_t sequence = 0;
-  std::uint64_t group = 0;
-  std::uint64_t event = 0;
+  task_type type = task_type::other;  ///< what the task does
+  std::size_t stream = 0;             ///< its stream: an index into streams()
+  std::uint32_t sequence = 0;         ///< its position in its stream (aclmdlRITaskGetSeqId)
+  std::uint64_t group = 0;            ///< its task group, 0 for none
+  std::uint64_t event = 0;            ///< the event of a record, wait or reset (0: not said)
   bool external_event = false;  ///< the event is an external one (its wait crosses models)
-  kernel_params kernel;
-  copy_params copy;
+  kernel_params kernel;  ///< a kernel's parameters
+  copy_params copy;      ///< a copy's parameters
 };
 
 /** @brief One stream of a model: keel's id of the stream that captured it, its index, how many tasks it has. */
 struct model_stream {
-  std::uint64_t id = 0;
-  std::size_t index = 0;
-  std::size_t task_count = 0;
+  std::uint64_t id = 0;        ///< host: the capturing stream's id; ACL: the model's stream number (1, 2, ...)
+  std::size_t index = 0;       ///< its position in streams(), what task_info::stream names
+  std::size_t task_count = 0;  ///< its tasks
 };
 
 KEEL_END_NAMESPACE  // namespace keel

@@ -11,6 +11,8 @@
 
 KEEL_BEGIN_NAMESPACE namespace acl {
 
+/// @cond
+
 using task_handle = void*;      ///< aclmdlRITask
 using function_handle = void*;  ///< aclrtFuncHandle
 
@@ -50,5 +52,6 @@ struct ri_task_params {
   };
 };
 static_assert(sizeof(ri_task_params) == 4 * 4 + 3 * sizeof(void*) + 32 + 128, "aclmdlRITaskParams' layout");
+/// @endcond
 
 } KEEL_END_NAMESPACE  // namespace keel::acl

@@ -60,6 +60,15 @@ struct capture_calls : native_types {
     capture_target& c = *s->target;
     auto* m = new model_state(*s->dev, std::move(c.nodes), std::move(c.groups));
     m->records = std::move(c.records);
+    try {
+      m->index_tasks();
+    } catch (...) {
+      c.records = std::move(m->records);  // the capture stays as it was
+      c.nodes = std::move(m->nodes);
+      c.groups = std::move(m->groups);
+      ref_ptr<model_state>::drop(m);
+      throw;
+    }
     s->target = ref_ptr<capture_target>();
     return m;  // keeps the live-model reservation made at capture begin
   }

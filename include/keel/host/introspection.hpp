@@ -55,67 +55,9 @@ struct introspection_calls : native_types {
     }
   }
 
-  // The streams in the order they first issued a task of the model.
-  static std::vector<model_stream> model_streams(model_handle m) {
-    std::vector<model_stream> streams;
-    for (const task_record& r : m->records) {
-      auto it = std::find_if(streams.begin(), streams.end(), [&](const model_stream& s) { return s.id == r.stream_id; });
-      if (it == streams.end()) {
-        streams.push_back(model_stream{r.stream_id, streams.size(), 0});
-        it = streams.end() - 1;
-      }
-      ++it->task_count;
-    }
-    return streams;
-  }
-
-  // Per stream in stream order, streams as model_streams lists them. A task
-  // group's kernels report no arguments: updates replace them.
-  static std::vector<task_info> model_tasks(model_handle m) {
-    std::vector<task_info> tasks(m->records.size());
-    std::uint64_t ids[8];
-    std::uint32_t next_sequence[8];
-    std::vector<std::uint64_t> more_ids;  // past eight streams
-    std::vector<std::uint32_t> more_sequences;
-    std::size_t stream_count = 0;
-    // Pass one: each record's stream index and sequence id.
-    for (std::size_t i = 0; i < m->records.size(); ++i) {
-      const task_record& r = m->records[i];
-      std::size_t index = 0;
-      while (index < stream_count && (index < 8 ? ids[index] : more_ids[index - 8]) != r.stream_id) ++index;
-      if (index == stream_count) {
-        if (index < 8) {
-          ids[index] = r.stream_id;
-          next_sequence[index] = 0;
-        } else {
-          more_ids.push_back(r.stream_id);
-          more_sequences.push_back(0);
-        }
-        ++stream_count;
-      }
-      std::uint32_t& seq = index < 8 ? next_sequence[index] : more_sequences[index - 8];
-      task_info& t = tasks[i];
-      t.type = r.type;
-      t.stream = index;
-      t.sequence = seq++;
-      t.group = r.group != nullptr ? group_id(r.group) : 0;
-      t.event = r.event;
-      t.external_event = r.external_event;
-      t.kernel.kind = r.kind;
-      if (r.group == nullptr) {
-        t.kernel.arguments = r.arguments.data();
-        t.kernel.argument_count = r.arguments.size();
-      }
-      t.copy = r.copy;
-    }
-    if (stream_count > 1) {
-      // Stable by stream: each stream's tasks in its own order.
-      std::stable_sort(tasks.begin(), tasks.end(), [](const task_info& a, const task_info& b) { return a.stream < b.stream; });
-    }
-    return tasks;
-  }
-
-  static std::uint64_t group_id(const group_state* g) noexcept { return g->books.id; }
+  // Built once at capture end (capture_state.hpp): a query copies them.
+  static std::vector<model_stream> model_streams(model_handle m) { return m->stream_list; }
+  static std::vector<task_info> model_tasks(model_handle m) { return m->task_list; }
 };
 /// @endcond
 

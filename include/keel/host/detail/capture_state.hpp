@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <algorithm>
 #include <exception>
 #include <mutex>
 #include <string>
@@ -57,6 +58,73 @@ struct model_state : ref_counted {
   std::atomic<std::uint64_t> executions{0};
   std::atomic<std::uint64_t> abort_below{0};
   static constexpr std::uint64_t ticket_at_run = ~std::uint64_t{0};  // a nested execution draws at run time
+  // What introspection hands out, built once at capture end from the records.
+  std::vector<model_stream> stream_list;
+  std::vector<task_info> task_list;
+  void index_tasks() {
+    stream_list = build_streams(records);
+    task_list = build_tasks(records);
+  }
+  // The streams in the order they first issued a task of the model.
+  static std::vector<model_stream> build_streams(const std::vector<task_record>& records) {
+    std::vector<model_stream> streams;
+    for (const task_record& r : records) {
+      auto it = std::find_if(streams.begin(), streams.end(), [&](const model_stream& s) { return s.id == r.stream_id; });
+      if (it == streams.end()) {
+        streams.push_back(model_stream{r.stream_id, streams.size(), 0});
+        it = streams.end() - 1;
+      }
+      ++it->task_count;
+    }
+    return streams;
+  }
+
+  // Per stream in stream order, streams as model_streams lists them. A task
+  // group's kernels report no arguments: updates replace them.
+  static std::vector<task_info> build_tasks(const std::vector<task_record>& records) {
+    std::vector<task_info> tasks(records.size());
+    std::uint64_t ids[8];
+    std::uint32_t next_sequence[8];
+    std::vector<std::uint64_t> more_ids;  // past eight streams
+    std::vector<std::uint32_t> more_sequences;
+    std::size_t stream_count = 0;
+    // Pass one: each record's stream index and sequence id.
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      const task_record& r = records[i];
+      std::size_t index = 0;
+      while (index < stream_count && (index < 8 ? ids[index] : more_ids[index - 8]) != r.stream_id) ++index;
+      if (index == stream_count) {
+        if (index < 8) {
+          ids[index] = r.stream_id;
+          next_sequence[index] = 0;
+        } else {
+          more_ids.push_back(r.stream_id);
+          more_sequences.push_back(0);
+        }
+        ++stream_count;
+      }
+      std::uint32_t& seq = index < 8 ? next_sequence[index] : more_sequences[index - 8];
+      task_info& t = tasks[i];
+      t.type = r.type;
+      t.stream = index;
+      t.sequence = seq++;
+      t.group = r.group != nullptr ? r.group->books.id : 0;
+      t.event = r.event;
+      t.external_event = r.external_event;
+      t.kernel.kind = r.kind;
+      if (r.group == nullptr) {
+        t.kernel.arguments = r.arguments.data();
+        t.kernel.argument_count = r.arguments.size();
+      }
+      t.copy = r.copy;
+    }
+    if (stream_count > 1) {
+      // Stable by stream: each stream's tasks in its own order.
+      std::stable_sort(tasks.begin(), tasks.end(), [](const task_info& a, const task_info& b) { return a.stream < b.stream; });
+    }
+    return tasks;
+  }
+
 
   // The replay loop: the recorded work runs right here, on the executing
   // stream's worker, one indirect call per task. After a task throws (or

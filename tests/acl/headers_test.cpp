@@ -95,7 +95,11 @@ static_assert(!same_abi_function<int (*)(keel::acl::data_type), int (*)(int)>::v
   X(aclrtAllocatorGetByStream) X(aclrtAllocatorUnregister) X(aclmdlRICaptureBegin) X(aclmdlRICaptureGetInfo)    \
   X(aclmdlRICaptureThreadExchangeMode) X(aclmdlRICaptureEnd) X(aclmdlRICaptureTaskGrpBegin)                   \
   X(aclmdlRICaptureTaskGrpEnd) X(aclmdlRICaptureTaskUpdateBegin) X(aclmdlRICaptureTaskUpdateEnd)              \
-  X(aclmdlRIExecuteAsync) X(aclmdlRIExecute) X(aclmdlRIDestroy) X(aclCreateTensor) X(aclCreateScalar)         \
+  X(aclmdlRIExecuteAsync) X(aclmdlRIExecute) X(aclmdlRIDestroy) X(aclmdlRIGetId) X(aclmdlRISetName)          \
+  X(aclmdlRIGetName) X(aclmdlRIDestroyRegisterCallback) X(aclmdlRIDestroyUnregisterCallback) X(aclmdlRIAbort) \
+  X(aclmdlRIGetStreams) X(aclmdlRIGetTasksByStream) X(aclmdlRITaskGetType) X(aclmdlRITaskGetSeqId)            \
+  X(aclmdlRITaskGetParams) X(aclrtGetFunctionName) X(aclmdlRIDebugPrint) X(aclmdlRIDebugJsonPrint)            \
+  X(aclCreateTensor) X(aclCreateScalar)                                                                       \
   X(aclCreateIntArray) X(aclDestroyTensor) X(aclDestroyScalar) X(aclDestroyIntArray)                          \
   X(aclSetAclOpExecutorRepeatable) X(aclDestroyAclOpExecutor) X(aclnnAddGetWorkspaceSize) X(aclnnAdd)         \
   X(aclnnAddcmulGetWorkspaceSize) X(aclnnAddcmul) X(aclnnCastGetWorkspaceSize) X(aclnnCast)                   \
@@ -188,6 +192,15 @@ static_assert(offsetof(keel::acl::mem_pool_props, handle_type) == offsetof(aclrt
 static_assert(offsetof(keel::acl::mem_pool_props, location) == offsetof(aclrtMemPoolProps, location));
 static_assert(offsetof(keel::acl::mem_pool_props, max_size) == offsetof(aclrtMemPoolProps, maxSize));
 static_assert(offsetof(keel::acl::mem_pool_props, reserved) == offsetof(aclrtMemPoolProps, reserved));
+// aclmdlRITaskParams, the members keel reads (25-04_Structs.md).
+static_assert(offsetof(keel::acl::ri_task_params, task_group) == offsetof(aclmdlRITaskParams, taskGrp));
+static_assert(offsetof(keel::acl::ri_task_params, kernel) == offsetof(aclmdlRITaskParams, kernelTaskParams));
+static_assert(offsetof(keel::acl::ri_kernel_params, function) == offsetof(aclmdlRIKernelTaskParams, funcHandle));
+static_assert(offsetof(keel::acl::ri_kernel_params, args) == offsetof(aclmdlRIKernelTaskParams, args));
+static_assert(offsetof(keel::acl::ri_kernel_params, args_size) == offsetof(aclmdlRIKernelTaskParams, argsSize));
+static_assert(offsetof(keel::acl::ri_kernel_params, blocks) == offsetof(aclmdlRIKernelTaskParams, numBlocks));
+static_assert(offsetof(keel::acl::ri_task_params, event) == offsetof(aclmdlRITaskParams, eventWaitTaskParams));
+static_assert(offsetof(keel::acl::ri_event_params, event) == offsetof(aclmdlRIEventWaitTaskParams, event));
 static_assert(sizeof(keel::acl::mem_location) == sizeof(aclrtMemLocation));
 static_assert(offsetof(keel::acl::mem_location, type) == offsetof(aclrtMemLocation, type));
 static_assert(sizeof(aclrtMemLocationType) == sizeof(int) && ACL_MEM_LOCATION_TYPE_DEVICE == 1);

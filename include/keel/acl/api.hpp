@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "keel/acl/detail/model_query_types.hpp"
 #include "keel/acl/library.hpp"
 #include "keel/acl/types.hpp"
 #include "keel/core/error.hpp"
@@ -129,6 +130,22 @@
   X(ascendcl, status, aclrtSwitchStream, (void* leftValue, ::keel::compare_condition cond, void* rightValue,    \
                                           ::keel::compare_type dataType, stream_handle trueStream,              \
                                           stream_handle falseStream, stream_handle stream))                     \
+  X(ascendcl, status, aclmdlRIGetId, (model_handle modelRI, std::uint32_t * modelRIId))                         \
+  X(ascendcl, status, aclmdlRISetName, (model_handle modelRI, const char* name))                               \
+  X(ascendcl, status, aclmdlRIGetName, (model_handle modelRI, std::uint32_t maxLen, char* name))               \
+  X(ascendcl, status, aclmdlRIDestroyRegisterCallback, (model_handle modelRI, callback func, void* userData))   \
+  X(ascendcl, status, aclmdlRIDestroyUnregisterCallback, (model_handle modelRI, callback func))                \
+  X(ascendcl, status, aclmdlRIAbort, (model_handle modelRI))                                                    \
+  X(ascendcl, status, aclmdlRIGetStreams, (model_handle modelRI, stream_handle * streams,                      \
+                                           std::uint32_t * numStreams))                                         \
+  X(ascendcl, status, aclmdlRIGetTasksByStream, (stream_handle stream, task_handle * tasks,                    \
+                                                 std::uint32_t * numTasks))                                     \
+  X(ascendcl, status, aclmdlRITaskGetType, (task_handle task, ri_task_type * type))                            \
+  X(ascendcl, status, aclmdlRITaskGetSeqId, (task_handle task, std::uint32_t * id))                            \
+  X(ascendcl, status, aclmdlRITaskGetParams, (task_handle task, ri_task_params * params))                      \
+  X(ascendcl, status, aclrtGetFunctionName, (function_handle funcHandle, std::uint32_t maxLen, char* name))    \
+  X(ascendcl, status, aclmdlRIDebugPrint, (model_handle modelRI))                                               \
+  X(ascendcl, status, aclmdlRIDebugJsonPrint, (model_handle modelRI, const char* path, std::uint32_t flags))   \
   X(nnopbase, tensor_handle, aclCreateTensor, (const std::int64_t* viewDims, std::uint64_t viewDimsNum,         \
                                                data_type dataType, const std::int64_t* stride,                  \
                                                std::int64_t offset, format dataFormat,                              \

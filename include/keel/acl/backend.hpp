@@ -15,6 +15,7 @@
 #include "keel/acl/detail/handles.hpp"
 #include "keel/acl/device.hpp"
 #include "keel/acl/event.hpp"
+#include "keel/acl/introspection.hpp"
 #include "keel/acl/memory.hpp"
 #include "keel/acl/stream.hpp"
 #include "keel/acl/task_group.hpp"
@@ -31,7 +32,7 @@ namespace detail {
 
 /// @cond
 // The native ACL backend: every concept's calls in one type, for the checked layer.
-struct native : capture_calls, event_calls, task_group_calls, built_model_calls, conditional_calls {
+struct native : capture_calls, event_calls, task_group_calls, built_model_calls, conditional_calls, introspection_calls {
   using stream_calls::device_of;
   using event_calls::device_of;
   using built_model_calls::device_of;

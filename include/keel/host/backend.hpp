@@ -11,6 +11,7 @@
 #include "keel/host/detail/handles.hpp"
 #include "keel/host/device.hpp"
 #include "keel/host/event.hpp"
+#include "keel/host/introspection.hpp"
 #include "keel/host/memory.hpp"
 #include "keel/host/stream.hpp"
 #include "keel/host/task_group.hpp"
@@ -24,7 +25,7 @@ namespace detail {
 /// @cond
 // The native host backend: every concept's calls in one type, for the checked layer.
 struct native : stream_calls, event_calls, memory_calls, capture_calls, task_group_calls, built_model_calls,
-                conditional_calls {
+                conditional_calls, introspection_calls {
   using stream_calls::device_of;
   using event_calls::device_of;
   using built_model_calls::device_of;

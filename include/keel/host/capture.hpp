@@ -6,8 +6,11 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "keel/core/error.hpp"
 #include "keel/host/detail/handles.hpp"
@@ -49,13 +52,28 @@ struct capture_calls : native_types {
     }
   }
   // s waited on an event recorded in origin's capture: its work goes there too.
-  static void capture_join(stream_handle s, stream_handle origin, event_handle) noexcept { s->target = origin->target; }
+  // The wait that joined s is its first task in the capture (a dump draws the fork from it).
+  static void capture_join(stream_handle s, stream_handle origin, event_handle e) {
+    s->target = origin->target;
+    try {
+      note_event(s, task_type::event_wait, e);
+    } catch (...) {
+      s->target = ref_ptr<capture_target>();
+      throw;
+    }
+  }
   static void capture_leave(stream_handle s) noexcept { s->target = ref_ptr<capture_target>(); }
   static bool capture_active(stream_handle s) noexcept { return static_cast<bool>(s->target); }
 
   static model_handle capture_end(stream_handle s) {
     capture_target& c = *s->target;
     if (model_state* body = s->capture_into) {
+      // Index first: a throw leaves the capture as it was.
+      auto streams = model_state::build_streams(c.records);
+      auto tasks = model_state::build_tasks(c.records);
+      body->stream_list = std::move(streams);
+      body->task_list = std::move(tasks);
+      body->records = std::move(c.records);
       body->nodes = std::move(c.nodes);
       body->groups = std::move(c.groups);
       body->owned = std::move(c.owned);
@@ -65,6 +83,17 @@ struct capture_calls : native_types {
     }
     auto* m = new model_state(*s->dev, std::move(c.nodes), std::move(c.groups));
     m->owned = std::move(c.owned);
+    m->records = std::move(c.records);
+    try {
+      m->index_tasks();
+    } catch (...) {
+      c.records = std::move(m->records);  // the capture stays as it was
+      c.nodes = std::move(m->nodes);
+      c.groups = std::move(m->groups);
+      c.owned = std::move(m->owned);
+      ref_ptr<model_state>::drop(m);
+      throw;
+    }
     s->target = ref_ptr<capture_target>();
     return m;  // keeps the live-model reservation made at capture begin
   }
@@ -76,56 +105,149 @@ struct capture_calls : native_types {
   }
 
   static void destroy_model(model_handle m) noexcept {
+    run_destroy_callbacks(m);
     m->dev->live_models_.fetch_sub(1, std::memory_order_acq_rel);
     ref_ptr<model_state>::drop(m);  // executions in flight keep it alive
   }
 
-  static auto execution(model_handle m) {
-    return make_failure_aware([keep = ref_ptr<model_state>(m)](bool work) { keep->run(work); });
+  // ticket: which execution this is (abort() stops those issued before it);
+  // a nested execution draws its own when it runs.
+  static auto execution(model_handle m, std::uint64_t ticket = model_state::ticket_at_run) {
+    return make_failure_aware([keep = ref_ptr<model_state>(m), ticket](bool work) { keep->run(work, ticket); });
   }
   /** Runs the model on the stream, after the stream's earlier work. */
   static void execute(model_handle m, stream_handle s) {
     // Runs in the error state too: the model's event operations still run.
-    s->submit<false>(execution(m));
+    s->submit<false>(execution(m, m->executions.fetch_add(1, std::memory_order_relaxed)));
+  }
+
+  // The model's destroy callbacks, in registration order, on the destroying thread.
+  static void run_destroy_callbacks(model_handle m) noexcept {
+    std::vector<std::pair<void (*)(void*), void*>> callbacks;
+    {
+      std::lock_guard<std::mutex> lock(m->meta_m);
+      callbacks.swap(m->destroy_callbacks);
+    }
+    for (const auto& c : callbacks) c.first(c.second);
   }
 
   // ---- what a capturing stream issues: appended to its capture -------------
 
   template <class F>
   static void captured_launch_host(stream_handle s, F&& f) {
-    append(s, replay_task(std::forward<F>(f), replay_task::category::host));
+    note(s, task_type::host_function);
+    try {
+      append(s, replay_task(std::forward<F>(f), replay_task::category::host));
+    } catch (...) {
+      s->target->records.pop_back();
+      throw;
+    }
   }
   template <class F>
   static void captured_launch_kernel(stream_handle s, kernel_kind kind, F&& f) {
     capture_target& c = *s->target;
-    replay_task task(kernel_body(s, std::forward<F>(f)), replay_task::category::kernel, kind);
-    if (c.open_group && c.group_stream == s) {
-      c.open_group->building.push_back(std::move(task));  // marked into the group
-    } else {
-      c.nodes.push_back(std::move(task));
+    task_record record;
+    record.type = task_type::kernel;
+    record.stream_id = s->id;
+    record.kind = kind;
+    describe_kernel(record, f);
+    const bool into_group = c.open_group && c.group_stream == s;
+    if (into_group) record.group = c.open_group.get();
+    c.records.push_back(std::move(record));
+    try {
+      replay_task task(kernel_body(s, std::forward<F>(f)), replay_task::category::kernel, kind);
+      if (into_group) {
+        c.open_group->building.push_back(std::move(task));  // marked into the group
+      } else {
+        c.nodes.push_back(std::move(task));
+      }
+    } catch (...) {
+      c.records.pop_back();
+      throw;
     }
   }
-  static void captured_copy_async(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind,
+  // A launch through stream::launch describes its arguments; another kernel
+  // object records its kind alone.
+  template <class F>
+  static void describe_kernel(task_record& record, const F& f) {
+    if constexpr (has_argument_count<std::decay_t<F>>::value) {
+      record.arguments.resize(std::decay_t<F>::argument_count);
+      f.describe_arguments([](const auto& a) { return describe_argument(a); }, record.arguments.data());
+    } else {
+      (void)record;
+      (void)f;
+    }
+  }
+  template <class T, class = void>
+  struct has_argument_count : std::false_type {};
+  template <class T>
+  struct has_argument_count<T, std::void_t<decltype(T::argument_count)>> : std::true_type {};
+  static void captured_copy_async(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind kind,
                                   std::shared_ptr<void> keep_dst, std::shared_ptr<void> keep_src) {
-    append(s, replay_task(stream_calls::copy_task(dst, src, bytes, std::move(keep_dst), std::move(keep_src)),
-                          replay_task::category::copy));
+    task_record& r = note(s, task_type::copy);
+    r.copy = copy_params{dst, src, bytes, kind};
+    try {
+      append(s, replay_task(stream_calls::copy_task(dst, src, bytes, std::move(keep_dst), std::move(keep_src)),
+                            replay_task::category::copy));
+    } catch (...) {
+      s->target->records.pop_back();
+      throw;
+    }
   }
   // A plain record or wait inside a capture is an edge (the capture's order
   // keeps it); an external event's signal, wait and reset are tasks.
   static void captured_record(event_handle e, stream_handle s) {
-    if (e->flags == event_flags::external)
-      append(s, replay_task([ev = ref_ptr<event_state>(e)] { ev->signal(); }, replay_task::category::event));
+    note_event(s, task_type::event_record, e);
+    try {
+      if (e->flags == event_flags::external)
+        append(s, replay_task([ev = ref_ptr<event_state>(e)] { ev->signal(); }, replay_task::category::event));
+    } catch (...) {
+      s->target->records.pop_back();
+      throw;
+    }
   }
   static void captured_wait(stream_handle s, event_handle e) {
-    if (e->flags == event_flags::external)
-      append(s, replay_task([ev = ref_ptr<event_state>(e)] { ev->block_until_signalled(); },
-                            replay_task::category::event));
+    note_event(s, task_type::event_wait, e);
+    try {
+      if (e->flags == event_flags::external)
+        append(s, replay_task([ev = ref_ptr<event_state>(e)] { ev->block_until_signalled(); },
+                              replay_task::category::event));
+    } catch (...) {
+      s->target->records.pop_back();
+      throw;
+    }
   }
   static void captured_reset(stream_handle s, event_handle e) {
-    append(s, replay_task(event_calls::reset_task(e), replay_task::category::event));
+    note_event(s, task_type::event_reset, e);
+    try {
+      append(s, replay_task(event_calls::reset_task(e), replay_task::category::event));
+    } catch (...) {
+      s->target->records.pop_back();
+      throw;
+    }
   }
   static void captured_execute(model_handle m, stream_handle s) {
-    append(s, replay_task(execution(m), replay_task::category::model));
+    note(s, task_type::model_execution);
+    try {
+      append(s, replay_task(execution(m), replay_task::category::model));
+    } catch (...) {
+      s->target->records.pop_back();
+      throw;
+    }
+  }
+
+  // The introspection record of a task s issues (popped again if issuing it throws).
+  static task_record& note(stream_handle s, task_type type) {
+    task_record r;
+    r.type = type;
+    r.stream_id = s->id;
+    s->target->records.push_back(std::move(r));
+    return s->target->records.back();
+  }
+  static void note_event(stream_handle s, task_type type, event_handle e) {
+    task_record& r = note(s, type);
+    r.event = e->id;
+    r.external_event = e->flags == event_flags::external;
   }
 
   // A kernel body as a replayed task runs it: the device comes from the

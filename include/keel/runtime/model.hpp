@@ -7,12 +7,18 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "keel/core/error.hpp"
 #include "keel/core/unique_handle.hpp"
 #include "keel/runtime/backend.hpp"
+#include "keel/runtime/backend/introspection.hpp"
+#include "keel/runtime/model_lifetime.hpp"
+#include "keel/runtime/model_tasks.hpp"
 #include "keel/runtime/stream.hpp"
 #include "keel/runtime/types.hpp"
 
@@ -72,6 +78,42 @@ class model_ops {
 
 
  private:
+  // ---- identity, lifetime, introspection (the introspection layer) ----------
+  /** @brief Stable, unique per process: the capture's capture_info::capture_id (aclmdlRIGetId on ACL). */
+  std::uint64_t id() const { return introspected<B>::model_id(checked("keel::model::id")); }
+  /** @brief Names the model (at most 512 bytes, no NUL; the last name set wins). @throws keel::error invalid_parameter. */
+  void set_name(std::string_view name) const { introspected<B>::set_model_name(checked("keel::model::set_name"), name); }
+  /** @brief The model's name, empty until set_name. */
+  std::string name() const { return introspected<B>::model_name(checked("keel::model::name")); }
+  /**
+   * @brief Registers `fn(user)` to run when the model is destroyed, on the
+   * destroying thread; the returned registration unregisters it when dropped.
+   * @throws keel::error null_parameter (no function), invalid_parameter (fn already registered on this model).
+   */
+  basic_destroy_callback<B> on_destroy(void (*fn)(void*), void* user = nullptr) const {
+    auto m = checked("keel::model::on_destroy");
+    introspected<B>::add_destroy_callback(m, fn, user);
+    return basic_destroy_callback<B>(m, fn, user, B::model_life(m));
+  }
+  /**
+   * @brief Stops the executions issued so far, running or queued, before
+   * their next task; their streams report task_failed at synchronize().
+   * Executions issued afterwards run (execute again to rerun).
+   */
+  void abort() const { introspected<B>::abort_model(checked("keel::model::abort")); }
+  /** @brief The model's streams, in the order they first issued a task. */
+  std::vector<model_stream> streams() const { return introspected<B>::model_streams(checked("keel::model::streams")); }
+  /** @brief Every task, stream by stream (as streams() lists them), each stream's in its order. */
+  std::vector<task_info> tasks() const { return introspected<B>::model_tasks(checked("keel::model::tasks")); }
+  /** @brief The tasks of one of the model's streams, in its order. */
+  std::vector<task_info> tasks(const model_stream& stream) const {
+    std::vector<task_info> all = tasks(), mine;
+    mine.reserve(stream.task_count);
+    for (const task_info& t : all)
+      if (t.stream == stream.index) mine.push_back(t);
+    return mine;
+  }
+
   typename B::model_handle checked(const char* api) const {
     return checked_handle(static_cast<const Derived&>(*this), api);
   }

@@ -107,6 +107,25 @@ void replace_owned(H& slot, H next) noexcept {
   if (!(old == H{}) && !(old == next)) Traits::close(old);
 }
 
+// A launched kernel with its arguments, as a backend receives it: callable
+// as f(ctx), and able to describe its arguments (keel/runtime/model_tasks.hpp)
+// to a backend that records them for introspection.
+template <class Fn, class... Args>
+struct bound_kernel {
+  Fn fn;
+  std::tuple<Args...> args;
+  static constexpr std::size_t argument_count = sizeof...(Args);
+  template <class Context>
+  void operator()(Context& ctx) const {
+    std::apply([&](const auto&... a) { fn(ctx, a...); }, args);
+  }
+  // Writes one description per argument to out[0 .. argument_count).
+  template <class Describe, class Out>
+  void describe_arguments(Describe describe, Out* out) const {
+    std::apply([&](const auto&... a) { ((*out++ = describe(a)), ...); }, args);
+  }
+};
+
 // The operations a stream offers, shared by the owning handle and the view:
 // Derived is the view, whose backend handle detail::handle_access reaches.
 template <class Derived, class B>
@@ -177,10 +196,9 @@ class stream_ops {
                        [fn = fn_t(std::forward<Fn>(fn))](launch_context& ctx) { fn(ctx); });
     } else {
       B::launch_kernel(checked("keel::stream::launch"), kind,
-                       [fn = fn_t(std::forward<Fn>(fn)),
-                        args = std::tuple<std::decay_t<Args>...>(std::forward<Args>(args)...)](launch_context& ctx) {
-                         std::apply([&](const auto&... a) { fn(ctx, a...); }, args);
-                       });
+                       detail::bound_kernel<fn_t, std::decay_t<Args>...>{
+                           fn_t(std::forward<Fn>(fn)),
+                           std::tuple<std::decay_t<Args>...>(std::forward<Args>(args)...)});
     }
   }
 

@@ -290,6 +290,146 @@ ACL_FUNC_VISIBILITY aclError aclmdlRICondHandleGetCondPtr(aclmdlRICondHandle han
 ACL_FUNC_VISIBILITY aclError aclmdlRIAddCondTask(aclmdlRICondTaskParams params, aclrtStream stream, uint32_t flags);
 ACL_FUNC_VISIBILITY aclError aclmdlRICaptureToModelRIBegin(aclrtStream stream, aclmdlRI modelRI,
                                                            aclmdlRICaptureMode mode);
+/* A model run instance's identity, lifetime and tasks
+ * (15_model_running_instance_management.md; types in 25-02_Enumerations.md
+ * and 25-04_Structs.md). */
+typedef void *aclmdlRITask;
+typedef void *aclrtFuncHandle;
+
+typedef enum aclmdlRITaskType {
+  ACL_MODEL_RI_TASK_DEFAULT = 0,
+  ACL_MODEL_RI_TASK_KERNEL = 1,
+  ACL_MODEL_RI_TASK_EVENT_RECORD = 2,
+  ACL_MODEL_RI_TASK_EVENT_WAIT = 3,
+  ACL_MODEL_RI_TASK_EVENT_RESET = 4,
+  ACL_MODEL_RI_TASK_VALUE_WRITE = 5,
+  ACL_MODEL_RI_TASK_VALUE_WAIT = 6
+} aclmdlRITaskType;
+
+typedef enum aclrtLaunchKernelAttrId {
+  ACL_RT_LAUNCH_KERNEL_ATTR_SCHEM_MODE = 1,
+  ACL_RT_LAUNCH_KERNEL_ATTR_DYN_UBUF_SIZE = 2,
+  ACL_RT_LAUNCH_KERNEL_ATTR_ENGINE_TYPE = 3,
+  ACL_RT_LAUNCH_KERNEL_ATTR_BLOCKDIM_OFFSET = 4,
+  ACL_RT_LAUNCH_KERNEL_ATTR_BLOCK_TASK_PREFETCH = 5,
+  ACL_RT_LAUNCH_KERNEL_ATTR_DATA_DUMP = 6,
+  ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT = 7,
+  ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT_US = 8,
+  ACL_RT_LAUNCH_KERNEL_ATTR_ENABLE_PROFILING = 9
+} aclrtLaunchKernelAttrId;
+
+typedef enum { ACL_RT_ENGINE_TYPE_AIC = 0, ACL_RT_ENGINE_TYPE_AIV = 1 } aclrtEngineType;
+
+typedef struct {
+  uint32_t timeoutLow;
+  uint32_t timeoutHigh;
+} aclrtTimeoutUs;
+
+typedef union aclrtLaunchKernelAttrValue {
+  uint8_t schemMode;
+  uint32_t dynUBufSize;
+  aclrtEngineType engineType;
+  uint32_t blockDimOffset;
+  uint8_t isBlockTaskPrefetch;
+  uint8_t isDataDump;
+  uint16_t timeout;
+  aclrtTimeoutUs timeoutUs;
+  uint32_t rsv[4];
+} aclrtLaunchKernelAttrValue;
+
+typedef struct aclrtLaunchKernelAttr {
+  aclrtLaunchKernelAttrId id;
+  aclrtLaunchKernelAttrValue value;
+} aclrtLaunchKernelAttr;
+
+typedef struct aclrtLaunchKernelCfg {
+  aclrtLaunchKernelAttr *attrs;
+  size_t numAttrs;
+} aclrtLaunchKernelCfg;
+
+typedef struct aclmdlRIKernelTaskParams {
+  aclrtFuncHandle funcHandle;
+  aclrtLaunchKernelCfg *cfg;
+  void *args;
+  uint32_t isHostArgs;
+  size_t argsSize;
+  uint32_t numBlocks;
+  uint32_t rsv[10];
+} aclmdlRIKernelTaskParams;
+
+typedef struct aclmdlRIEventRecordTaskParams {
+  aclrtEvent event;
+  uint32_t eventFlag;
+  uint32_t recordFlag;
+} aclmdlRIEventRecordTaskParams;
+
+typedef struct aclmdlRIEventWaitTaskParams {
+  aclrtEvent event;
+  uint32_t eventFlag;
+  uint32_t waitFlag;
+} aclmdlRIEventWaitTaskParams;
+
+typedef struct aclmdlRIEventResetTaskParams {
+  aclrtEvent event;
+  uint32_t eventFlag;
+  uint32_t resetFlag;
+} aclmdlRIEventResetTaskParams;
+
+typedef struct aclmdlRIValueWriteTaskParams {
+  void *devAddr;
+  uint64_t value;
+} aclmdlRIValueWriteTaskParams;
+
+typedef struct aclmdlRIValueWaitTaskParams {
+  void *devAddr;
+  uint64_t value;
+  uint32_t flag;
+} aclmdlRIValueWaitTaskParams;
+
+/* CANN's anonymous union is C11 (and C++): a C99 build with -Wpedantic
+ * takes it as the GCC / Clang extension it is there. */
+#if defined(__GNUC__) && !defined(__cplusplus) && (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 201112L)
+#define ACL_EMULATION_ANONYMOUS_UNION __extension__ union
+#else
+#define ACL_EMULATION_ANONYMOUS_UNION union
+#endif
+typedef struct aclmdlRITaskParams {
+  aclmdlRITaskType type;
+  uint32_t rsv0[3];
+  aclrtTaskGrp taskGrp;
+  void *opInfoPtr;
+  size_t opInfoSize;
+  uint8_t rsv1[32];
+  ACL_EMULATION_ANONYMOUS_UNION {
+    uint8_t rsv2[128];
+    struct aclmdlRIKernelTaskParams kernelTaskParams;
+    struct aclmdlRIEventRecordTaskParams eventRecordTaskParams;
+    struct aclmdlRIEventWaitTaskParams eventWaitTaskParams;
+    struct aclmdlRIEventResetTaskParams eventResetTaskParams;
+    struct aclmdlRIValueWriteTaskParams valueWriteTaskParams;
+    struct aclmdlRIValueWaitTaskParams valueWaitTaskParams;
+  };
+} aclmdlRITaskParams;
+
+#define ACL_MDLRI_DEBUG_JSON_PRINT_SUMMARY 0x0UL
+#define ACL_MDLRI_DEBUG_JSON_PRINT_VERBOSE 0x1UL
+
+ACL_FUNC_VISIBILITY aclError aclmdlRIGetId(aclmdlRI modelRI, uint32_t *modelRIId);
+ACL_FUNC_VISIBILITY aclError aclmdlRISetName(aclmdlRI modelRI, const char *name);
+ACL_FUNC_VISIBILITY aclError aclmdlRIGetName(aclmdlRI modelRI, uint32_t maxLen, char *name);
+ACL_FUNC_VISIBILITY aclError aclmdlRIDestroyRegisterCallback(aclmdlRI modelRI, aclrtCallback func, void *userData);
+ACL_FUNC_VISIBILITY aclError aclmdlRIDestroyUnregisterCallback(aclmdlRI modelRI, aclrtCallback func);
+ACL_FUNC_VISIBILITY aclError aclmdlRIAbort(aclmdlRI modelRI);
+ACL_FUNC_VISIBILITY aclError aclmdlRIGetStreams(aclmdlRI modelRI, aclrtStream *streams, uint32_t *numStreams);
+ACL_FUNC_VISIBILITY aclError aclmdlRIGetTasksByStream(aclrtStream stream, aclmdlRITask *tasks, uint32_t *numTasks);
+ACL_FUNC_VISIBILITY aclError aclmdlRITaskGetType(aclmdlRITask task, aclmdlRITaskType *type);
+ACL_FUNC_VISIBILITY aclError aclmdlRITaskGetSeqId(aclmdlRITask task, uint32_t *id);
+ACL_FUNC_VISIBILITY aclError aclmdlRITaskGetParams(aclmdlRITask task, aclmdlRITaskParams *params);
+ACL_FUNC_VISIBILITY aclError aclmdlRIKernelTaskGetAttribute(aclmdlRITask task, aclrtLaunchKernelAttrId attrId,
+                                                            aclrtLaunchKernelAttrValue *attrValue);
+ACL_FUNC_VISIBILITY aclError aclrtGetFunctionName(aclrtFuncHandle funcHandle, uint32_t maxLen, char *name);
+ACL_FUNC_VISIBILITY aclError aclmdlRIDebugPrint(aclmdlRI modelRI);
+ACL_FUNC_VISIBILITY aclError aclmdlRIDebugJsonPrint(aclmdlRI modelRI, const char *path, uint32_t flags);
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <string>
@@ -125,6 +126,7 @@ bool bounded(std::int32_t timeout, const char* function, std::chrono::microsecon
 
 // ---- live handles (books in device.cpp, lookups in each concept's file) -----
 
+struct model_query;  // model_query.cpp: the model's streams and tasks as aclmdlRI handles
 struct model_box {
   hb::model_handle model = nullptr;  // null while its capture is in progress
   std::vector<hb::group_handle> groups;
@@ -132,6 +134,9 @@ struct model_box {
   bool building = false;  // ... and aclmdlRIBuildEnd has not ended its build
   bool body = false;      // a conditional body (conditional.cpp): its parent destroys it
   std::vector<model_box*> bodies;  // the conditional bodies it owns
+  std::uint32_t id = next_model_id();     // aclmdlRIGetId, from capture begin on
+  std::shared_ptr<model_query> query;     // built at the first aclmdlRIGetStreams
+  static std::uint32_t next_model_id() noexcept;  // model_query.cpp
 };
 
 struct books {

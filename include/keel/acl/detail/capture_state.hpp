@@ -41,6 +41,7 @@ struct model_box {
   // the checked layer's books; its parent's keep list owns the record, and
   // ACL destroys the body with the parent. Null for any other model.
   std::unique_ptr<checked::body_books<stream_box*>> body;
+  std::vector<void (*)(void*)> destroy_callbacks;  // registered through keel (the checked layer's lock guards it)
 };
 /// @endcond
 

@@ -4,12 +4,19 @@
 // recorded dependencies); a model replays that list in one tight loop.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
+#include <algorithm>
 #include <exception>
 #include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "keel/host/detail/group_state.hpp"
 #include "keel/host/detail/task.hpp"
+#include "keel/host/detail/task_records.hpp"
 #include "keel/host/device.hpp"
 #include "keel/runtime/checked/books.hpp"
 #include "keel/runtime/checked/condition_books.hpp"
@@ -26,6 +33,7 @@ struct stream_state;
 struct capture_target : ref_counted {
   std::vector<replay_task> nodes;
   std::vector<ref_ptr<group_state>> groups;
+  std::vector<task_record> records;  // introspection: every task issued, in issue order
   ref_ptr<group_state> open_group;
   const stream_state* group_stream = nullptr;
   std::vector<std::shared_ptr<void>> owned;  // what the model owns beyond its tasks (conditions)
@@ -48,6 +56,83 @@ struct model_state : ref_counted {
   // A conditional body (keel/host/conditional.hpp): the checked layer's books
   // of its parent capture; null for any other model.
   std::unique_ptr<checked::body_books<stream_state*>> body;
+  // Introspection and lifetime (keel/host/introspection.hpp): the tasks as
+  // captured, the name, the destroy callbacks, and the abort mark: an
+  // execution whose ticket is below `abort_below` stops at its next task.
+  std::vector<task_record> records;
+  std::mutex meta_m;  // guards name and destroy_callbacks
+  std::string name;
+  std::vector<std::pair<void (*)(void*), void*>> destroy_callbacks;
+  std::atomic<std::uint64_t> executions{0};
+  std::atomic<std::uint64_t> abort_below{0};
+  static constexpr std::uint64_t ticket_at_run = ~std::uint64_t{0};  // a nested execution draws at run time
+  // What introspection hands out, built once at capture end from the records.
+  std::vector<model_stream> stream_list;
+  std::vector<task_info> task_list;
+  void index_tasks() {
+    stream_list = build_streams(records);
+    task_list = build_tasks(records);
+  }
+  // The streams in the order they first issued a task of the model.
+  static std::vector<model_stream> build_streams(const std::vector<task_record>& records) {
+    std::vector<model_stream> streams;
+    for (const task_record& r : records) {
+      auto it = std::find_if(streams.begin(), streams.end(), [&](const model_stream& s) { return s.id == r.stream_id; });
+      if (it == streams.end()) {
+        streams.push_back(model_stream{r.stream_id, streams.size(), 0});
+        it = streams.end() - 1;
+      }
+      ++it->task_count;
+    }
+    return streams;
+  }
+
+  // Per stream in stream order, streams as model_streams lists them. A task
+  // group's kernels report no arguments: updates replace them.
+  static std::vector<task_info> build_tasks(const std::vector<task_record>& records) {
+    std::vector<task_info> tasks(records.size());
+    std::uint64_t ids[8];
+    std::uint32_t next_sequence[8];
+    std::vector<std::uint64_t> more_ids;  // past eight streams
+    std::vector<std::uint32_t> more_sequences;
+    std::size_t stream_count = 0;
+    // Pass one: each record's stream index and sequence id.
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      const task_record& r = records[i];
+      std::size_t index = 0;
+      while (index < stream_count && (index < 8 ? ids[index] : more_ids[index - 8]) != r.stream_id) ++index;
+      if (index == stream_count) {
+        if (index < 8) {
+          ids[index] = r.stream_id;
+          next_sequence[index] = 0;
+        } else {
+          more_ids.push_back(r.stream_id);
+          more_sequences.push_back(0);
+        }
+        ++stream_count;
+      }
+      std::uint32_t& seq = index < 8 ? next_sequence[index] : more_sequences[index - 8];
+      task_info& t = tasks[i];
+      t.type = r.type;
+      t.stream = index;
+      t.sequence = seq++;
+      t.group = r.group != nullptr ? r.group->books.id : 0;
+      t.event = r.event;
+      t.external_event = r.external_event;
+      t.kernel.kind = r.kind;
+      if (r.group == nullptr) {
+        t.kernel.arguments = r.arguments.data();
+        t.kernel.argument_count = r.arguments.size();
+      }
+      t.copy = r.copy;
+    }
+    if (stream_count > 1) {
+      // Stable by stream: each stream's tasks in its own order.
+      std::stable_sort(tasks.begin(), tasks.end(), [](const task_info& a, const task_info& b) { return a.stream < b.stream; });
+    }
+    return tasks;
+  }
+
 
   // The replay loop: the recorded work runs right here, on the executing
   // stream's worker, one indirect call per task. After a task throws (or
@@ -55,9 +140,14 @@ struct model_state : ref_counted {
   // of the work is skipped but event operations still run, so a stream
   // waiting on an event this model records never hangs; the first failure
   // is rethrown at the end.
-  void run(bool work = true) const {
+  void run(bool work = true, std::uint64_t ticket = ticket_at_run) {
+    if (ticket == ticket_at_run) ticket = executions.fetch_add(1, std::memory_order_relaxed);
     std::exception_ptr failure;
     for (const replay_task& t : nodes) {
+      if (work && ticket < abort_below.load(std::memory_order_relaxed)) {
+        failure = aborted();
+        work = false;
+      }
       if (work) {
         try {
           t();
@@ -74,6 +164,14 @@ struct model_state : ref_counted {
       }
     }
     if (failure) std::rethrow_exception(failure);
+  }
+  std::exception_ptr aborted() const {
+    try {
+      throw_error(errc::task_failed, "keel::model::abort",
+                  "model #" + std::to_string(books.id) + "'s execution was aborted; its remaining work was skipped");
+    } catch (...) {
+      return std::current_exception();
+    }
   }
 };
 /// @endcond

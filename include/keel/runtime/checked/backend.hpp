@@ -12,12 +12,15 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "keel/core/error.hpp"
 #include "keel/runtime/checked/books.hpp"
 #include "keel/runtime/checked/build_books.hpp"
 #include "keel/runtime/checked/rules.hpp"
+#include "keel/runtime/model_tasks.hpp"
 #include "keel/runtime/types.hpp"
 
 #include "keel/core/config.hpp"
@@ -227,6 +230,20 @@ struct backend : Native {
   }
   static std::size_t task_count(model_handle m) noexcept { return N::books(m).tasks; }
   static std::size_t group_count(model_handle m) noexcept { return N::books(m).groups; }
+
+  // ---- identity, lifetime and introspection (checked/introspection.hpp) ---------
+
+  static std::uint64_t model_id(model_handle m) noexcept { return N::books(m).id; }
+  // The model's life flag (null for a model keel did not capture): what a
+  // destroy-callback registration reads before it unregisters.
+  static std::shared_ptr<const std::atomic<bool>> model_life(model_handle m) noexcept { return N::books(m).alive; }
+  static void set_model_name(model_handle m, std::string_view name);
+  static std::string model_name(model_handle m);
+  static void add_destroy_callback(model_handle m, void (*fn)(void*), void* user);
+  static void remove_destroy_callback(model_handle m, void (*fn)(void*), void* user);
+  static void abort_model(model_handle m);
+  static std::vector<model_stream> model_streams(model_handle m);
+  static std::vector<task_info> model_tasks(model_handle m);
 
   // ---- task groups and updates -------------------------------------------------
 
@@ -538,6 +555,9 @@ struct backend : Native {
   }
 
   [[noreturn]] static void refuse_end(group_handle g, std::size_t staged, std::size_t at);
+  // A runtime that numbers its models (ACL: aclmdlRIGetId on the capture's
+  // model) gives the capture its id, so model.id() and capture_info agree with it.
+  static void adopt_native_capture_id(capture_t& c, stream_handle s) noexcept;
   /// @endcond
 };
 
@@ -548,3 +568,4 @@ struct backend : Native {
 #include "keel/runtime/checked/conditional.hpp"
 #include "keel/runtime/checked/event.hpp"
 #include "keel/runtime/checked/task_group.hpp"
+#include "keel/runtime/checked/introspection.hpp"

@@ -139,6 +139,7 @@ struct group_books {
 /** @brief A model's books: what capture counted, and its life flag (its groups read it). */
 struct model_books {
   /// @cond
+  std::uint64_t id = 0;  // the capture's id: model.id(), what capture_info::capture_id reported
   std::size_t tasks = 0;
   std::size_t groups = 0;
   std::shared_ptr<std::atomic<bool>> alive;

@@ -32,12 +32,13 @@ void backend<Native>::capture_begin(stream_handle s, capture_mode mode) {
   auto c = std::make_shared<capture_t>();
   c->mode = mode;
   c->thread = std::this_thread::get_id();
-  c->id = db.next_id.fetch_add(1, std::memory_order_relaxed);
+  c->id = db.next_id.fetch_add(1, std::memory_order_relaxed);  // or the runtime's model id (below)
   c->origin = s;
   c->origin_id = N::id_of(s);
   c->lanes.push_back({s, c->origin_id, 0, 0});
   db.captures.reserve(db.captures.size() + 1);
   N::capture_begin(s, mode);
+  adopt_native_capture_id(*c, s);
   {
     // update_begin checks "not capturing" under the update lock alone: an
     // update that began since the check above is refused as if it were first.
@@ -96,6 +97,7 @@ typename backend<Native>::model_handle backend<Native>::capture_end(stream_handl
     throw;
   }
   model_books& mb = N::books(m);
+  mb.id = c.id;
   mb.tasks = c.tasks;
   mb.groups = c.groups;
   mb.alive = c.model_alive;

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: Apache-2.0
+// The ACL backend's native introspection and lifetime calls, over CANN's
+// aclmdlRI functions (hicann/runtime docs/zh/api_ref/
+// 15_model_running_instance_management.md): aclmdlRIGetId (also the
+// capture's id), aclmdlRISetName / GetName, aclmdlRIDestroyRegisterCallback /
+// UnregisterCallback, aclmdlRIAbort, and the task queries aclmdlRIGetStreams,
+// aclmdlRIGetTasksByStream, aclmdlRITaskGetType, aclmdlRITaskGetSeqId and
+// aclmdlRITaskGetParams (a kernel's name through aclrtGetFunctionName). The
+// checked layer (keel/runtime/checked/introspection.hpp) checks the rules.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "keel/acl/detail/capture_state.hpp"
+#include "keel/acl/detail/handles.hpp"
+#include "keel/acl/device.hpp"
+#include "keel/runtime/model_tasks.hpp"
+
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace acl {
+namespace detail {
+
+/// @cond
+// Kernel names the runtime reports, kept for the process: a kernel_kind
+// views a string that outlives it.
+inline kernel_kind interned_kind(std::string_view name) {
+  static auto* m = new std::mutex;
+  static auto* names = new std::set<std::string, std::less<>>;
+  std::lock_guard<std::mutex> lock(*m);
+  auto it = names->find(name);
+  if (it == names->end()) it = names->emplace(name).first;
+  return kernel_kind{*it};
+}
+
+struct introspection_calls : native_types {
+  // The runtime's id of the model a capture on s records into (0 if it has none to give).
+  static std::uint64_t capture_model_id(stream_handle s) noexcept {
+    const api& a = entered(*s->dev);
+    if (a.aclmdlRICaptureGetInfo.get() == nullptr || a.aclmdlRIGetId.get() == nullptr) return 0;
+    capture_status st = capture_status::none;
+    acl::model_handle native = nullptr;
+    if (a.aclmdlRICaptureGetInfo.get()(s->native, &st, &native) != 0 || native == nullptr) return 0;
+    std::uint32_t id = 0;
+    return a.aclmdlRIGetId.get()(native, &id) == 0 ? id : 0;
+  }
+
+  static void set_model_name(model_handle m, std::string_view name) {
+    const std::string copy(name);
+    m->dev->check(entered(*m->dev).aclmdlRISetName(m->native, copy.c_str()), "aclmdlRISetName");
+  }
+  static std::string model_name(model_handle m) {
+    char buf[513];
+    m->dev->check(entered(*m->dev).aclmdlRIGetName(m->native, sizeof buf, buf), "aclmdlRIGetName");
+    return std::string(buf);
+  }
+  static bool has_destroy_callback(model_handle m, void (*fn)(void*)) noexcept {
+    return std::find(m->destroy_callbacks.begin(), m->destroy_callbacks.end(), fn) != m->destroy_callbacks.end();
+  }
+  static void add_destroy_callback(model_handle m, void (*fn)(void*), void* user) {
+    m->destroy_callbacks.reserve(m->destroy_callbacks.size() + 1);
+    m->dev->check(entered(*m->dev).aclmdlRIDestroyRegisterCallback(m->native, fn, user),
+                  "aclmdlRIDestroyRegisterCallback");
+    m->destroy_callbacks.push_back(fn);  // reserved
+  }
+  static void remove_destroy_callback(model_handle m, void (*fn)(void*), void*) {
+    m->dev->check(entered(*m->dev).aclmdlRIDestroyUnregisterCallback(m->native, fn), "aclmdlRIDestroyUnregisterCallback");
+    m->destroy_callbacks.erase(std::remove(m->destroy_callbacks.begin(), m->destroy_callbacks.end(), fn),
+                               m->destroy_callbacks.end());
+  }
+  static void abort_model(model_handle m) { m->dev->check(entered(*m->dev).aclmdlRIAbort(m->native), "aclmdlRIAbort"); }
+
+  static std::vector<acl::stream_handle> native_streams(model_handle m) {
+    const api& a = entered(*m->dev);
+    std::uint32_t n = 0;
+    m->dev->check(a.aclmdlRIGetStreams(m->native, nullptr, &n), "aclmdlRIGetStreams");
+    std::vector<acl::stream_handle> streams(n);
+    if (n != 0) m->dev->check(a.aclmdlRIGetStreams(m->native, streams.data(), &n), "aclmdlRIGetStreams");
+    streams.resize(n);
+    return streams;
+  }
+  static std::vector<task_handle> native_tasks(const device& dev, acl::stream_handle s) {
+    const api& a = entered(dev);
+    std::uint32_t n = 0;
+    dev.check(a.aclmdlRIGetTasksByStream(s, nullptr, &n), "aclmdlRIGetTasksByStream");
+    std::vector<task_handle> tasks(n);
+    if (n != 0) dev.check(a.aclmdlRIGetTasksByStream(s, tasks.data(), &n), "aclmdlRIGetTasksByStream");
+    tasks.resize(n);
+    return tasks;
+  }
+
+  // ACL numbers a model's streams itself: keel reports the model's stream i as id i + 1.
+  static std::vector<model_stream> model_streams(model_handle m) {
+    std::vector<model_stream> out;
+    const auto streams = native_streams(m);
+    for (std::size_t i = 0; i < streams.size(); ++i)
+      out.push_back(model_stream{i + 1, i, native_tasks(*m->dev, streams[i]).size()});
+    return out;
+  }
+
+  static std::vector<task_info> model_tasks(model_handle m) {
+    const device& dev = *m->dev;
+    const api& a = entered(dev);
+    std::vector<task_info> out;
+    const auto streams = native_streams(m);
+    for (std::size_t i = 0; i < streams.size(); ++i) {
+      for (task_handle t : native_tasks(dev, streams[i])) {
+        task_info info;
+        info.stream = i;
+        ri_task_type type = ri_task_type::other;
+        dev.check(a.aclmdlRITaskGetType(t, &type), "aclmdlRITaskGetType");
+        dev.check(a.aclmdlRITaskGetSeqId(t, &info.sequence), "aclmdlRITaskGetSeqId");
+        ri_task_params p{};
+        dev.check(a.aclmdlRITaskGetParams(t, &p), "aclmdlRITaskGetParams");
+        info.group = reinterpret_cast<std::uintptr_t>(p.task_group);
+        switch (type) {
+          case ri_task_type::kernel: {
+            info.type = task_type::kernel;
+            char name[256] = {};
+            if (p.kernel.function != nullptr && a.aclrtGetFunctionName.get() != nullptr &&
+                a.aclrtGetFunctionName.get()(p.kernel.function, sizeof name, name) == 0)
+              info.kernel.kind = interned_kind(name);
+            info.kernel.argument_block = p.kernel.args;
+            info.kernel.argument_block_bytes = p.kernel.args_size;
+            info.kernel.blocks = p.kernel.blocks;
+            break;
+          }
+          case ri_task_type::event_record:
+          case ri_task_type::event_wait:
+          case ri_task_type::event_reset:
+            info.type = type == ri_task_type::event_record ? task_type::event_record
+                        : type == ri_task_type::event_wait ? task_type::event_wait
+                                                           : task_type::event_reset;
+            info.event = reinterpret_cast<std::uintptr_t>(p.event.event);
+            break;
+          default: info.type = task_type::other; break;
+        }
+        out.push_back(info);
+      }
+    }
+    return out;
+  }
+
+  /** aclmdlRIDebugPrint: the runtime prints the model's tasks. */
+  static void debug_print(model_handle m) { m->dev->check(entered(*m->dev).aclmdlRIDebugPrint(m->native), "aclmdlRIDebugPrint"); }
+  /** aclmdlRIDebugJsonPrint: the runtime writes the model as JSON to @p path (verbose: kernel arguments too). */
+  static void debug_json_print(model_handle m, const char* path, bool verbose) {
+    m->dev->check(entered(*m->dev).aclmdlRIDebugJsonPrint(m->native, path, verbose ? 1u : 0u), "aclmdlRIDebugJsonPrint");
+  }
+};
+/// @endcond
+
+}  // namespace detail
+} KEEL_END_NAMESPACE  // namespace keel::acl

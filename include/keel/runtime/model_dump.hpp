@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: Apache-2.0
+// Dumps of a model you can look at: to_dot (Graphviz: a cluster per stream,
+// a node per task labelled with its kind, kernel name and arguments, edges for
+// stream order and for waits on events recorded elsewhere, task groups as
+// sub-clusters) and to_json (the fields of CANN's aclmdlRIDebugJsonPrint dump
+// — model id, streams, tasks with their ids and types — plus keel's own:
+// names, sequence ids, groups, kernel arguments, copy parameters, events).
+// Both read only the model's introspection (model.streams(), model.tasks()).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "keel/runtime/model_tasks.hpp"
+
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE
+
+/// @cond
+namespace detail::dump {
+
+inline std::string number(std::uint64_t v) { return std::to_string(v); }
+inline std::string number(std::int64_t v) { return std::to_string(v); }
+inline std::string real(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  std::string s(buf);
+  for (char& c : s)
+    if (c == ',') c = '.';  // a locale's decimal comma never reaches JSON or DOT
+  return s;
+}
+inline std::string address(const void* p) {
+  char buf[2 + 2 * sizeof(void*) + 1];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(p)));
+  return buf;
+}
+inline std::string_view memory_name(memory_kind k) noexcept {
+  switch (k) {
+    case memory_kind::device: return "device";
+    case memory_kind::pinned_host: return "pinned host";
+    case memory_kind::pageable_host: return "host";
+  }
+  return "unknown";
+}
+inline std::string_view copy_name(copy_kind k) noexcept {
+  switch (k) {
+    case copy_kind::host_to_host: return "host to host";
+    case copy_kind::host_to_device: return "host to device";
+    case copy_kind::device_to_host: return "device to host";
+    case copy_kind::device_to_device: return "device to device";
+  }
+  return "unknown";
+}
+
+// An argument's value as a short text (DOT labels) or a JSON value.
+inline std::string argument_value(const kernel_argument& a, bool json) {
+  switch (a.cls) {
+    case argument_class::signed_integer: return number(a.integer);
+    case argument_class::unsigned_integer: return number(a.unsigned_integer);
+    case argument_class::floating: return real(a.floating);
+    case argument_class::boolean: return a.integer != 0 ? "true" : "false";
+    case argument_class::pointer: return json ? "\"" + address(a.address) + "\"" : address(a.address);
+    case argument_class::span: {
+      const std::string text =
+          std::to_string(a.bytes) + " B " + std::string(memory_name(a.where)) + " @" + address(a.address);
+      return json ? "\"" + text + "\"" : text;
+    }
+    case argument_class::object: return json ? "null" : std::to_string(a.size) + " B";
+  }
+  return json ? "null" : "?";
+}
+
+inline std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (u < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", u);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+inline std::string dot_string(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+inline std::string node_name(const task_info& t) {
+  return "t" + std::to_string(t.stream) + "_" + std::to_string(t.sequence);
+}
+
+inline std::string node_label(const task_info& t) {
+  std::string label(to_string(t.type));
+  if (t.type == task_type::kernel) {
+    if (!t.kernel.kind.name().empty()) label += " " + std::string(t.kernel.kind.name());
+    for (std::size_t i = 0; i < t.kernel.argument_count; ++i) {
+      const kernel_argument& a = t.kernel.arguments[i];
+      label += "\n" + std::string(a.type) + " " + argument_value(a, false);
+    }
+    if (t.kernel.argument_count == 0 && t.kernel.argument_block_bytes != 0)
+      label += "\nargs " + std::to_string(t.kernel.argument_block_bytes) + " B";
+  } else if (t.type == task_type::copy) {
+    label += "\n" + std::to_string(t.copy.bytes) + " B, " + std::string(copy_name(t.copy.kind));
+  } else if (t.event != 0) {
+    label += "\nevent #" + std::to_string(t.event) + (t.external_event ? " (external)" : "");
+  }
+  return label;
+}
+
+}  // namespace detail::dump
+/// @endcond
+
+/**
+ * @brief The model as a Graphviz graph: one cluster per stream, its tasks in
+ * stream order joined by solid edges, a dashed edge from each event record
+ * to the waits on that event in other streams, and each task group a dashed
+ * sub-cluster. Render with `dot -Tpng`.
+ * @throws keel::error as model.tasks() / streams(); std::bad_alloc.
+ */
+template <class Model>
+std::string to_dot(const Model& model) {
+  namespace d = detail::dump;
+  const std::vector<model_stream> streams = model.streams();
+  const std::vector<task_info> tasks = model.tasks();
+  const std::string name = model.name();
+  std::string out = "digraph " + d::dot_string("model " + std::to_string(model.id())) + " {\n";
+  out += "  label=" + d::dot_string("model #" + std::to_string(model.id()) + (name.empty() ? "" : " '" + name + "'")) +
+         ";\n  labelloc=t;\n  node [shape=box, fontname=\"Helvetica\", fontsize=10];\n";
+  std::size_t i = 0;
+  for (const model_stream& s : streams) {
+    out += "  subgraph cluster_stream_" + std::to_string(s.index) + " {\n    label=" +
+           d::dot_string("stream #" + std::to_string(s.id)) + ";\n    style=rounded;\n";
+    const std::size_t first = i;
+    std::uint64_t open_group = 0;
+    for (; i < tasks.size() && tasks[i].stream == s.index; ++i) {
+      const task_info& t = tasks[i];
+      if (t.group != open_group) {
+        if (open_group != 0) out += "    }\n";
+        if (t.group != 0)
+          out += "    subgraph cluster_group_" + std::to_string(t.group) + " {\n      label=" +
+                 d::dot_string("task group #" + std::to_string(t.group)) + ";\n      style=dashed;\n";
+        open_group = t.group;
+      }
+      out += std::string(open_group != 0 ? "      " : "    ") + d::node_name(t) + " [label=" + d::dot_string(d::node_label(t)) +
+             (t.type == task_type::kernel ? ", style=filled, fillcolor=\"#dde8f5\"" : "") + "];\n";
+    }
+    if (open_group != 0) out += "    }\n";
+    for (std::size_t k = first + 1; k < i; ++k)
+      out += "    " + d::node_name(tasks[k - 1]) + " -> " + d::node_name(tasks[k]) + ";\n";
+    out += "  }\n";
+  }
+  // A wait depends on the records of its event in other streams.
+  for (const task_info& w : tasks) {
+    if (w.type != task_type::event_wait || w.event == 0) continue;
+    for (const task_info& r : tasks)
+      if (r.type == task_type::event_record && r.event == w.event && r.stream != w.stream)
+        out += "  " + d::node_name(r) + " -> " + d::node_name(w) + " [style=dashed, color=\"#c0392b\"];\n";
+  }
+  out += "}\n";
+  return out;
+}
+
+/**
+ * @brief The model as JSON: `modelId`, `name`, `streams` (each `streamId`,
+ * `index`, `taskCount` and `tasks`: `taskId`, `seqId`, `taskType`, and by
+ * type `kernel`, `arguments`, `copy`, `eventId`; `groupId` for a group's
+ * tasks). `taskId` numbers the model's tasks in this order, as CANN's dump does.
+ * @throws keel::error as model.tasks() / streams(); std::bad_alloc.
+ */
+template <class Model>
+std::string to_json(const Model& model) {
+  namespace d = detail::dump;
+  const std::vector<model_stream> streams = model.streams();
+  const std::vector<task_info> tasks = model.tasks();
+  std::string out = "{\n  \"modelId\": " + std::to_string(model.id()) + ",\n  \"name\": " + d::json_string(model.name()) +
+                    ",\n  \"streams\": [";
+  std::size_t i = 0;
+  for (const model_stream& s : streams) {
+    out += std::string(s.index == 0 ? "" : ",") + "\n    {\"streamId\": " + std::to_string(s.id) +
+           ", \"index\": " + std::to_string(s.index) + ", \"taskCount\": " + std::to_string(s.task_count) +
+           ", \"tasks\": [";
+    bool first = true;
+    for (; i < tasks.size() && tasks[i].stream == s.index; ++i) {
+      const task_info& t = tasks[i];
+      out += std::string(first ? "" : ",") + "\n      {\"taskId\": " + std::to_string(i) +
+             ", \"seqId\": " + std::to_string(t.sequence) + ", \"taskType\": " + d::json_string(to_string(t.type));
+      first = false;
+      if (t.group != 0) out += ", \"groupId\": " + std::to_string(t.group);
+      if (t.type == task_type::kernel) {
+        out += ", \"kernel\": " + d::json_string(t.kernel.kind.name()) + ", \"arguments\": [";
+        for (std::size_t k = 0; k < t.kernel.argument_count; ++k) {
+          const kernel_argument& a = t.kernel.arguments[k];
+          out += std::string(k == 0 ? "" : ", ") + "{\"type\": " + d::json_string(a.type) +
+                 ", \"size\": " + std::to_string(a.size) + ", \"value\": " + d::argument_value(a, true) + "}";
+        }
+        out += "]";
+        if (t.kernel.argument_block_bytes != 0)
+          out += ", \"argsSize\": " + std::to_string(t.kernel.argument_block_bytes) +
+                 ", \"numBlocks\": " + std::to_string(t.kernel.blocks);
+      } else if (t.type == task_type::copy) {
+        out += ", \"copy\": {\"dst\": \"" + d::address(t.copy.dst) + "\", \"src\": \"" + d::address(t.copy.src) +
+               "\", \"bytes\": " + std::to_string(t.copy.bytes) + ", \"kind\": " + d::json_string(d::copy_name(t.copy.kind)) + "}";
+      }
+      if (t.event != 0)
+        out += ", \"eventId\": " + std::to_string(t.event) + ", \"externalEvent\": " + (t.external_event ? "true" : "false");
+      out += "}";
+    }
+    out += std::string(first ? "" : "\n    ") + "]}";
+  }
+  out += "\n  ]\n}\n";
+  return out;
+}
+
+KEEL_END_NAMESPACE  // namespace keel

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+// basic_destroy_callback: the RAII registration of a function a model calls
+// when it is destroyed (aclmdlRIDestroyRegisterCallback on ACL). Dropping the
+// registration unregisters it, unless the model already went (and called it).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <utility>
+
+#include "keel/core/error.hpp"
+#include "keel/runtime/backend/introspection.hpp"
+
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE
+
+/// @cond
+namespace detail {
+template <class Derived, class B>
+class model_ops;
+}  // namespace detail
+/// @endcond
+
+/**
+ * @brief A destroy callback registered on a model (model.on_destroy()): the
+ * model calls `fn(user)` on the thread that destroys it, once; dropping the
+ * registration first unregisters it.
+ *
+ * Ownership: unique (movable); holds the model's life flag, not the model.
+ * Thread safety: not synchronised with the model's destruction: drop the
+ * registration before the model, or after it on the destroying thread.
+ * Exceptions: the destructor and release() are noexcept; an unregistration
+ * the runtime refuses is reported through keel's error reporter.
+ */
+template <class B>
+class [[nodiscard]] basic_destroy_callback {
+ public:
+  /// An empty registration.
+  basic_destroy_callback() noexcept = default;
+  /// Takes the other's registration; the other is left empty.
+  basic_destroy_callback(basic_destroy_callback&& o) noexcept
+      : model_(std::exchange(o.model_, typename B::model_handle{})),
+        fn_(std::exchange(o.fn_, nullptr)),
+        user_(o.user_),
+        alive_(std::move(o.alive_)) {}
+  /// Unregisters what this holds, then takes the other's registration.
+  basic_destroy_callback& operator=(basic_destroy_callback&& o) noexcept {
+    if (this != &o) {
+      reset();
+      model_ = std::exchange(o.model_, typename B::model_handle{});
+      fn_ = std::exchange(o.fn_, nullptr);
+      user_ = o.user_;
+      alive_ = std::move(o.alive_);
+    }
+    return *this;
+  }
+  /// Unregisters the callback (see reset()).
+  ~basic_destroy_callback() { reset(); }
+
+  /// Whether the registration still stands (not moved from, reset, or its model destroyed).
+  bool active() const noexcept {
+    return fn_ != nullptr && (!alive_ || alive_->load(std::memory_order_acquire));
+  }
+  /// Unregisters the callback if its model still lives; the registration is empty afterwards.
+  void reset() noexcept {
+    if (active()) {
+      try {
+        B::remove_destroy_callback(model_, fn_, user_);
+      } catch (const keel::error& e) {
+        report_error(e.code(), "keel::destroy_callback", e.what());
+      }
+    }
+    fn_ = nullptr;
+    alive_.reset();
+  }
+  /// Gives up the registration: the callback stays registered and runs when the model goes.
+  void release() noexcept {
+    fn_ = nullptr;
+    alive_.reset();
+  }
+
+ private:
+  template <class, class>
+  friend class detail::model_ops;
+  basic_destroy_callback(typename B::model_handle m, void (*fn)(void*), void* user,
+                         std::shared_ptr<const std::atomic<bool>> alive) noexcept
+      : model_(m), fn_(fn), user_(user), alive_(std::move(alive)) {}
+  typename B::model_handle model_{};
+  void (*fn_)(void*) = nullptr;
+  void* user_ = nullptr;
+  std::shared_ptr<const std::atomic<bool>> alive_;
+};
+
+KEEL_END_NAMESPACE  // namespace keel

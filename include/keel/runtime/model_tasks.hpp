@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: Apache-2.0
+// What a model says about itself: its streams and, per stream, its tasks in
+// stream order, each with its kind, sequence id, task group and (kernels and
+// copies) its parameters as keel types. The vocabulary every backend's
+// introspection layer reports in (keel/runtime/backend/introspection.hpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
+#include "keel/runtime/types.hpp"
+
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE
+
+/**
+ * @brief What a recorded task does. `conditional`, `activation` and
+ * `switch_` are the control tasks of built models (filled by the backends
+ * that record them); `other` is a runtime task keel has no name for
+ * (CANN's ACL_MODEL_RI_TASK_DEFAULT).
+ */
+enum class task_type : std::uint8_t {
+  kernel,
+  copy,
+  memset,
+  event_record,
+  event_wait,
+  event_reset,
+  host_function,
+  model_execution,
+  conditional,
+  activation,
+  switch_,
+  other,
+};
+
+/** @brief The name of a task type, for dumps and diagnostics. Throws: nothing. */
+constexpr std::string_view to_string(task_type t) noexcept {
+  switch (t) {
+    case task_type::kernel: return "kernel";
+    case task_type::copy: return "copy";
+    case task_type::memset: return "memset";
+    case task_type::event_record: return "event record";
+    case task_type::event_wait: return "event wait";
+    case task_type::event_reset: return "event reset";
+    case task_type::host_function: return "host function";
+    case task_type::model_execution: return "model execution";
+    case task_type::conditional: return "conditional";
+    case task_type::activation: return "activation";
+    case task_type::switch_: return "switch";
+    case task_type::other: return "other";
+  }
+  return "unknown";
+}
+
+/** @brief How a kernel argument is held: a number, an address, a memory span, or an opaque object. */
+enum class argument_class : std::uint8_t { signed_integer, unsigned_integer, floating, boolean, pointer, span, object };
+
+/**
+ * @brief One recorded kernel argument, as the launch stored it: its C++ type
+ * (a name for the types keel knows, "object" otherwise), its size, and its
+ * value where it is a number, an address or a span.
+ *
+ * Ownership: a value; `type` views a string literal. Thread safety: a value.
+ * Exceptions: none.
+ */
+struct kernel_argument {
+  std::string_view type = "object";      ///< "float", "int32", "memory_span", "pointer", ... or "object"
+  argument_class cls = argument_class::object;  ///< which of the value fields below holds its value
+  std::size_t size = 0;                  ///< sizeof the stored argument
+  std::int64_t integer = 0;              ///< signed_integer, boolean
+  std::uint64_t unsigned_integer = 0;    ///< unsigned_integer
+  double floating = 0.0;                 ///< floating
+  const void* address = nullptr;         ///< pointer, span
+  std::size_t bytes = 0;                 ///< span: its length
+  memory_kind where = memory_kind::device;  ///< span: where it lies
+};
+
+/// @cond
+namespace detail {
+template <class T>
+struct argument_describer {
+  static kernel_argument describe(const T& value) noexcept {
+    kernel_argument a;
+    a.size = sizeof(T);
+    if constexpr (std::is_same_v<T, bool>) {
+      a.type = "bool";
+      a.cls = argument_class::boolean;
+      a.integer = value ? 1 : 0;
+    } else if constexpr (std::is_floating_point_v<T>) {
+      a.type = sizeof(T) == 4 ? "float" : sizeof(T) == 8 ? "double" : "long double";
+      a.cls = argument_class::floating;
+      a.floating = static_cast<double>(value);
+    } else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+      a.type = sizeof(T) == 1 ? "int8" : sizeof(T) == 2 ? "int16" : sizeof(T) == 4 ? "int32" : "int64";
+      a.cls = argument_class::signed_integer;
+      a.integer = static_cast<std::int64_t>(value);
+    } else if constexpr (std::is_integral_v<T>) {
+      a.type = sizeof(T) == 1 ? "uint8" : sizeof(T) == 2 ? "uint16" : sizeof(T) == 4 ? "uint32" : "uint64";
+      a.cls = argument_class::unsigned_integer;
+      a.unsigned_integer = static_cast<std::uint64_t>(value);
+    } else if constexpr (std::is_enum_v<T>) {
+      a.type = "enum";
+      a.cls = argument_class::signed_integer;
+      a.integer = static_cast<std::int64_t>(value);
+    } else if constexpr (std::is_pointer_v<T>) {
+      a.type = "pointer";
+      a.cls = argument_class::pointer;
+      a.address = reinterpret_cast<const void*>(value);
+    } else if constexpr (std::is_same_v<T, memory_span>) {
+      a.type = "memory_span";
+      a.cls = argument_class::span;
+      a.address = value.data;
+      a.bytes = value.bytes;
+      a.where = value.where;
+    } else {
+      (void)value;
+    }
+    return a;
+  }
+};
+}  // namespace detail
+/// @endcond
+
+/** @brief Describes @p value as a recorded kernel argument. Throws: nothing. */
+template <class T>
+kernel_argument describe_argument(const T& value) noexcept {
+  return detail::argument_describer<T>::describe(value);
+}
+
+/**
+ * @brief A kernel task's parameters: its kernel kind, the arguments keel
+ * recorded (the host backend: every argument of the launch), and the
+ * runtime's own argument block (ACL: aclmdlRIKernelTaskParams' args and
+ * argsSize, and numBlocks).
+ *
+ * Ownership: `arguments` points into the model's records and is valid while
+ * the model lives and its task is not updated. Thread safety: a value.
+ */
+struct kernel_params {
+  kernel_kind kind{""};                      ///< empty when the runtime cannot name it
+  const kernel_argument* arguments = nullptr;  ///< the recorded arguments (null: none recorded)
+  std::size_t argument_count = 0;             ///< how many
+  const void* argument_block = nullptr;      ///< the runtime's argument block, if it has one
+  std::size_t argument_block_bytes = 0;       ///< its size in bytes
+  std::uint32_t blocks = 0;                  ///< numBlocks on ACL, 0 where there is none
+};
+
+/** @brief A copy task's parameters. */
+struct copy_params {
+  const void* dst = nullptr;                  ///< where the copy writes
+  const void* src = nullptr;                  ///< what it reads
+  std::size_t bytes = 0;                      ///< how many bytes
+  copy_kind kind = copy_kind::host_to_host;   ///< its direction
+};
+
+/**
+ * @brief One task of a model, as introspection reports it: its type, its
+ * stream (an index into the model's streams()), its sequence id (its
+ * position in that stream's order), its task group (0: none) and, by type,
+ * its parameters; `event` names the event a record, wait or reset uses
+ * (0 where the runtime does not say), which pairs a wait with its record.
+ *
+ * Ownership: a value (kernel arguments: see kernel_params). Thread safety: a value.
+ */
+struct task_info {
+  task_type type = task_type::other;  ///< what the task does
+  std::size_t stream = 0;             ///< its stream: an index into streams()
+  std::uint32_t sequence = 0;         ///< its position in its stream (aclmdlRITaskGetSeqId)
+  std::uint64_t group = 0;            ///< its task group, 0 for none
+  std::uint64_t event = 0;            ///< the event of a record, wait or reset (0: not said)
+  bool external_event = false;  ///< the event is an external one (its wait crosses models)
+  kernel_params kernel;  ///< a kernel's parameters
+  copy_params copy;      ///< a copy's parameters
+};
+
+/** @brief One stream of a model: keel's id of the stream that captured it, its index, how many tasks it has. */
+struct model_stream {
+  std::uint64_t id = 0;        ///< host: the capturing stream's id; ACL: the model's stream number (1, 2, ...)
+  std::size_t index = 0;       ///< its position in streams(), what task_info::stream names
+  std::size_t task_count = 0;  ///< its tasks
+};
+
+KEEL_END_NAMESPACE  // namespace keel

@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: Apache-2.0
+// A model's identity, lifetime and introspection (issue 17, parts 1, 2, 6):
+// id, name, destroy callbacks, abort, streams and tasks, and the dumps. Each
+// rule is broken once, its error checked, and the model shown to execute as
+// before. Every case runs on the host backend and on the ACL backend over
+// keel's emulation (" - host" / " - acl").
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "keel/runtime/model_dump.hpp"
+#include "test_support.hpp"
+
+using keel::errc;
+using keel::task_type;
+
+namespace {
+
+// out = tmp + alpha * other, captured on s; the model and what it reads.
+template <class F>
+struct captured {
+  typename F::stream s{F::device()};
+  float tmp = 1.0f, other = 2.0f, out = 0.0f;
+  std::uint64_t capture_id = 0;
+  typename F::model m;
+  explicit captured(float alpha = 1.0f) {
+    typename F::capture_scope capture{s};
+    capture_id = s.capture_status().capture_id;
+    F::axpy(s, &out, &tmp, &other, alpha);
+    m = capture.end();
+  }
+  float run() {
+    out = 0.0f;
+    m.execute(s);
+    s.synchronize();
+    return out;
+  }
+};
+
+int destroyed_a = 0, destroyed_b = 0;
+void count_a(void* user) {
+  ++destroyed_a;
+  if (user != nullptr) static_cast<std::vector<int>*>(user)->push_back(1);
+}
+void count_b(void* user) {
+  ++destroyed_b;
+  if (user != nullptr) static_cast<std::vector<int>*>(user)->push_back(2);
+}
+
+}  // namespace
+
+KEEL_BACKEND_TEST("model: id() is stable, unique per process, and what capture_info reported during the capture",
+                  "[runtime][introspection]") {
+  captured<TestType> a(1.0f), b(2.0f);
+  CHECK(a.capture_id != 0);
+  CHECK(a.m.id() == a.capture_id);
+  CHECK(b.m.id() == b.capture_id);
+  CHECK(a.m.id() != b.m.id());
+  CHECK(a.m.id() == a.m.id());
+  CHECK(a.m.ref().id() == a.m.id());
+  CHECK(a.run() == 3.0f);
+  CHECK(a.m.id() == a.capture_id);  // executing does not change it
+}
+
+KEEL_BACKEND_TEST("model: set_name and name; a name over 512 bytes or with a NUL is refused and the old name kept",
+                  "[runtime][introspection]") {
+  captured<TestType> c;
+  CHECK(c.m.name().empty());
+  c.m.set_name("first");
+  c.m.set_name("decoder step");
+  CHECK(c.m.name() == "decoder step");
+  c.m.set_name(std::string(512, 'n'));
+  CHECK(c.m.name() == std::string(512, 'n'));
+  c.m.set_name("decoder step");
+  KEEL_REQUIRE_ERROR(c.m.set_name(std::string(513, 'n')), errc::invalid_parameter, "at most 512 bytes");
+  KEEL_REQUIRE_ERROR(c.m.set_name(std::string("a\0b", 3)), errc::invalid_parameter, "no NUL");
+  CHECK(c.m.name() == "decoder step");
+  CHECK(c.run() == 3.0f);
+  KEEL_REQUIRE_ERROR(typename TestType::model{}.set_name("x"), errc::invalid_handle, "empty");
+}
+
+KEEL_BACKEND_TEST("model: destroy callbacks run once when the model goes; a dropped registration does not run",
+                  "[runtime][introspection]") {
+  destroyed_a = destroyed_b = 0;
+  std::vector<int> order;
+  {
+    captured<TestType> c;
+    auto keep = c.m.on_destroy(&count_a, &order);
+    {
+      auto dropped = c.m.on_destroy(&count_b, &order);
+      CHECK(dropped.active());
+    }  // unregistered here
+    auto again = c.m.on_destroy(&count_b, &order);  // registrable again once dropped
+    again.reset();
+    CHECK_FALSE(again.active());
+    CHECK(c.run() == 3.0f);
+    CHECK(destroyed_a == 0);
+    CHECK(keep.active());
+    c.m.reset();
+    CHECK(destroyed_a == 1);
+    CHECK_FALSE(keep.active());  // its model went: dropping it unregisters nothing
+  }
+  CHECK(destroyed_a == 1);
+  CHECK(destroyed_b == 0);
+  CHECK(order == std::vector<int>{1});
+}
+
+KEEL_BACKEND_TEST("model: a destroy callback is registered once per model and never null; the model still executes",
+                  "[runtime][introspection]") {
+  destroyed_a = 0;
+  captured<TestType> c;
+  auto first = c.m.on_destroy(&count_a);
+  KEEL_REQUIRE_ERROR((void)c.m.on_destroy(&count_a), errc::invalid_parameter, "registered once per model");
+  KEEL_REQUIRE_ERROR((void)c.m.on_destroy(nullptr), errc::null_parameter, "null");
+  CHECK(first.active());
+  CHECK(c.run() == 3.0f);
+  first.release();  // stays registered: runs when the model goes
+  c.m.reset();
+  CHECK(destroyed_a == 1);
+}
+
+KEEL_BACKEND_TEST("model: abort() stops an execution in flight, its stream reports task_failed, and it runs again after",
+                  "[runtime][introspection]") {
+  KEEL_USING_BACKEND(TestType);
+  stream s{TestType::device()}, other_stream{TestType::device()};
+  event gate{TestType::device(), keel::event_flags::external};
+  float tmp = 1.0f, other = 2.0f, out = 0.0f;
+  model m;
+  {
+    capture_scope capture{s};
+    s.wait(gate);  // the execution holds here until the gate is recorded
+    TestType::axpy(s, &out, &tmp, &other, 1.0f);
+    m = capture.end();
+  }
+  m.execute(s);
+  m.abort();
+  gate.record(other_stream);
+  KEEL_REQUIRE_ERROR(s.synchronize(), errc::task_failed, "");
+  CHECK(out == 0.0f);  // the kernel after the gate never ran
+  out = 0.0f;
+  m.execute(s);  // issued after the abort: runs
+  s.synchronize();
+  CHECK(out == 3.0f);
+  m.abort();  // nothing in flight: nothing happens
+  out = 0.0f;
+  m.execute(s);
+  s.synchronize();
+  CHECK(out == 3.0f);
+}
+
+KEEL_BACKEND_TEST("model: streams() and tasks() list each stream's tasks in order with kinds, groups and copies",
+                  "[runtime][introspection]") {
+  KEEL_USING_BACKEND(TestType);
+  stream s{TestType::device()}, side{TestType::device()};
+  event fork{TestType::device()}, join{TestType::device()};
+  float tmp = 1.0f, other = 2.0f, out = 0.0f, out2 = 0.0f, copied = 0.0f;
+  device_buffer staging{s, sizeof(float)};
+  model m;
+  task_group g;
+  {
+    capture_scope capture{s};
+    {
+      task_group_scope mark{s};
+      TestType::axpy(s, &out, &tmp, &other, 1.0f);
+      g = mark.end();
+    }
+    fork.record(s);
+    side.wait(fork);
+    TestType::axpy(side, &out2, &tmp, &other, 3.0f);
+    join.record(side);
+    s.wait(join);
+    s.copy_async(staging.span(), keel::host_span(&out, sizeof(float)));
+    s.copy_async(keel::host_span(&copied, sizeof(float)), staging.span());
+    m = capture.end();
+  }
+  const std::vector<keel::model_stream> streams = m.streams();
+  REQUIRE(streams.size() == 2);
+  CHECK(streams[0].id != streams[1].id);
+  CHECK(streams[0].index == 0);
+  CHECK(streams[1].index == 1);
+  const std::vector<keel::task_info> tasks = m.tasks();
+  std::size_t total = 0;
+  for (const auto& st : streams) total += st.task_count;
+  CHECK(tasks.size() == total);
+  // Each stream's tasks are contiguous and numbered 0, 1, ... in its order.
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    if (i > 0 && tasks[i].stream == tasks[i - 1].stream) CHECK(tasks[i].sequence == tasks[i - 1].sequence + 1);
+    if (i > 0 && tasks[i].stream != tasks[i - 1].stream) CHECK(tasks[i].stream == tasks[i - 1].stream + 1);
+    if (i == 0 || tasks[i].stream != tasks[i - 1].stream) CHECK(tasks[i].sequence == 0);
+  }
+  const auto count = [&](task_type t, std::size_t stream) {
+    std::size_t n = 0;
+    for (const auto& k : tasks) n += k.type == t && k.stream == stream;
+    return n;
+  };
+  CHECK(count(task_type::kernel, 1) >= 1);
+  // CANN has no task type for a copy: ACL reports it as ACL_MODEL_RI_TASK_DEFAULT.
+  const task_type copy_type = TestType::is_host ? task_type::copy : task_type::other;
+  CHECK(count(copy_type, 0) == 2);
+  CHECK(count(task_type::event_record, 0) == 1);
+  CHECK(count(task_type::event_wait, 0) == 1);
+  CHECK(count(task_type::event_record, 1) == 1);
+  CHECK(count(task_type::event_wait, 1) == 1);  // the fork's wait, which joined side to the capture
+  // The group's kernel carries the group's id; the side stream's kernel none.
+  std::size_t grouped = 0;
+  for (const auto& t : tasks) {
+    if (t.group != 0) {
+      ++grouped;
+      CHECK(t.stream == 0);
+      CHECK(t.type == task_type::kernel);
+    }
+  }
+  CHECK(grouped >= 1);
+  if (TestType::is_host) {
+    // The copies' parameters, as issued.
+    std::vector<keel::task_info> copies;
+    for (const auto& t : tasks)
+      if (t.type == task_type::copy) copies.push_back(t);
+    REQUIRE(copies.size() == 2);
+    CHECK(copies[0].copy.dst == staging.span().data);
+    CHECK(copies[0].copy.src == &out);
+    CHECK(copies[0].copy.bytes == sizeof(float));
+    CHECK(copies[0].copy.kind == keel::copy_kind::host_to_device);
+    CHECK(copies[1].copy.dst == &copied);
+    CHECK(copies[1].copy.kind == keel::copy_kind::device_to_host);
+  }
+  // A wait pairs with the record of its event on the other stream.
+  for (const auto& w : tasks) {
+    if (w.type != task_type::event_wait) continue;
+    CHECK(w.event != 0);
+    std::size_t records = 0;
+    for (const auto& r : tasks) records += r.type == task_type::event_record && r.event == w.event && r.stream != w.stream;
+    CHECK(records == 1);
+  }
+  // tasks(stream) is that stream's share.
+  CHECK(m.tasks(streams[1]).size() == streams[1].task_count);
+  // Introspection changes nothing: the model runs.
+  m.execute(s);
+  s.synchronize();
+  CHECK(out == 3.0f);
+  CHECK(out2 == 7.0f);
+  CHECK(copied == 3.0f);
+}
+
+KEEL_BACKEND_TEST("model: to_dot and to_json show every stream and task of the model",
+                  "[runtime][introspection][dump]") {
+  captured<TestType> c;
+  c.m.set_name("dump \"me\"");
+  const std::string dot = keel::to_dot(c.m);
+  const std::string json = keel::to_json(c.m);
+  CHECK(dot.rfind("digraph", 0) == 0);
+  CHECK(dot.find("cluster_stream_0") != std::string::npos);
+  CHECK(dot.find("kernel") != std::string::npos);
+  CHECK(dot.find("dump \\\"me\\\"") != std::string::npos);
+  CHECK(json.find("\"modelId\": " + std::to_string(c.m.id())) != std::string::npos);
+  CHECK(json.find("\"taskType\": \"kernel\"") != std::string::npos);
+  CHECK(json.find("\"name\": \"dump \\\"me\\\"\"") != std::string::npos);
+  CHECK(c.run() == 3.0f);
+}
+
+TEST_CASE("model: the host records every kernel argument with its type and value - host only",
+          "[runtime][introspection][host]") {
+  using F = host;
+  KEEL_USING_BACKEND(F);
+  stream s{F::device()};
+  float tmp = 1.0f, other = 2.0f, out = 0.0f;
+  model m;
+  {
+    capture_scope capture{s};
+    F::axpy(s, &out, &tmp, &other, 1.5f);
+    m = capture.end();
+  }
+  const auto tasks = m.tasks();
+  REQUIRE(tasks.size() == 1);
+  const keel::task_info& t = tasks[0];
+  CHECK(t.type == task_type::kernel);
+  CHECK(t.kernel.kind == keel_test::axpy_kind);
+  REQUIRE(t.kernel.argument_count == 4);
+  CHECK(t.kernel.arguments[0].type == "pointer");
+  CHECK(t.kernel.arguments[0].address == &out);
+  CHECK(t.kernel.arguments[2].address == &other);
+  CHECK(t.kernel.arguments[3].type == "float");
+  CHECK(t.kernel.arguments[3].floating == 1.5);
+  const std::string json = keel::to_json(m);
+  CHECK(json.find("{\"type\": \"float\", \"size\": 4, \"value\": 1.5}") != std::string::npos);
+}
+
+#ifdef KEEL_ACL_EMULATION_DIR
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "keel/acl/model_debug.hpp"
+
+TEST_CASE("model: the runtime's own dumps (aclmdlRIDebugPrint, aclmdlRIDebugJsonPrint) - acl only",
+          "[runtime][introspection][acl]") {
+  captured<acl> c;
+  c.m.set_name("debug");
+  keel::acl::debug_print(c.m);
+  const std::string path = "keel_introspection_debug.json";
+  keel::acl::debug_json_print(c.m, path, true);
+  std::ifstream f(path);
+  std::stringstream text;
+  text << f.rdbuf();
+  std::remove(path.c_str());
+  CHECK(text.str().find("\"modelId\": " + std::to_string(c.m.id())) != std::string::npos);
+  CHECK(text.str().find("\"name\": \"debug\"") != std::string::npos);
+  CHECK(text.str().find("\"taskType\": \"kernel\"") != std::string::npos);
+  // A path that cannot be written: the runtime refuses, the model still runs.
+  KEEL_REQUIRE_ERROR(keel::acl::debug_json_print(c.m, "/nonexistent-dir/x.json"), errc::invalid_parameter, "cannot write");
+  CHECK(c.run() == 3.0f);
+  KEEL_REQUIRE_ERROR(keel::acl::debug_print(keel::acl::model_ref{}), errc::invalid_handle, "empty");
+}
+#endif

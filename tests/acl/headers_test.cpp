@@ -95,7 +95,10 @@ static_assert(!same_abi_function<int (*)(keel::acl::data_type), int (*)(int)>::v
   X(aclrtAllocatorGetByStream) X(aclrtAllocatorUnregister) X(aclmdlRICaptureBegin) X(aclmdlRICaptureGetInfo)    \
   X(aclmdlRICaptureThreadExchangeMode) X(aclmdlRICaptureEnd) X(aclmdlRICaptureTaskGrpBegin)                   \
   X(aclmdlRICaptureTaskGrpEnd) X(aclmdlRICaptureTaskUpdateBegin) X(aclmdlRICaptureTaskUpdateEnd)              \
-  X(aclmdlRIExecuteAsync) X(aclmdlRIExecute) X(aclmdlRIDestroy) X(aclmdlRIGetId) X(aclmdlRISetName)          \
+  X(aclmdlRIExecuteAsync) X(aclmdlRIExecute) X(aclmdlRIDestroy) X(aclmdlRIBuildBegin) X(aclmdlRIBindStream)      \
+  X(aclmdlRIEndTask) X(aclmdlRIBuildEnd) X(aclmdlRIUnbindStream) X(aclrtActiveStream)                         \
+  X(aclmdlRICondHandleCreate) X(aclmdlRICondHandleGetCondPtr) X(aclmdlRIAddCondTask)                          \
+  X(aclmdlRICaptureToModelRIBegin) X(aclrtSwitchStream) X(aclmdlRIGetId) X(aclmdlRISetName)                   \
   X(aclmdlRIGetName) X(aclmdlRIDestroyRegisterCallback) X(aclmdlRIDestroyUnregisterCallback) X(aclmdlRIAbort) \
   X(aclmdlRIGetStreams) X(aclmdlRIGetTasksByStream) X(aclmdlRITaskGetType) X(aclmdlRITaskGetSeqId)            \
   X(aclmdlRITaskGetParams) X(aclrtGetFunctionName) X(aclmdlRIDebugPrint) X(aclmdlRIDebugJsonPrint)            \
@@ -245,6 +248,12 @@ KEEL_TEST_VALUE(keel::acl::stream_flags::persistent, ACL_STREAM_PERSISTENT)
 KEEL_TEST_VALUE(keel::acl::stream_flags::huge, ACL_STREAM_HUGE)
 KEEL_TEST_VALUE(keel::acl::stream_flags::cpu_schedule, ACL_STREAM_CPU_SCHEDULE)
 KEEL_TEST_VALUE(keel::acl::stream_flags::device_use_only, ACL_STREAM_DEVICE_USE_ONLY)
+KEEL_TEST_VALUE(keel::compare_condition::equal, ACL_RT_EQUAL)
+KEEL_TEST_VALUE(keel::compare_condition::less_or_equal, ACL_RT_LESS_OR_EQUAL)
+KEEL_TEST_VALUE(keel::compare_type::int64, ACL_RT_SWITCH_INT64)
+KEEL_TEST_VALUE(keel::acl::cond_handle_flag::assign_default, ACL_MODEL_RI_COND_HANDLE_ASSIGN_DEFAULT)
+KEEL_TEST_VALUE(keel::acl::cond_task_type::while_, ACL_MODEL_RI_COND_TYPE_WHILE)
+KEEL_TEST_VALUE(keel::acl::cond_task_type::switch_, ACL_MODEL_RI_COND_TYPE_SWITCH)
 #undef KEEL_TEST_VALUE
 
 TEST_CASE("headers: keel's table lists exactly the functions checked against the declarations", "[acl][headers]") {

@@ -279,7 +279,11 @@ class task_ring {
     // (worker_wake). With the asymmetric fence a plain release store
     // suffices: the worker's membarrier() supplies the store-load barrier.
     // Without it, seq_cst pairs with the worker's seq_cst store of its
-    // sleeping flag.
+    // sleeping flag. On the lock owner's path nothing after this store is a
+    // locked instruction (leave() is a plain store), so the slot's store
+    // reaches the worker before the submitter's load of the flag only
+    // through that membarrier(): the owner's entry exists only where the
+    // fence does (biased_lock::biasable_ and light_publish_ are one answer).
     if (light_publish_) {
       s.sequence.store(t + 1, std::memory_order_release);
     } else {

@@ -112,3 +112,115 @@ TEST_CASE("host biased lock: ownership passes to the thread that sets it; the fo
     biased_section again(lock);  // a locked section, which waits out the new owner
   }
 }
+
+using keel::host::detail::self_biased_lock;
+
+namespace {
+// One section of a self_biased_lock, entered or locked as the ring does.
+template <class F>
+bool in_section(self_biased_lock& lock, F&& f) {
+  if (lock.enter()) {
+    f();
+    lock.leave();
+    return true;
+  }
+  lock.lock();
+  f();
+  lock.unlock();
+  return false;
+}
+}  // namespace
+
+TEST_CASE("host self-biased lock: a thread that locks it bias_after times in a row becomes its owner",
+          "[runtime][host][fence]") {
+  self_biased_lock lock;
+  const bool fast = asymmetric_fence::available();
+  CHECK(lock.bias_after() == self_biased_lock::initial_bias_after);
+  int locked = 0;
+  while (!in_section(lock, [] {}) && locked < 10 * static_cast<int>(self_biased_lock::initial_bias_after)) ++locked;
+  if (fast) {
+    CHECK(locked == static_cast<int>(self_biased_lock::initial_bias_after));  // then the entries are lock-free
+    CHECK(lock.enter());
+    lock.leave();
+  } else {
+    CHECK_FALSE(lock.enter());  // without the asymmetric fence it stays a spin lock
+  }
+}
+
+TEST_CASE("host self-biased lock: another thread ends the ownership once, and the next owner needs a longer streak",
+          "[runtime][host][fence]") {
+  if (!asymmetric_fence::available()) return;  // no owner is ever chosen: nothing to end
+  self_biased_lock lock;
+  for (std::uint32_t i = 0; i < self_biased_lock::initial_bias_after; ++i) in_section(lock, [] {});
+  REQUIRE(lock.enter());
+  lock.leave();
+  std::thread other([&] {
+    CHECK_FALSE(in_section(lock, [] {}));  // waits the owner out, then ends the ownership
+  });
+  other.join();
+  CHECK(lock.bias_after() == 2 * self_biased_lock::initial_bias_after);
+  CHECK_FALSE(lock.enter());  // the former owner locks again
+  // A streak as long as the first no longer makes an owner; twice as long does.
+  std::uint32_t locked = 0;
+  while (!in_section(lock, [] {}) && locked < 4 * self_biased_lock::initial_bias_after) ++locked;
+  CHECK(locked == 2 * self_biased_lock::initial_bias_after);
+}
+
+TEST_CASE("host self-biased lock: two threads taking turns stop paying for ownership, and the streak's growth is bounded",
+          "[runtime][host][fence]") {
+  self_biased_lock lock;
+  // Turns of one section each: no streak is ever long enough for an owner.
+  std::atomic<int> turn{0};
+  constexpr int rounds = 2000;
+  auto take_turns = [&](int me) {
+    int entered = 0;
+    for (int i = 0; i < rounds; ++i) {
+      while (turn.load(std::memory_order_acquire) != me) std::this_thread::yield();
+      entered += in_section(lock, [] {});
+      turn.store(1 - me, std::memory_order_release);
+    }
+    return entered;
+  };
+  int entered_b = 0;
+  std::thread b([&] { entered_b = take_turns(1); });
+  const int entered_a = take_turns(0);
+  b.join();
+  CHECK(entered_a == 0);
+  CHECK(entered_b == 0);
+  CHECK(lock.bias_after() == self_biased_lock::initial_bias_after);  // no ownership was ever ended
+  // Ownership ended again and again doubles the streak up to its bound.
+  if (asymmetric_fence::available()) {
+    for (int handover = 0; handover < 12; ++handover) {
+      std::thread owner([&] {
+        for (std::uint32_t i = 0; i < lock.bias_after() + 1; ++i) in_section(lock, [] {});
+      });
+      owner.join();
+      in_section(lock, [] {});  // this thread breaks in
+    }
+    CHECK(lock.bias_after() == self_biased_lock::max_bias_after);
+  }
+}
+
+TEST_CASE("host self-biased lock: the owner's entries and other threads' sections exclude each other",
+          "[runtime][host][fence]") {
+  self_biased_lock lock;
+  guarded_state state;
+  constexpr int main_rounds = 400000;
+  constexpr int other_rounds = 3000;
+  std::atomic<bool> done{false};
+  std::thread other([&] {
+    for (int i = 0; i < other_rounds; ++i) {
+      in_section(lock, [&] { state.visit(); });
+      if (i % 64 == 0) std::this_thread::yield();  // lets the main thread win streaks and become the owner
+    }
+    done = true;
+  });
+  int entries = 0;
+  std::uint64_t main_sections = 0;
+  for (; main_sections < main_rounds || !done.load(); ++main_sections)
+    entries += in_section(lock, [&] { state.visit(); });
+  other.join();
+  CHECK(state.overlaps.load() == 0);
+  CHECK(state.count == main_sections + other_rounds);  // no increment lost to an overlap
+  if (asymmetric_fence::available()) CHECK(entries > 0);
+}

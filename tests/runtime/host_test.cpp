@@ -199,9 +199,9 @@ TEST_CASE("host stream: a device with a spin budget of 0 never spins, and every 
   // The worker goes to sleep once idle; work issued then wakes it.
   a.synchronize();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (!a.native_handle()->sleeping.load() && std::chrono::steady_clock::now() < deadline)
+  while (!a.native_handle()->wake.asleep() && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  CHECK(a.native_handle()->sleeping.load());
+  CHECK(a.native_handle()->wake.asleep());
   std::vector<int> order;
   for (int i = 0; i < 100; ++i) a.launch_host([&order, i] { order.push_back(i); });
   a.synchronize();

@@ -58,14 +58,10 @@ struct stream_calls : native_types {
                     "already issued")
                        .c_str());
       s->destroy_on_exit.store(true, std::memory_order_relaxed);
-      s->stopping.store(true, std::memory_order_seq_cst);
+      s->wake.request_stop(false);
       return;
     }
-    s->stopping.store(true, std::memory_order_seq_cst);
-    {
-      std::lock_guard<std::mutex> lock(s->m);
-      s->wake_cv.notify_all();
-    }
+    s->wake.request_stop(true);
     s->worker.join();
     finish_destroy(s);
   }

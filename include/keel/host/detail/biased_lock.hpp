@@ -1,21 +1,39 @@
 // SPDX-License-Identifier: Apache-2.0
 // A spin lock with a lock-free entry for one thread, its owner: what lets the
 // thread that began a task-group update stage its tasks and end the update
-// without an atomic read-modify-write per call.
+// without an atomic read-modify-write per call, and the thread that feeds a
+// stream publish its tasks without one (self_biased_lock).
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <thread>
 
 #include "keel/host/detail/fence.hpp"
 #include "keel/host/detail/spin.hpp"
-#include "keel/host/detail/task.hpp"
 
 #include "keel/core/config.hpp"
 
 KEEL_BEGIN_NAMESPACE namespace host::detail {
 
 /// @cond
+// Who the calling thread is, as cheaply as the platform allows: the owner's
+// entry asks at every section, and std::this_thread::get_id() is a call
+// into the C library (pthread_self()). The thread pointer (the %fs base on
+// x86-64 Linux, what pthread_self() returns there) is one load. A token is
+// unique among running threads; like a thread id, a thread that starts
+// after another ended may get the same one, which is harmless here (a
+// thread that has ended holds no section).
+using thread_token = const void*;
+inline thread_token this_thread_token() noexcept {
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && defined(__linux__)
+  return __builtin_thread_pointer();
+#else
+  static thread_local const char token = 0;
+  return &token;
+#endif
+}
+
 // Every thread may lock() it; one thread, the owner (set under the lock by
 // set_owner()), may instead enter() a section with plain stores and loads.
 // The two kinds of section exclude each other by Dekker's protocol over the
@@ -37,8 +55,8 @@ class biased_lock {
  public:
   void lock() noexcept {
     lock_.lock();
-    const std::thread::id owner = owner_.load(std::memory_order_relaxed);  // changes only under lock_
-    if (owner != std::thread::id() && owner != std::this_thread::get_id()) {
+    const thread_token owner = owner_.load(std::memory_order_relaxed);  // changes only under lock_
+    if (owner != nullptr && owner != this_thread_token()) {
       foreign_.store(true, std::memory_order_relaxed);
       asymmetric_fence::heavy();
       while (owner_inside_.load(std::memory_order_acquire)) cpu_relax();
@@ -55,19 +73,35 @@ class biased_lock {
 
   // Under the lock: the calling thread becomes the owner (where the
   // asymmetric fence is available). The owner stays until another thread
-  // calls set_owner(); a stale owner that never enters costs nothing.
+  // calls set_owner() or clear_owner(); a stale owner that never enters
+  // costs nothing.
   void set_owner() noexcept {
-    if (biasable_) owner_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+    if (biasable_) owner_.store(this_thread_token(), std::memory_order_relaxed);
   }
+  // Under the lock: no thread is the owner any more; every section locks.
+  void clear_owner() noexcept { owner_.store(nullptr, std::memory_order_relaxed); }
+  // Under the lock: whether this holder had to wait an owner out (it paid a
+  // membarrier(): another thread owns a lock this one takes).
+  bool took_from_owner() const noexcept { return fenced_; }
 
   // The owner's lock-free entry: true if the caller is the owner and no
   // other thread holds the lock; then leave() ends the section. False: use
   // lock() instead.
   bool enter() noexcept {
-    if (owner_.load(std::memory_order_relaxed) != std::this_thread::get_id()) return false;
+    const thread_token me = this_thread_token();
+    // Laid out for the owner: the entry exists for the thread that takes
+    // the lock almost always.
+    if (KEEL_HOST_UNLIKELY(owner_.load(std::memory_order_relaxed) != me)) return false;
     owner_inside_.store(true, std::memory_order_relaxed);
     asymmetric_fence::light();
-    if (!foreign_.load(std::memory_order_acquire)) return true;
+    // Ownership is read again after foreign_: the first read may be older
+    // than a hand-over that completed while this thread was descheduled
+    // between the two steps (the locker saw no owner inside, gave ownership
+    // away or cleared it, and unlocked). A foreign_ that reads false after
+    // that unlock also makes the locker's change of owner_ visible (the
+    // acquire pairs with unlock()'s release), so the second read sees it.
+    if (KEEL_HOST_LIKELY(!foreign_.load(std::memory_order_acquire) && owner_.load(std::memory_order_relaxed) == me))
+      return true;
     owner_inside_.store(false, std::memory_order_release);
     return false;
   }
@@ -77,9 +111,56 @@ class biased_lock {
   spin_lock lock_;
   const bool biasable_ = asymmetric_fence::available();
   bool fenced_ = false;  // the holder of lock_ waited the owner out (guarded by lock_)
-  std::atomic<std::thread::id> owner_{std::thread::id()};
+  std::atomic<thread_token> owner_{nullptr};
   std::atomic<bool> foreign_{false};       // written by lock_'s holder
   std::atomic<bool> owner_inside_{false};  // written by the owner
+};
+
+// A biased_lock that chooses its owner by use: a thread that takes the lock
+// bias_after() times in a row, with no other thread in between, becomes the
+// owner; a thread that then takes the lock pays one membarrier() to wait the
+// owner out and ends the ownership (so two threads taking turns pay it once,
+// not at every turn), and the next owner must win a streak twice as long, up
+// to max_bias_after. So however the threads interleave, the k-th
+// membarrier() (a few microseconds, and an interruption of every running
+// thread of the process) follows at least min(256 * 2^(k-1), 65536) locked
+// sections of one thread: at most one per 256 sections, and soon one per
+// 65536.
+//
+// The stream's ring takes it at every task: one thread feeding a stream
+// (the usual case) enters with plain stores; a stream fed by several
+// threads in turn stays a plain spin lock.
+class self_biased_lock {
+ public:
+  static constexpr std::uint32_t initial_bias_after = 256;
+  static constexpr std::uint32_t max_bias_after = std::uint32_t{1} << 16;
+
+  bool enter() noexcept { return lock_.enter(); }
+  void leave() noexcept { lock_.leave(); }
+  void lock() noexcept {
+    lock_.lock();
+    const thread_token me = this_thread_token();
+    if (lock_.took_from_owner()) {
+      lock_.clear_owner();
+      if (bias_after_ < max_bias_after) bias_after_ *= 2;
+      streak_ = 0;
+    }
+    if (me != last_) {
+      last_ = me;
+      streak_ = 0;
+    }
+    if (++streak_ == bias_after_) lock_.set_owner();
+  }
+  void unlock() noexcept { lock_.unlock(); }
+
+  std::uint32_t bias_after() const noexcept { return bias_after_; }  // under the lock, or for tests
+
+ private:
+  biased_lock lock_;
+  // Guarded by lock_.
+  thread_token last_ = nullptr;
+  std::uint32_t streak_ = 0;
+  std::uint32_t bias_after_ = initial_bias_after;
 };
 
 // Enters @p l as its owner, or locks it: one section either way.

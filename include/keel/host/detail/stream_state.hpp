@@ -20,6 +20,7 @@
 #include "keel/host/detail/fence.hpp"
 #include "keel/host/detail/spin.hpp"
 #include "keel/host/detail/task.hpp"
+#include "keel/host/detail/worker_wake.hpp"
 #include "keel/host/device.hpp"
 #include "keel/runtime/checked/books.hpp"
 
@@ -40,10 +41,8 @@ struct stream_state : ref_counted {
   device_state* dev;
   std::uint64_t id;
   task_ring ring;
-  std::atomic<bool> sleeping{false};
-  std::atomic<bool> stopping{false};
+  worker_wake wake;  // the worker's idle spin and sleep, and its wake-up by submit()
   std::mutex m;
-  std::condition_variable wake_cv;
   std::condition_variable done_cv;
   std::atomic<int> waiters{0};
   std::atomic<bool> failed{false};
@@ -71,14 +70,7 @@ struct stream_state : ref_counted {
   template <bool Control, class F>
   std::uint64_t submit(F&& f) {
     const std::uint64_t index = ring.push<Control>(std::forward<F>(f));
-    // Dekker with the worker's sleep (run()): the task is in, now look
-    // whether the worker sleeps. The compiler barrier is all this side pays
-    // when the ring publishes lightly (see asymmetric_fence).
-    asymmetric_fence::light();
-    if (sleeping.load(std::memory_order_seq_cst)) {
-      std::lock_guard<std::mutex> lock(m);
-      wake_cv.notify_one();
-    }
+    wake.after_publish();
     return index;
   }
 
@@ -88,29 +80,15 @@ struct stream_state : ref_counted {
       slot* s = ring.ready(h);
       if (s == nullptr) {
         // Idle. Publish progress for synchronize() first (seq_cst pairs with
-        // the waiters count), then poll the next slot only every few hundred
-        // nanoseconds: each poll pulls the line a submitter is about to
-        // write, and letting it fill a batch first is what makes tiny tasks
-        // cheap. After the device's spin budget, sleep.
+        // the waiters count), then spin for the device's budget and sleep.
         ring.set_head(h, std::memory_order_seq_cst);
         if (waiters.load(std::memory_order_seq_cst) > 0) {
           std::lock_guard<std::mutex> lock(m);
           done_cv.notify_all();
         }
-        if (spin_until(dev->spin_budget(), [&] {
-              poll_delay();
-              return ring.ready(h) != nullptr || stopping.load(std::memory_order_relaxed);
-            }) &&
-            ring.ready(h) != nullptr)
+        if (wake.wait_for_work(dev->spin_budget(), ring.light_publish(), [&] { return ring.ready(h) != nullptr; }))
           continue;
-        std::unique_lock<std::mutex> lock(m);
-        sleeping.store(true, std::memory_order_seq_cst);
-        // The store-load barrier a lightly published task did not pay.
-        if (ring.light_publish()) asymmetric_fence::heavy();
-        wake_cv.wait(lock, [&] { return ring.ready(h) != nullptr || stopping.load(std::memory_order_seq_cst); });
-        sleeping.store(false, std::memory_order_relaxed);
-        if (ring.ready(h) == nullptr) return;  // stopping, and drained
-        continue;
+        return;  // stopping, and drained
       }
       try {
         s->fn(s->storage, dev, !failed.load(std::memory_order_relaxed));

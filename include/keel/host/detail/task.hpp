@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "keel/core/error.hpp"
+#include "keel/host/detail/biased_lock.hpp"
 #include "keel/host/detail/fence.hpp"
 #include "keel/host/detail/spin.hpp"
 #include "keel/runtime/types.hpp"
@@ -26,26 +27,6 @@
 KEEL_BEGIN_NAMESPACE namespace host::detail {
 
 /// @cond
-// A lock for critical sections of a few instructions (swapping a pointer),
-// where a futex sleep would cost a thousand times the section.
-class spin_lock {
- public:
-  // The uncontended acquisition (one exchange) is inlined; the wait is not.
-  void lock() noexcept {
-    if (!flag_.exchange(true, std::memory_order_acquire)) return;
-    lock_contended();
-  }
-  void unlock() noexcept { flag_.store(false, std::memory_order_release); }
-
- private:
-  void lock_contended() noexcept {
-    do {
-      while (flag_.load(std::memory_order_relaxed)) cpu_relax();
-    } while (flag_.exchange(true, std::memory_order_acquire));
-  }
-  std::atomic<bool> flag_{false};
-};
-
 // Intrusive counts: a native handle is a plain pointer (trivially copyable, as
 // unique_handle wants) and a task keeps what it uses alive with one increment.
 class ref_counted {
@@ -168,11 +149,17 @@ void slot_run_heap(void* storage, void* context, bool run) {
 }
 
 // The lock-free hand-off between any number of submitting threads and one
-// worker. Producers serialise on a tiny spin lock that shares a line only
-// with the producers' own index (uncontended with one producer: a locked
-// instruction on a line it already owns); the worker never touches that
-// line. A slot's own sequence number publishes it, so the only lines that
-// travel from a producer to the worker are the slots themselves.
+// worker. Producers serialise on a lock that shares a line only with the
+// producers' own index; the worker never touches that line. A slot's own
+// sequence number publishes it, so the only lines that travel from a
+// producer to the worker are the slots themselves.
+//
+// The lock is biased to the thread that feeds the stream (self_biased_lock):
+// that thread enters with plain stores, where a locked instruction would
+// wait, at every task, for the previous task's slot line to come back from
+// the worker (a locked instruction drains the store buffer): on the 2-core
+// guest of issue 20 that wait was half of a tiny task's cost. A stream fed
+// by several threads in turn takes the plain spin lock.
 class task_ring {
  public:
   static constexpr std::size_t capacity = 2048;
@@ -180,38 +167,39 @@ class task_ring {
   task_ring() : slots_(new slot[capacity]) {}
 
   // Constructs the task in its slot. A callable too big for a slot is boxed
-  // before the lock is taken, so nothing inside the lock can throw.
+  // before the lock is taken, so nothing inside the lock can throw but the
+  // refusal of a task filling its own stream (acquire_slot).
   // Returns the task's index in the stream (its position in stream order).
   template <bool Control, class F>
   std::uint64_t push(F&& f) {
     using T = std::decay_t<F>;
     if constexpr (fits_in_slot<T> && std::is_nothrow_constructible_v<T, F&&>) {
-      lock();
+      const bool owned = begin_section();
       const std::uint64_t t = tail_.load(std::memory_order_relaxed);
-      slot& s = acquire_slot(t);
+      slot& s = acquire_slot(t, owned);
       ::new (static_cast<void*>(s.storage)) T(std::forward<F>(f));
       s.fn = &slot_run_inline<Control, T>;
-      publish(s, t);
+      publish(s, t, owned);
       return t;
     } else if constexpr (fits_in_slot<T>) {
-      // A copy that may throw is made before the lock (a throw inside it
-      // would leave the ring locked for good); the move into the slot cannot.
+      // A copy that may throw is made before the section; the move into
+      // the slot cannot.
       T local(std::forward<F>(f));
-      lock();
+      const bool owned = begin_section();
       const std::uint64_t t = tail_.load(std::memory_order_relaxed);
-      slot& s = acquire_slot(t);
+      slot& s = acquire_slot(t, owned);
       ::new (static_cast<void*>(s.storage)) T(std::move(local));
       s.fn = &slot_run_inline<Control, T>;
-      publish(s, t);
+      publish(s, t, owned);
       return t;
     } else {
-      T* boxed = new T(std::forward<F>(f));
-      lock();
+      std::unique_ptr<T> boxed(new T(std::forward<F>(f)));
+      const bool owned = begin_section();
       const std::uint64_t t = tail_.load(std::memory_order_relaxed);
-      slot& s = acquire_slot(t);
-      ::new (static_cast<void*>(s.storage)) T*(boxed);
+      slot& s = acquire_slot(t, owned);
+      ::new (static_cast<void*>(s.storage)) T*(boxed.release());
       s.fn = &slot_run_heap<Control, T>;
-      publish(s, t);
+      publish(s, t, owned);
       return t;
     }
   }
@@ -237,27 +225,39 @@ class task_ring {
 
  private:
   slot& at(std::uint64_t index) noexcept { return slots_[index & (capacity - 1)]; }
-  void lock() noexcept {
-    while (lock_.exchange(true, std::memory_order_acquire)) {
-      while (lock_.load(std::memory_order_relaxed)) cpu_relax();
+  // The producers' section, entered lock-free by the lock's owner (true) or
+  // locked. Not an RAII guard: the section ends in publish() or before the
+  // one throw (refuse_own_fill), so push() needs no landing pad and keeps
+  // the section's state in registers.
+  bool begin_section() noexcept {
+    if (KEEL_HOST_LIKELY(lock_.enter())) return true;
+    lock_.lock();
+    return false;
+  }
+  void end_section(bool owned) noexcept {
+    if (owned) {
+      lock_.leave();
+    } else {
+      lock_.unlock();
     }
   }
-  // Caller holds the lock. A full ring waits for the worker, unless the
-  // caller is the worker itself (a task filling its own stream would wait
-  // for itself forever): that unlocks and throws would_deadlock.
-  slot& acquire_slot(std::uint64_t t) {
-    while (t - cached_head_ >= capacity) {
+  // Caller is inside the producers' section. A full ring waits for the
+  // worker, unless the caller is the worker itself (a task filling its own
+  // stream would wait for itself forever): that ends the section and throws
+  // would_deadlock.
+  slot& acquire_slot(std::uint64_t t, bool owned) {
+    while (KEEL_HOST_UNLIKELY(t - cached_head_ >= capacity)) {
       cached_head_ = head_.load(std::memory_order_acquire);
       if (t - cached_head_ < capacity) break;
       if (std::this_thread::get_id() == consumer_.load(std::memory_order_relaxed)) {
-        lock_.store(false, std::memory_order_release);
+        end_section(owned);
         refuse_own_fill();
       }
       std::this_thread::yield();  // full: the worker is behind
     }
-    // The seq_cst store that publishes a slot waits for the slot's line to
-    // arrive from the worker's cache (it read it one lap ago); asking for a
-    // later slot's line now overlaps that transfer with this task's work.
+    // The store that publishes a slot waits for the slot's line to arrive
+    // from the worker's cache (it read it one lap ago); asking for a later
+    // slot's line now overlaps that transfer with this task's work.
     prefetch_for_write(&at(t + prefetch_distance));
     return at(t);
   }
@@ -274,23 +274,27 @@ class task_ring {
 #endif
   }
   static constexpr std::uint64_t prefetch_distance = 8;
-  void publish(slot& s, std::uint64_t t) noexcept {
+  void publish(slot& s, std::uint64_t t, bool owned) noexcept {
     // Either the worker sees this task or the submitter sees it asleep
-    // (stream_state::submit). With the asymmetric fence a plain release
-    // store suffices: the worker's membarrier() supplies the store-load
-    // barrier. Without it, seq_cst pairs with the worker's seq_cst store of
-    // its sleeping flag.
+    // (worker_wake). With the asymmetric fence a plain release store
+    // suffices: the worker's membarrier() supplies the store-load barrier.
+    // Without it, seq_cst pairs with the worker's seq_cst store of its
+    // sleeping flag. On the lock owner's path nothing after this store is a
+    // locked instruction (leave() is a plain store), so the slot's store
+    // reaches the worker before the submitter's load of the flag only
+    // through that membarrier(): the owner's entry exists only where the
+    // fence does (biased_lock::biasable_ and light_publish_ are one answer).
     if (light_publish_) {
       s.sequence.store(t + 1, std::memory_order_release);
     } else {
       s.sequence.store(t + 1, std::memory_order_seq_cst);
     }
     tail_.store(t + 1, std::memory_order_relaxed);
-    lock_.store(false, std::memory_order_release);
+    end_section(owned);
   }
 
   const bool light_publish_ = asymmetric_fence::available();
-  alignas(64) std::atomic<bool> lock_{false};
+  alignas(64) self_biased_lock lock_;
   std::uint64_t cached_head_ = 0;
   std::atomic<std::uint64_t> tail_{0};
   std::atomic<std::thread::id> consumer_{};

@@ -728,7 +728,7 @@ void register_task_group_tests(const std::string& suffix) {
   KEEL_TESTING_ADD(F, task_group_tests::group_every_fenced_iteration_sees_the_update_issued_for_it,
       "task_group: every fenced iteration sees the update issued for it", "[runtime][task_group]");
   KEEL_TESTING_ADD(F, task_group_tests::scopes_every_scope_has_end_cancel_active_and_stream,
-      "scopes: every scope has end, cancel, active and stream; end and cancel report nothing", "[runtime][scope]");
+      "scopes: every scope has end, cancel, active and stream, and end and cancel report nothing", "[runtime][scope]");
   KEEL_TESTING_ADD(F, task_group_tests::scopes_a_capture_scope_left_without_end_discards_the_capture_and_reports_it,
       "scopes: a capture scope left without end() discards the capture and reports it", "[runtime][scope]");
   KEEL_TESTING_ADD(F, task_group_tests::scopes_a_task_group_scope_left_without_end_closes_the_group_without_a_handle_and_reports_it,

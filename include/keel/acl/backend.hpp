@@ -10,14 +10,19 @@
 #pragma once
 
 #include "keel/acl/capture.hpp"
+#include "keel/acl/context.hpp"
 #include "keel/acl/detail/handles.hpp"
 #include "keel/acl/device.hpp"
 #include "keel/acl/event.hpp"
 #include "keel/acl/memory.hpp"
 #include "keel/acl/stream.hpp"
+#include "keel/acl/stream_config.hpp"
 #include "keel/acl/task_group.hpp"
 #include "keel/runtime/backend.hpp"
 #include "keel/runtime/checked/backend.hpp"
+#include "keel/runtime/checked/context.hpp"
+#include "keel/runtime/checked/stream_config.hpp"
+#include "keel/runtime/context.hpp"
 #include "keel/runtime/runtime.hpp"
 
 #include "keel/core/config.hpp"
@@ -27,7 +32,9 @@ namespace detail {
 
 /// @cond
 // The native ACL backend: every concept's calls in one type, for the checked layer.
-struct native : capture_calls, event_calls, task_group_calls {
+struct native : capture_calls, event_calls, task_group_calls, stream_config_calls, context_calls {
+  using context_calls::books;
+  using native_types::books;
   using stream_calls::device_of;
   using event_calls::device_of;
   using stream_calls::query;
@@ -119,7 +126,15 @@ struct native : capture_calls, event_calls, task_group_calls {
  *   Released during a capture, it lives as long as the model. (The host
  *   backend frees from the stream's own worker instead.)
  */
-struct backend : checked::backend<detail::native> {};
+struct backend : checked::backend<detail::native>,
+                 checked::stream_config<detail::native>,
+                 checked::contexts<detail::native> {
+  /// @cond KEEL_BACKEND_OPERATIONS
+  using typename checked::backend<detail::native>::device_type;
+  using typename checked::backend<detail::native>::stream_handle;
+  using context_handle = detail::native::context_handle;
+  /// @endcond
+};
 
 inline void device::finish_deferred_destroys() noexcept {
   for (;;) {
@@ -172,6 +187,7 @@ inline std::size_t device::pending_releases() noexcept {
 
 // The runtime handles on ACL, named like keel::host's.
 KEEL_RUNTIME_HANDLE_ALIASES(backend)
+KEEL_RUNTIME_CONTEXT_ALIASES(backend)
 
 /**
  * @brief A view of an aclrtStream made elsewhere (torch_npu's current stream,

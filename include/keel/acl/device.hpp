@@ -108,6 +108,8 @@ struct memory_calls;
 struct capture_calls;
 struct task_group_calls;
 struct native_types;
+struct context_calls;
+struct stream_config_calls;
 
 }  // namespace detail
 /// @endcond
@@ -225,6 +227,8 @@ class device {
   friend struct detail::capture_calls;
   friend struct detail::task_group_calls;
   friend struct detail::native_types;
+  friend struct detail::context_calls;
+  friend struct detail::stream_config_calls;
 
   // The serial of the device keel last made current on this thread (0: none).
   static std::uint64_t& current_on_this_thread() noexcept {

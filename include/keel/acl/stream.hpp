@@ -37,6 +37,14 @@ struct stream_calls : memory_calls {
     if (s->adopted) return;  // its maker destroys it; the record stays with the device
     if (on_own_reporting_thread(s)) return defer_destroy(s);
     const api& a = entered(*s->dev);
+    if (s->forced && a.aclrtDestroyStreamForce.get() != nullptr) {
+      // aclrtDestroyStreamForce: the work not yet run is dropped, nothing is waited for.
+      const auto force = a.aclrtDestroyStreamForce.get();
+      const status st = force != nullptr ? force(s->native) : 0;
+      if (st != 0) report_error(make_status_code(st), "aclrtDestroyStreamForce", "the stream could not be destroyed");
+      stop_host_callbacks(s, false);  // the destruction ended the subscription
+      return release_stream(s);
+    }
     if (a.aclrtSynchronizeStream.get() != nullptr) a.aclrtSynchronizeStream.get()(s->native);
     stop_host_callbacks(s);
     const status st = a.aclrtDestroyStream.get() != nullptr ? a.aclrtDestroyStream.get()(s->native) : 0;
@@ -333,7 +341,7 @@ struct stream_calls : memory_calls {
 
   // At the stream's destruction, after its work: a failure nobody saw goes to
   // the error handler; the reporting thread is unsubscribed and joined.
-  static void stop_host_callbacks(stream_handle s) noexcept {
+  static void stop_host_callbacks(stream_handle s, bool unsubscribe = true) noexcept {
     std::unique_ptr<host_callbacks> cb;
     {
       std::lock_guard<std::mutex> lock(s->m);
@@ -350,8 +358,9 @@ struct stream_calls : memory_calls {
       report_current_exception("keel::acl::backend::destroy_stream");
     }
     cb->stop.store(true, std::memory_order_release);
-    const auto unsubscribe = entered(*s->dev).aclrtUnSubscribeReport.get();
-    const status st = unsubscribe != nullptr ? unsubscribe(cb->reporter_id, s->native) : 0;
+    if (!cb->reporter.joinable()) return;  // aclrtLaunchHostFunc's runtime thread: nothing to unsubscribe
+    const auto unsubscribe_call = entered(*s->dev).aclrtUnSubscribeReport.get();
+    const status st = unsubscribe && unsubscribe_call != nullptr ? unsubscribe_call(cb->reporter_id, s->native) : 0;
     if (st != 0) report_error(make_status_code(st), "aclrtUnSubscribeReport", "the reporting thread stays subscribed");
     cb->reporter.join();
   }

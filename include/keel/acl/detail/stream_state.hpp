@@ -79,6 +79,7 @@ struct stream_box {
   device* dev = nullptr;
   std::uint64_t id = 0;
   bool adopted = false;  // made elsewhere: keel never destroys it; the record belongs to the device
+  bool forced = false;   // destroy_stream discards the work (aclrtDestroyStreamForce) instead of waiting
   // The owner and every scope on the stream hold the record (retain_stream),
   // so a scope's late end after destroy_stream finds it (the checked layer's
   // books say the stream was destroyed) instead of freed memory.

@@ -47,6 +47,11 @@ struct device_options {
   /// empty: ASCEND_HOME_PATH, ASCEND_TOOLKIT_HOME, LD_LIBRARY_PATH, the loader's
   /// own search (library_candidates()).
   std::string library_directory;
+  /// Host callables through aclrtLaunchHostFunc (no subscribed thread) when
+  /// the runtime has it; false keeps aclrtLaunchCallback with a reporting
+  /// thread per stream (CANN forbids mixing the two on one stream: say false
+  /// when other code subscribes threads to the streams keel launches on).
+  bool host_functions = true;
 };
 
 /// @cond
@@ -143,6 +148,7 @@ class device {
       const library_lease& lease = leases_[static_cast<int>(lib)];
       return lease ? ::dlsym(lease.native().native(), name) : nullptr;
     });
+    if (!options.host_functions) api_.aclrtLaunchHostFunc = decltype(api_.aclrtLaunchHostFunc)("aclrtLaunchHostFunc");
     const status init = api_.aclInit(nullptr);
     if (init != 100002) check(init, "aclInit");  // ACL_ERROR_REPEAT_INITIALIZE: someone else did
     check(api_.aclrtSetDevice(id_), "aclrtSetDevice");

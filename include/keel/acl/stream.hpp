@@ -165,7 +165,11 @@ struct stream_calls : memory_calls {
       }
     }
     void* user = captured ? owner.get() : static_cast<void*>(call.get());
-    dev.check(a.aclrtLaunchCallback(&run_host_call, user, callback_block::block, s->native), "aclrtLaunchCallback");
+    if (a.aclrtLaunchHostFunc) {
+      dev.check(a.aclrtLaunchHostFunc(s->native, &run_host_call, user), "aclrtLaunchHostFunc");
+    } else {
+      dev.check(a.aclrtLaunchCallback(&run_host_call, user, callback_block::block, s->native), "aclrtLaunchCallback");
+    }
     if (!captured) {
       (void)call.release();  // enqueued: run_host_call deletes it (it may have already)
     } else if (origin != nullptr) {
@@ -280,6 +284,7 @@ struct stream_calls : memory_calls {
   static host_callbacks& host_callbacks_of(stream_handle s) {
     device* dev = s->dev;
     const api& a = entered(*dev);
+    if (a.aclrtLaunchHostFunc) return host_function_state_of(s, a);
     std::lock_guard<std::mutex> lock(s->m);
     if (s->callbacks) return *s->callbacks;
     if (!a.aclrtProcessReport || !a.aclrtUnSubscribeReport)  // the reporting thread's loop, its end
@@ -315,6 +320,48 @@ struct stream_calls : memory_calls {
     cb->subscribed.store(true, std::memory_order_release);
     s->callbacks = std::move(callbacks);
     return *cb;
+  }
+
+  // The host-function path (aclrtLaunchHostFunc, CANN's callback without a
+  // subscribed thread): the stream's record and, once the stream is not
+  // capturing, a first host function that marks the runtime's thread for the
+  // stream as this record's, so a callable run there (a replayed one too)
+  // reports to the stream that runs it, as the reporting thread does.
+  static host_callbacks& host_function_state_of(stream_handle s, const api& a) {
+    host_callbacks* cb = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(s->m);
+      if (!s->callbacks) {
+        s->callbacks = std::make_unique<host_callbacks>();
+        s->callbacks->host_func = true;
+        s->callbacks->native = s->native;
+        s->callbacks->functions = &a;
+      }
+      cb = s->callbacks.get();
+    }
+    {
+      std::lock_guard<std::mutex> lock(cb->m);
+      if (cb->marked) return *cb;
+    }
+    if (native_capturing(s)) return *cb;  // a mark captured into the model would mark the executing stream's thread wrongly
+    s->dev->check(a.aclrtLaunchHostFunc(s->native, &mark_runtime_thread, s), "aclrtLaunchHostFunc");
+    std::lock_guard<std::mutex> lock(cb->m);
+    cb->marked = true;
+    return *cb;
+  }
+
+  // The first host function of a stream, on the runtime's thread for it.
+  static void mark_runtime_thread(void* stream) noexcept {
+    auto* s = static_cast<stream_handle>(stream);
+    host_callbacks* cb = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(s->m);
+      cb = s->callbacks.get();
+    }
+    reporting_for() = cb;
+    s->dev->enter();  // the skip check below asks ACL about the stream from this thread
+    std::lock_guard<std::mutex> lock(cb->m);
+    cb->runtime_thread = std::this_thread::get_id();
   }
 
   // Throws the failure of a host callable; `clear` ends the error state.
@@ -378,7 +425,11 @@ struct stream_calls : memory_calls {
   // Whether the calling thread is the one running s's host callables.
   static bool on_own_reporting_thread(stream_handle s) noexcept {
     std::lock_guard<std::mutex> lock(s->m);
-    return s->callbacks && s->callbacks->reporter.get_id() == std::this_thread::get_id();
+    if (!s->callbacks) return false;
+    host_callbacks& cb = *s->callbacks;
+    if (!cb.host_func) return cb.reporter.get_id() == std::this_thread::get_id();
+    std::lock_guard<std::mutex> inner(cb.m);
+    return cb.runtime_thread == std::this_thread::get_id();
   }
 
   // A host callable destroyed its own stream: waiting for the stream there

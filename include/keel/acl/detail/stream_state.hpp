@@ -34,6 +34,12 @@ struct host_call;
 // reporting thread subscribed to the stream, and the error state a throwing
 // callable leaves until the stream's next synchronize.
 struct host_callbacks {
+  // With aclrtLaunchHostFunc (`host_func`) there is no reporter: the
+  // runtime runs the callables on a thread it keeps for the stream, which a
+  // first host function marks as this stream's (`runtime_thread`, under m).
+  bool host_func = false;
+  bool marked = false;             // the marking host function was issued (under m)
+  std::thread::id runtime_thread;  // (under m)
   std::thread reporter;            // loops on aclrtProcessReport until `stop`
   std::uint64_t reporter_id = 0;   // what aclrtSubscribeReport was given
   std::atomic<bool> stop{false};

@@ -76,7 +76,7 @@ KEEL_BACKEND_TEST("context: close() is refused while a thread has the context cu
   context_of<TestType> a{dev};
   {
     context_scope_of<TestType> current{a};
-    KEEL_REQUIRE_ERROR(a.close(), keel::errc::invalid_state, "current on 1 thread");
+    KEEL_REQUIRE_ERROR(a.close(), keel::errc::invalid_state, "held by 1 live context_scope");
     CHECK(a);
     CHECK(a.is_current());
   }
@@ -172,4 +172,28 @@ KEEL_BACKEND_TEST("stream options: discard() destroys a stream without running t
   CHECK_FALSE(s);
   CHECK(later == 0);
   gate_done.synchronize();  // the record still happened: a waiter does not hang
+}
+
+KEEL_BACKEND_TEST("context: a context a scope will restore outlives its handle, even replaced by make_current inside",
+                  "[runtime][context]") {
+  KEEL_USING_BACKEND(TestType);
+  auto a = std::make_unique<context_of<TestType>>(dev);
+  context_of<TestType> b{dev}, c{dev};
+  const context_ref_of<TestType> view = *a;
+  a->make_current();  // the thread's binding holds a
+  {
+    context_scope_of<TestType> inner{b};
+    c.make_current();  // replaces the binding; a is parked, the scope will restore it
+    a.reset();         // deferred: the scope restores a
+    CHECK(c.is_current());
+  }
+  CHECK(view.is_current());  // a's record is alive and current again: the thread's binding
+  CHECK(context_ref_of<TestType>::current(dev) == view);
+  b.close();  // held by nothing: its scope ended
+  c.close();  // its binding ended with the outermost scope, which restored a
+  {
+    context_scope_of<TestType> last{view};
+    CHECK(view.is_current());
+  }
+  CHECK(view.is_current());
 }

@@ -159,7 +159,9 @@ class basic_context : public detail::context_ops<basic_context<B>, B> {
  * then restores the context that was current before (none: the thread is
  * left with no context keel made current).
  *
- * Ownership: none of the context, which must outlive the scope. Thread
+ * Ownership: holds the context (its destruction waits for the scope; close()
+ * refuses meanwhile); the context current before is held by whoever made it
+ * current, so it is there to restore. Thread
  * safety: belongs to the thread that made it (neither copyable nor movable,
  * so scopes nest and end in reverse order). Exceptions: the constructor
  * throws keel::error (invalid_handle for an empty context) and changes
@@ -171,18 +173,19 @@ class basic_context_scope {
  public:
   /** @brief Makes @p context current (aclrtGetCurrentContext, then aclrtSetCurrentContext). */
   explicit basic_context_scope(basic_context_ref<B> context)
-      : dev_(&B::context_device(context.checked("keel::context_scope"))), previous_(B::current_context(*dev_)) {
-    B::set_current_context(context.native_handle());
-  }
+      : dev_(&B::context_device(context.checked("keel::context_scope"))),
+        context_(context.native_handle()),
+        previous_(B::enter_context(*dev_, context_)) {}
   basic_context_scope(const basic_context_scope&) = delete;
   basic_context_scope& operator=(const basic_context_scope&) = delete;
-  ~basic_context_scope() { B::restore_current_context(*dev_, previous_); }
+  ~basic_context_scope() { B::leave_context(*dev_, context_, previous_); }
 
   /** @brief The context that was current when the scope began (empty: none). */
   basic_context_ref<B> previous() const noexcept { return basic_context_ref<B>(previous_); }
 
  private:
   typename B::device_type* dev_;
+  typename B::context_handle context_;
   typename B::context_handle previous_;
 };
 

@@ -26,9 +26,10 @@ template <class B> using close_context = decltype(B::close_context(std::declval<
 template <class B> using context_device = decltype(B::context_device(std::declval<c<B>>()));
 template <class B> using current_context = decltype(B::current_context(std::declval<dev_ref<B>>()));
 template <class B> using set_current_context = decltype(B::set_current_context(std::declval<c<B>>()));
+template <class B> using enter_context = decltype(B::enter_context(std::declval<dev_ref<B>>(), std::declval<c<B>>()));
 template <class B>
-using restore_current_context =
-    std::enable_if_t<noexcept(B::restore_current_context(std::declval<dev_ref<B>>(), std::declval<c<B>>()))>;
+using leave_context = std::enable_if_t<noexcept(
+    B::leave_context(std::declval<dev_ref<B>>(), std::declval<c<B>>(), std::declval<c<B>>()))>;
 
 template <class B>
 struct status {
@@ -38,7 +39,8 @@ struct status {
   static constexpr bool calls = is_detected_exact_v<handle, create_context, B> && is_detected_v<destroy_context, B> &&
                                 is_detected_v<close_context, B> && is_detected_v<context_device, B> &&
                                 is_detected_exact_v<handle, current_context, B> &&
-                                is_detected_v<set_current_context, B> && is_detected_v<restore_current_context, B>;
+                                is_detected_v<set_current_context, B> &&
+                                is_detected_exact_v<handle, enter_context, B> && is_detected_v<leave_context, B>;
   static constexpr bool value = types && calls;
 };
 
@@ -61,9 +63,11 @@ struct check {
                 KEEL_DETAIL_BACKEND_LACKS("context", "call current_context(device_type&) -> context_handle"));
   static_assert(!t || is_detected_v<set_current_context, B>,
                 KEEL_DETAIL_BACKEND_LACKS("context", "call set_current_context(context_handle)"));
-  static_assert(!t || is_detected_v<restore_current_context, B>,
+  static_assert(!t || is_detected_exact_v<typename st::handle, enter_context, B>,
+                KEEL_DETAIL_BACKEND_LACKS("context", "call enter_context(device_type&, context_handle) -> context_handle"));
+  static_assert(!t || is_detected_v<leave_context, B>,
                 KEEL_DETAIL_BACKEND_LACKS("context",
-                                          "call restore_current_context(device_type&, context_handle) noexcept"));
+                                          "call leave_context(device_type&, context_handle, context_handle) noexcept"));
   static constexpr bool value = st::value;
 };
 }  // namespace detail::context_layer
@@ -80,8 +84,10 @@ struct check {
  * has it current), `close_context(c)` (the same, refused while current),
  * `context_device(c)` → device_type&, `current_context(device_type&)` →
  * context_handle (aclrtGetCurrentContext; none: a value-initialised handle),
- * `set_current_context(c)` (aclrtSetCurrentContext) and
- * `restore_current_context(device_type&, c) noexcept` (a scope's exit; c may be none).
+ * `set_current_context(c)` (aclrtSetCurrentContext, until another),
+ * `enter_context(device_type&, c)` → the context current before (a scope's
+ * entry) and `leave_context(device_type&, c, previous) noexcept` (its exit;
+ * previous may be none).
  */
 template <class B>
 inline constexpr bool is_context_backend_v = detail::context_layer::status<B>::value;

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "keel/core/error.hpp"
 
@@ -22,7 +23,7 @@ KEEL_BEGIN_NAMESPACE namespace checked {
  * Ownership: part of the native record. Thread safety: atomic. Exceptions: none.
  */
 struct context_books {
-  /// Bit 31: destruction pending; the rest: threads that have it current through keel.
+  /// Bit 31: destruction pending; the rest: the holds (live scopes, thread bindings).
   std::atomic<std::uint32_t> state{0};
   /// The destruction is pending while a thread has the context current.
   static constexpr std::uint32_t pending = 0x80000000u;
@@ -31,6 +32,10 @@ struct context_books {
 /**
  * @brief The context layer over native backend @p Native, mixed into a
  * backend beside checked::backend<Native>.
+ *
+ * A context is held by each live scope that made it current and by each
+ * thread whose binding (make_current) it is; its destruction waits for the
+ * last hold, and close() refuses while there is one.
  *
  * What @p Native supplies: `context_handle`, `books(context_handle)` →
  * context_books&, `create_native_context(device&)`, `destroy_native_context(c)
@@ -61,11 +66,12 @@ struct contexts {
   // The explicit, checked destruction: refused while any thread has the
   // context current through keel (the context stays as it was).
   static void close_context(context_handle c) {
-    const std::uint32_t threads = N::books(c).state.load(std::memory_order_acquire) & ~context_books::pending;
-    if (threads != 0)
+    const std::uint32_t holds = N::books(c).state.load(std::memory_order_acquire) & ~context_books::pending;
+    if (holds != 0)
       throw_error(errc::invalid_state, "keel::context::close",
-                  "the context is current on " + std::to_string(threads) +
-                      " thread(s): end their context_scope (or make another context current there) before closing it");
+                  "the context is current (held by " + std::to_string(holds) +
+                      " live context_scope(s) or thread binding(s)): end those scopes, or make another context "
+                      "current on those threads, before closing it");
     destroy_context(c);
   }
 
@@ -73,46 +79,85 @@ struct contexts {
 
   static context_handle current_context(typename N::device_type& dev) { return N::native_current_context(dev); }
 
+  // make_current(): the thread's binding holds the context until the thread
+  // makes another current (or ends). Inside a live scope the binding it
+  // replaces is parked, not released: the scope may restore it.
   static void set_current_context(context_handle c) {
     if (c == context_handle{})
       throw_error(errc::invalid_handle, "keel::context::make_current", "no context: the handle is empty");
-    context_handle& mine = made_current();
-    if (mine == c) return N::make_context_current(c);  // the runtime's binding may have moved; the books have not
     N::make_context_current(c);
+    thread_books& t = this_thread();
+    if (t.bound == c) return;
     N::books(c).state.fetch_add(1, std::memory_order_acq_rel);
-    leave(mine);
-    mine = c;
+    const context_handle old = t.bound;
+    t.bound = c;
+    if (old == context_handle{}) return;
+    if (t.depth == 0) return leave(old);
+    try {
+      t.parked.push_back(old);
+    } catch (...) {
+      t.leaked_parks = true;  // out of memory: the old binding keeps its hold (its destruction waits for good)
+    }
   }
 
-  // A scope's exit: back to what was current when it began (none: the
-  // thread keeps no keel context). A runtime failure is reported, not thrown.
-  static void restore_current_context(typename N::device_type& dev, context_handle c) noexcept {
-    if (c == context_handle{}) {
+  // A scope's entry: c is made current and held by the scope (one atomic
+  // operation); the context current before is held by whoever made it
+  // current (an outer scope, or the thread's binding), so it outlives the scope.
+  static context_handle enter_context(typename N::device_type& dev, context_handle c) {
+    if (c == context_handle{})
+      throw_error(errc::invalid_handle, "keel::context_scope", "no context: the handle is empty");
+    const context_handle previous = N::native_current_context(dev);
+    N::make_context_current(c);
+    N::books(c).state.fetch_add(1, std::memory_order_acq_rel);
+    ++this_thread().depth;
+    return previous;
+  }
+
+  // A scope's exit: back to what was current when it began (none: the thread
+  // keeps no keel context); a runtime failure is reported, not thrown.
+  static void leave_context(typename N::device_type& dev, context_handle c, context_handle previous) noexcept {
+    if (previous == context_handle{}) {
       N::clear_current_context(dev);
-      leave(made_current());
-      made_current() = context_handle{};
-      return;
+    } else {
+      try {
+        N::make_context_current(previous);
+      } catch (...) {
+        report_current_exception("keel::context_scope");
+      }
     }
-    try {
-      set_current_context(c);
-    } catch (...) {
-      report_current_exception("keel::context_scope");
+    leave(c);
+    thread_books& t = this_thread();
+    if (--t.depth == 0 && !t.parked.empty()) {
+      // The outermost scope restored what was current when it began: the
+      // binding parked first. Bindings made inside the scopes end.
+      const context_handle restored = t.parked.front();
+      leave(t.bound);
+      for (std::size_t i = 1; i < t.parked.size(); ++i) leave(t.parked[i]);
+      t.parked.clear();
+      t.bound = restored;
     }
   }
 
  private:
-  // The context keel last made current on this thread (per native backend).
-  // A thread that ends with a context current leaves it then.
-  struct current_slot {
-    context_handle c{};
-    current_slot() = default;
-    current_slot(const current_slot&) = delete;
-    current_slot& operator=(const current_slot&) = delete;
-    ~current_slot() { leave(c); }
+  // This thread's holds: its binding (make_current), how many scopes are
+  // live on it, and bindings replaced inside them. A thread that ends
+  // releases what it holds.
+  struct thread_books {
+    context_handle bound{};
+    int depth = 0;
+    std::vector<context_handle> parked;
+    bool leaked_parks = false;
+    thread_books() = default;
+    thread_books(const thread_books&) = delete;
+    thread_books& operator=(const thread_books&) = delete;
+    ~thread_books() {
+      leave(bound);
+      for (context_handle parked_one : parked) leave(parked_one);
+    }
   };
-  static context_handle& made_current() noexcept {
-    thread_local current_slot slot;
-    return slot.c;
+  static thread_books& this_thread() noexcept {
+    thread_local thread_books t;
+    return t;
   }
   static void leave(context_handle c) noexcept {
     if (c == context_handle{}) return;

@@ -84,7 +84,9 @@ static_assert(!same_abi_function<int (*)(keel::acl::data_type), int (*)(int)>::v
   X(aclrtDestroyStream) X(aclrtDestroyStreamForce) X(aclrtSynchronizeStream)                                  \
   X(aclrtSynchronizeStreamWithTimeout) X(aclrtStreamQuery) X(aclrtStreamWaitEvent)                            \
   X(aclrtStreamWaitEventWithTimeout) X(aclrtStreamWaitEventWithFlag) X(aclrtSubscribeReport) X(aclrtLaunchCallback) X(aclrtProcessReport)     \
-  X(aclrtUnSubscribeReport) X(aclrtCreateEvent) X(aclrtCreateEventWithFlag) X(aclrtCreateEventExWithFlag) \
+  X(aclrtUnSubscribeReport) X(aclrtLaunchHostFunc) X(aclrtCreateContext) X(aclrtDestroyContext) X(aclrtSetCurrentContext) \
+  X(aclrtGetCurrentContext) X(aclrtResetDeviceForce) X(aclrtStreamGetId) X(aclrtStreamGetFlags) X(aclrtStreamGetPriority) \
+  X(aclrtDeviceGetStreamPriorityRange) X(aclrtCreateEvent) X(aclrtCreateEventWithFlag) X(aclrtCreateEventExWithFlag) \
   X(aclrtDestroyEvent) X(aclrtRecordEvent) X(aclrtRecordEventWithFlag) X(aclrtResetEvent)                     \
   X(aclrtQueryEventStatus) X(aclrtSynchronizeEvent) X(aclrtSynchronizeEventWithTimeout)                       \
   X(aclrtEventElapsedTime) X(aclrtMalloc) X(aclrtFree) X(aclrtMallocHost) X(aclrtFreeHost) X(aclrtMemcpy)     \
@@ -120,6 +122,8 @@ static_assert(std::is_same_v<keel::acl::status, aclError>);
 static_assert(std::is_same_v<keel::acl::nn_status, aclnnStatus>);
 static_assert(std::is_same_v<keel::acl::stream_handle, aclrtStream>);
 static_assert(std::is_same_v<keel::acl::event_handle, aclrtEvent>);
+static_assert(std::is_same_v<keel::acl::context_handle, aclrtContext>);
+static_assert(std::is_same_v<keel::acl::host_func, aclrtHostFunc>);
 static_assert(std::is_same_v<keel::acl::model_handle, aclmdlRI>);
 static_assert(std::is_same_v<keel::acl::task_group_handle, aclrtTaskGrp>);
 static_assert(std::is_same_v<keel::acl::tensor_handle, aclTensor*>);

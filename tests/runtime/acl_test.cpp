@@ -53,7 +53,10 @@ TEST_CASE("acl backend: statuses carry ACL's code, the function and ACL's messag
 }
 
 TEST_CASE("acl backend: host callables run on the stream's own reporting thread", "[runtime][acl]") {
-  auto& dev = acl::device();
+  // The callback path (aclrtLaunchCallback and a subscribed thread), as on a
+  // runtime without aclrtLaunchHostFunc; the host-function path is below.
+  keel::acl::device dev{keel::acl::device_options{0, KEEL_ACL_EMULATION_DIR, false}};
+  CHECK_FALSE(dev.functions().aclrtLaunchHostFunc);
   keel::acl::stream a{dev}, b{dev};
   std::thread::id on_a, on_b, again_a;
   a.launch_host([&] { on_a = std::this_thread::get_id(); });
@@ -70,7 +73,7 @@ TEST_CASE("acl backend: host callables run on the stream's own reporting thread"
   int after = 0;
   a.launch_host([] { throw std::runtime_error("callback failed"); });
   a.launch_host([&] { ++after; });
-  acl::axpy(a, &x, &x, &one, 2.0f);
+  keel::acl::run_on(a, keel::acl::prepare_add(dev, acl::one(&x), acl::one(&one), keel::ops::scalar(2.0f), acl::one(&x)));
   try {
     a.synchronize();
     FAIL("the failure was not reported");
@@ -80,6 +83,41 @@ TEST_CASE("acl backend: host callables run on the stream's own reporting thread"
   }
   CHECK(after == 0);
   CHECK(x == 2.0f);
+  a.launch_host([&] { ++after; });
+  a.synchronize();
+  CHECK(after == 1);
+}
+
+TEST_CASE("acl backend: with aclrtLaunchHostFunc, host callables need no subscribed thread and keep the stream's error state",
+          "[runtime][acl][host_func]") {
+  auto& dev = acl::device();
+  REQUIRE(dev.functions().aclrtLaunchHostFunc);  // the emulation has it: keel uses it
+  keel::acl::stream a{dev}, b{dev};
+  std::thread::id on_a, on_b, again_a;
+  a.launch_host([&] { on_a = std::this_thread::get_id(); });
+  b.launch_host([&] { on_b = std::this_thread::get_id(); });
+  a.launch_host([&] { again_a = std::this_thread::get_id(); });
+  a.synchronize();
+  b.synchronize();
+  CHECK(on_a != std::this_thread::get_id());
+  CHECK(on_a != on_b);  // the runtime's thread for each stream
+  CHECK(again_a == on_a);
+  // No thread of keel's is subscribed to the stream: another can subscribe.
+  const keel::acl::api& api = dev.functions();
+  const auto me = static_cast<std::uint64_t>(::pthread_self());
+  CHECK(api.aclrtSubscribeReport(me, keel::acl::native_stream(a)) == 0);
+  CHECK(api.aclrtUnSubscribeReport(me, keel::acl::native_stream(a)) == 0);
+  int after = 0;
+  a.launch_host([] { throw std::runtime_error("host function failed"); });
+  a.launch_host([&] { ++after; });
+  try {
+    a.synchronize();
+    FAIL("the failure was not reported");
+  } catch (const keel::error& e) {
+    CHECK(e.code() == keel::errc::task_failed);
+    CHECK(std::string(e.what()).find("host function failed") != std::string::npos);
+  }
+  CHECK(after == 0);
   a.launch_host([&] { ++after; });
   a.synchronize();
   CHECK(after == 1);

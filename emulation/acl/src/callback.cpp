@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Host callbacks: aclrtSubscribeReport, aclrtLaunchCallback,
-// aclrtProcessReport, aclrtUnSubscribeReport (CANN's stream-management
+// aclrtProcessReport, aclrtUnSubscribeReport, and aclrtLaunchHostFunc (CANN's stream-management
 // callback protocol; the rules the emulation adds are in ../README.md).
 //
 // aclrtLaunchCallback enqueues a host task on the stream (the host backend's
@@ -172,6 +172,20 @@ aclError aclrtLaunchCallback(aclrtCallback fn, void* userData, aclrtCallbackBloc
       aclrtStream running = worker_stream();  // the executing stream on a replay
       post_callback(running != nullptr ? running : stream, fn, userData, block == ACL_CALLBACK_BLOCK);
     }));
+  });
+}
+
+// aclrtLaunchHostFunc: the stream runs fn(args) itself when it reaches the
+// task, on the thread the runtime keeps for the stream (the emulation: the
+// stream's worker), and its later work waits for it; no thread subscribes.
+// Captured into a model, it runs on every replay on the executing stream's
+// thread. Like a callback, it runs on a stream in its error state too.
+aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void* args) {
+  static constexpr const char* api = "aclrtLaunchHostFunc";
+  return guarded(api, call::other, [&] {
+    if (fn == nullptr) throw_rule(errc::null_parameter, api, "fn is null");
+    hb::stream_handle s = stream_of(stream, api);
+    hb::launch_host(s, keel::host::detail::make_failure_aware([fn, args](bool) { fn(args); }));
   });
 }
 

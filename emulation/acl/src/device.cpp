@@ -53,13 +53,21 @@ aclError aclFinalize(void) {
 aclError aclrtSetDevice(std::int32_t deviceId) {
   if (deviceId != 0)
     return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtSetDevice", "the emulation has one device, id 0");
-  this_thread_state().current_device = 0;
+  try {
+    bind_default_context();
+  } catch (const std::bad_alloc&) {
+    return fail(ACL_ERROR_BAD_ALLOC, "aclrtSetDevice", "out of host memory");
+  }
   return ACL_SUCCESS;
 }
 aclError aclrtResetDevice(std::int32_t deviceId) {
   if (deviceId != 0)
     return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtResetDevice", "the emulation has one device, id 0");
-  this_thread_state().current_device = -1;
+  {
+    std::lock_guard<std::mutex> lock(book().m);
+    if (book().set_count > 0) --book().set_count;
+  }
+  unbind_context();
   return ACL_SUCCESS;
 }
 aclError aclrtGetDevice(std::int32_t* deviceId) {

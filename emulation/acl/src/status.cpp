@@ -9,6 +9,8 @@
 #include <string>
 #include <utility>
 
+#include <mutex>
+
 #include "detail/state.hpp"
 
 namespace keel::acl_emulation::detail {
@@ -92,7 +94,12 @@ aclError code_for(errc e, call c) {
 // .../runtimeapi/aclcppdevg_03_0029, _0058); a runtime call on a thread with
 // no current context fails with ACL_ERROR_RT_CONTEXT_NULL (107002, "context
 // is null", rt_error_codes.h).
-bool has_context() noexcept { return this_thread_state().current_device >= 0; }
+bool has_context() noexcept {
+  const thread_state& t = this_thread_state();
+  if (t.current_context == nullptr) return false;
+  if (t.current_context != default_context()) return true;
+  return t.generation == book().generation.load(std::memory_order_acquire);  // aclrtResetDeviceForce released it since
+}
 aclError no_context(const char* function) {
   return fail(ACL_ERROR_RT_CONTEXT_NULL, function,
               "no current context on this thread: call aclrtSetDevice on every thread that calls the runtime");

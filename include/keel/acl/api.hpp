@@ -55,6 +55,17 @@
                                             stream_handle stream))                                              \
   X(ascendcl, status, aclrtProcessReport, (std::int32_t timeout))                                               \
   X(ascendcl, status, aclrtUnSubscribeReport, (std::uint64_t threadId, stream_handle stream))                   \
+  X(ascendcl, status, aclrtLaunchHostFunc, (stream_handle stream, host_func fn, void* args))                     \
+  X(ascendcl, status, aclrtCreateContext, (context_handle * context, std::int32_t deviceId))                      \
+  X(ascendcl, status, aclrtDestroyContext, (context_handle context))                                              \
+  X(ascendcl, status, aclrtSetCurrentContext, (context_handle context))                                           \
+  X(ascendcl, status, aclrtGetCurrentContext, (context_handle * context))                                         \
+  X(ascendcl, status, aclrtResetDeviceForce, (std::int32_t deviceId))                                             \
+  X(ascendcl, status, aclrtStreamGetId, (stream_handle stream, std::int32_t * streamId))                          \
+  X(ascendcl, status, aclrtStreamGetFlags, (stream_handle stream, std::uint32_t * flags))                         \
+  X(ascendcl, status, aclrtStreamGetPriority, (stream_handle stream, std::uint32_t * priority))                   \
+  X(ascendcl, status, aclrtDeviceGetStreamPriorityRange, (std::int32_t * leastPriority,                           \
+                                                          std::int32_t * greatestPriority))                       \
   X(ascendcl, status, aclrtCreateEvent, (event_handle * event))                                                 \
   X(ascendcl, status, aclrtCreateEventWithFlag, (event_handle * event, std::uint32_t flag))                     \
   X(ascendcl, status, aclrtCreateEventExWithFlag, (event_handle * event, std::uint32_t flag))                   \

@@ -16,6 +16,7 @@
 
 #include "keel/acl/detail/handles.hpp"
 #include "keel/acl/stream.hpp"
+#include "keel/acl/stream_config.hpp"
 #include "keel/runtime/backend/built_model.hpp"
 #include "keel/runtime/checked/build_books.hpp"
 
@@ -25,18 +26,11 @@ KEEL_BEGIN_NAMESPACE namespace acl::detail {
 
 /// @cond
 struct built_model_calls : native_types {
-  static constexpr std::uint32_t stream_persistent = 0x00000004U;       // ACL_STREAM_PERSISTENT
   static constexpr std::uint32_t model_stream_head = 0x00000000U;       // ACL_MODEL_STREAM_FLAG_HEAD
   static constexpr std::uint32_t model_stream_activated = 0x7FFFFFFFU;  // ACL_MODEL_STREAM_FLAG_DEFAULT
 
   static stream_handle persistent_stream(device_type& dev) {
-    auto box = std::make_unique<stream_box>();
-    dev.check(entered(dev).aclrtCreateStreamWithConfig(&box->native, 0, stream_persistent),
-              "aclrtCreateStreamWithConfig");
-    box->dev = &dev;
-    box->id = dev.next_stream_id_.fetch_add(1, std::memory_order_relaxed);
-    box->persistent = true;
-    return box.release();
+    return stream_config_calls::create_configured_stream(dev, keel::stream_options{keel::stream_flags::persistent, 0});
   }
   static bool is_persistent(stream_handle s) noexcept { return s->persistent; }
   static device_type& device_of(model_handle m) noexcept { return *m->dev; }

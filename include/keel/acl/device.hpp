@@ -50,6 +50,11 @@ struct device_options {
   /// empty: ASCEND_HOME_PATH, ASCEND_TOOLKIT_HOME, LD_LIBRARY_PATH, the loader's
   /// own search (library_candidates()).
   std::string library_directory;
+  /// Host callables through aclrtLaunchHostFunc (no subscribed thread) when
+  /// the runtime has it; false keeps aclrtLaunchCallback with a reporting
+  /// thread per stream (CANN forbids mixing the two on one stream: say false
+  /// when other code subscribes threads to the streams keel launches on).
+  bool host_functions = true;
 };
 
 /// @cond
@@ -112,6 +117,8 @@ struct capture_calls;
 struct task_group_calls;
 struct built_model_calls;
 struct native_types;
+struct context_calls;
+struct stream_config_calls;
 
 }  // namespace detail
 /// @endcond
@@ -145,6 +152,7 @@ class device {
       const library_lease& lease = leases_[static_cast<int>(lib)];
       return lease ? ::dlsym(lease.native().native(), name) : nullptr;
     });
+    if (!options.host_functions) api_.aclrtLaunchHostFunc = decltype(api_.aclrtLaunchHostFunc)("aclrtLaunchHostFunc");
     const status init = api_.aclInit(nullptr);
     if (init != 100002) check(init, "aclInit");  // ACL_ERROR_REPEAT_INITIALIZE: someone else did
     check(api_.aclrtSetDevice(id_), "aclrtSetDevice");
@@ -233,6 +241,8 @@ class device {
   friend struct detail::task_group_calls;
   friend struct detail::built_model_calls;
   friend struct detail::native_types;
+  friend struct detail::context_calls;
+  friend struct detail::stream_config_calls;
 
   // The serial of the device keel last made current on this thread (0: none).
   static std::uint64_t& current_on_this_thread() noexcept {

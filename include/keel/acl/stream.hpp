@@ -29,12 +29,17 @@ struct stream_calls : memory_calls {
     auto box = std::make_unique<stream_box>();
     const api& a = entered(dev);
     dev.check(a.aclrtCreateStream(&box->native), "aclrtCreateStream");
+    return register_created(dev, std::move(box));
+  }
+  // A stream ACL has just made (box->native): its id and its entry in the
+  // device's registry; on failure the ACL stream is destroyed again.
+  static stream_handle register_created(device_type& dev, std::unique_ptr<stream_box> box) {
     box->dev = &dev;
     box->id = dev.next_stream_id_.fetch_add(1, std::memory_order_relaxed);
     try {
       dev.streams_.add(box->native, box.get());
     } catch (...) {
-      a.aclrtDestroyStream(box->native);
+      entered(dev).aclrtDestroyStream(box->native);
       throw;
     }
     return box.release();
@@ -45,6 +50,14 @@ struct stream_calls : memory_calls {
     s->dev->streams_.remove(s->native, s);  // before ACL may hand the address out again
     if (on_own_reporting_thread(s)) return defer_destroy(s);
     const api& a = entered(*s->dev);
+    if (s->forced && a.aclrtDestroyStreamForce.get() != nullptr) {
+      // aclrtDestroyStreamForce: the work not yet run is dropped, nothing is waited for.
+      const auto force = a.aclrtDestroyStreamForce.get();
+      const status st = force != nullptr ? force(s->native) : 0;
+      if (st != 0) report_error(make_status_code(st), "aclrtDestroyStreamForce", "the stream could not be destroyed");
+      stop_host_callbacks(s, false);  // the destruction ended the subscription
+      return release_stream(s);
+    }
     if (a.aclrtSynchronizeStream.get() != nullptr) a.aclrtSynchronizeStream.get()(s->native);
     stop_host_callbacks(s);
     const status st = a.aclrtDestroyStream.get() != nullptr ? a.aclrtDestroyStream.get()(s->native) : 0;
@@ -175,7 +188,11 @@ struct stream_calls : memory_calls {
       }
     }
     void* user = captured ? owner.get() : static_cast<void*>(call.get());
-    dev.check(a.aclrtLaunchCallback(&run_host_call, user, callback_block::block, s->native), "aclrtLaunchCallback");
+    if (a.aclrtLaunchHostFunc) {
+      dev.check(a.aclrtLaunchHostFunc(s->native, &run_host_call, user), "aclrtLaunchHostFunc");
+    } else {
+      dev.check(a.aclrtLaunchCallback(&run_host_call, user, callback_block::block, s->native), "aclrtLaunchCallback");
+    }
     if (!captured) {
       (void)call.release();  // enqueued: run_host_call deletes it (it may have already)
     } else if (origin != nullptr) {
@@ -290,6 +307,7 @@ struct stream_calls : memory_calls {
   static host_callbacks& host_callbacks_of(stream_handle s) {
     device* dev = s->dev;
     const api& a = entered(*dev);
+    if (a.aclrtLaunchHostFunc) return host_function_state_of(s, a);
     std::lock_guard<std::mutex> lock(s->m);
     if (s->callbacks) return *s->callbacks;
     if (!a.aclrtProcessReport || !a.aclrtUnSubscribeReport)  // the reporting thread's loop, its end
@@ -327,6 +345,48 @@ struct stream_calls : memory_calls {
     return *cb;
   }
 
+  // The host-function path (aclrtLaunchHostFunc, CANN's callback without a
+  // subscribed thread): the stream's record and, once the stream is not
+  // capturing, a first host function that marks the runtime's thread for the
+  // stream as this record's, so a callable run there (a replayed one too)
+  // reports to the stream that runs it, as the reporting thread does.
+  static host_callbacks& host_function_state_of(stream_handle s, const api& a) {
+    host_callbacks* cb = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(s->m);
+      if (!s->callbacks) {
+        s->callbacks = std::make_unique<host_callbacks>();
+        s->callbacks->host_func = true;
+        s->callbacks->native = s->native;
+        s->callbacks->functions = &a;
+      }
+      cb = s->callbacks.get();
+    }
+    {
+      std::lock_guard<std::mutex> lock(cb->m);
+      if (cb->marked) return *cb;
+    }
+    if (native_capturing(s)) return *cb;  // a mark captured into the model would mark the executing stream's thread wrongly
+    s->dev->check(a.aclrtLaunchHostFunc(s->native, &mark_runtime_thread, s), "aclrtLaunchHostFunc");
+    std::lock_guard<std::mutex> lock(cb->m);
+    cb->marked = true;
+    return *cb;
+  }
+
+  // The first host function of a stream, on the runtime's thread for it.
+  static void mark_runtime_thread(void* stream) noexcept {
+    auto* s = static_cast<stream_handle>(stream);
+    host_callbacks* cb = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(s->m);
+      cb = s->callbacks.get();
+    }
+    reporting_for() = cb;
+    s->dev->enter();  // the skip check below asks ACL about the stream from this thread
+    std::lock_guard<std::mutex> lock(cb->m);
+    cb->runtime_thread = std::this_thread::get_id();
+  }
+
   // Throws the failure of a host callable; `clear` ends the error state.
   static void check_host_calls(stream_handle s, bool clear) {
     host_callbacks* cb = nullptr;
@@ -351,7 +411,7 @@ struct stream_calls : memory_calls {
 
   // At the stream's destruction, after its work: a failure nobody saw goes to
   // the error handler; the reporting thread is unsubscribed and joined.
-  static void stop_host_callbacks(stream_handle s) noexcept {
+  static void stop_host_callbacks(stream_handle s, bool unsubscribe = true) noexcept {
     std::unique_ptr<host_callbacks> cb;
     {
       std::lock_guard<std::mutex> lock(s->m);
@@ -368,8 +428,9 @@ struct stream_calls : memory_calls {
       report_current_exception("keel::acl::backend::destroy_stream");
     }
     cb->stop.store(true, std::memory_order_release);
-    const auto unsubscribe = entered(*s->dev).aclrtUnSubscribeReport.get();
-    const status st = unsubscribe != nullptr ? unsubscribe(cb->reporter_id, s->native) : 0;
+    if (!cb->reporter.joinable()) return;  // aclrtLaunchHostFunc's runtime thread: nothing to unsubscribe
+    const auto unsubscribe_call = entered(*s->dev).aclrtUnSubscribeReport.get();
+    const status st = unsubscribe && unsubscribe_call != nullptr ? unsubscribe_call(cb->reporter_id, s->native) : 0;
     if (st != 0) report_error(make_status_code(st), "aclrtUnSubscribeReport", "the reporting thread stays subscribed");
     cb->reporter.join();
   }
@@ -387,7 +448,11 @@ struct stream_calls : memory_calls {
   // Whether the calling thread is the one running s's host callables.
   static bool on_own_reporting_thread(stream_handle s) noexcept {
     std::lock_guard<std::mutex> lock(s->m);
-    return s->callbacks && s->callbacks->reporter.get_id() == std::this_thread::get_id();
+    if (!s->callbacks) return false;
+    host_callbacks& cb = *s->callbacks;
+    if (!cb.host_func) return cb.reporter.get_id() == std::this_thread::get_id();
+    std::lock_guard<std::mutex> inner(cb.m);
+    return cb.runtime_thread == std::this_thread::get_id();
   }
 
   // A host callable destroyed its own stream: waiting for the stream there

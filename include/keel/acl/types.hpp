@@ -183,6 +183,10 @@ using allocator_get_addr_func = void* (*)(void* block);
 
 /// aclrtCallback: a host callback, run on the thread subscribed to its stream.
 using callback = void (*)(void* userData);
+/// aclrtHostFunc: a host function aclrtLaunchHostFunc runs in stream order.
+using host_func = void (*)(void* args);
+/// aclrtContext.
+using context_handle = void*;
 
 /// Flags of aclrtCreateEventWithFlag / aclrtCreateEventExWithFlag.
 namespace event_flags {

@@ -8,14 +8,18 @@
 #include "keel/host/built_model.hpp"
 #include "keel/host/capture.hpp"
 #include "keel/host/conditional.hpp"
+#include "keel/host/context.hpp"
 #include "keel/host/detail/handles.hpp"
 #include "keel/host/device.hpp"
 #include "keel/host/event.hpp"
 #include "keel/host/introspection.hpp"
 #include "keel/host/memory.hpp"
 #include "keel/host/stream.hpp"
+#include "keel/host/stream_config.hpp"
 #include "keel/host/task_group.hpp"
 #include "keel/runtime/checked/backend.hpp"
+#include "keel/runtime/checked/context.hpp"
+#include "keel/runtime/checked/stream_config.hpp"
 
 #include "keel/core/config.hpp"
 
@@ -25,7 +29,9 @@ namespace detail {
 /// @cond
 // The native host backend: every concept's calls in one type, for the checked layer.
 struct native : stream_calls, event_calls, memory_calls, capture_calls, task_group_calls, built_model_calls,
-                conditional_calls, introspection_calls {
+                conditional_calls, introspection_calls, stream_config_calls, context_calls {
+  using context_calls::books;
+  using native_types::books;
   using stream_calls::device_of;
   using event_calls::device_of;
   using built_model_calls::device_of;
@@ -86,7 +92,14 @@ struct native : stream_calls, event_calls, memory_calls, capture_calls, task_gro
  *   basic_concurrent_update to fence a running execution on the update.
  */
 struct backend : checked::backend<detail::native>, checked::built_models<detail::native>,
-                 checked::conditionals<detail::native> {};
+                 checked::conditionals<detail::native>, checked::stream_config<detail::native>,
+                 checked::contexts<detail::native> {
+  /// @cond KEEL_BACKEND_OPERATIONS
+  using typename checked::backend<detail::native>::device_type;
+  using typename checked::backend<detail::native>::stream_handle;
+  using context_handle = detail::native::context_handle;
+  /// @endcond
+};
 
 } KEEL_END_NAMESPACE  // namespace keel::host
 

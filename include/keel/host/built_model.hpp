@@ -18,6 +18,7 @@
 #include "keel/host/capture.hpp"
 #include "keel/host/detail/handles.hpp"
 #include "keel/host/stream.hpp"
+#include "keel/host/stream_config.hpp"
 #include "keel/runtime/backend/built_model.hpp"
 #include "keel/runtime/checked/build_books.hpp"
 
@@ -133,9 +134,7 @@ struct built_state {
 
 struct built_model_calls : native_types {
   static stream_handle persistent_stream(device_type& d) {
-    stream_handle s = stream_calls::create_stream(d);
-    s->persistent = true;  // read under the device books' lock by the bind that follows
-    return s;
+    return stream_config_calls::create_configured_stream(d, stream_options{stream_flags::persistent, 0});
   }
   static bool is_persistent(stream_handle s) noexcept { return s->persistent; }
   static device_type& device_of(model_handle m) noexcept { return m->dev->facade(); }

@@ -8,6 +8,8 @@
 #include "keel/host/device.hpp"
 #include "keel/runtime/condition.hpp"
 #include "keel/runtime/model_builder.hpp"
+#include "keel/runtime/backend/stream_config.hpp"
+#include "keel/runtime/context.hpp"
 #include "keel/runtime/runtime.hpp"
 
 #include "keel/core/config.hpp"
@@ -19,6 +21,11 @@ static_assert(is_runtime_backend_v<backend>, "the host backend must model the ru
 KEEL_RUNTIME_HANDLE_ALIASES(backend)
 KEEL_RUNTIME_BUILT_MODEL_ALIASES(backend)
 KEEL_RUNTIME_CONDITIONAL_ALIASES(backend)
+KEEL_RUNTIME_CONTEXT_ALIASES(backend)
+static_assert(is_stream_config_backend_v<backend>, "the host backend has the stream-configuration layer");
+
+/** @brief Milliseconds between two completed timing events (see keel::elapsed_time). */
+inline float elapsed_time(event_ref start, event_ref end) { return keel::elapsed_time<backend>(start, end); }
 
 /** @brief Blocks until every stream of @p dev is idle. Unsafe during capture (per mode). */
 inline void synchronize(device& dev) { backend::synchronize_device(dev); }

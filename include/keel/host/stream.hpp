@@ -77,7 +77,7 @@ struct stream_calls : native_types {
       s->closed = true;
       s->run_leftovers();
     }
-    if (s->failed.load(std::memory_order_acquire))
+    if (s->failed.load(std::memory_order_acquire) && !s->forced)
       report_error(make_error_code(errc::task_failed), "keel::host::destroy_stream", s->failure.c_str());
     {
       std::lock_guard<std::mutex> lock(dev.streams_mutex);

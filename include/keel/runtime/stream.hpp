@@ -14,6 +14,7 @@
 #include "keel/core/unique_handle.hpp"
 #include "keel/runtime/backend.hpp"
 #include "keel/runtime/backend/native.hpp"
+#include "keel/runtime/stream_options.hpp"
 #include "keel/runtime/types.hpp"
 
 #include "keel/core/config.hpp"
@@ -272,6 +273,27 @@ class stream_ops {
 
 
  private:
+  /** @brief The flags and priority the stream was made with (aclrtStreamGetFlags, aclrtStreamGetPriority). */
+  template <class SB = B>
+  auto options() const -> decltype(SB::options_of(std::declval<typename SB::stream_handle>())) {
+    return SB::options_of(checked("keel::stream::options"));
+  }
+  /** @brief The flags the stream was made with (stream_flags::none for a plain stream). */
+  template <class SB = B>
+  auto flags() const -> decltype(SB::options_of(std::declval<typename SB::stream_handle>()).flags) {
+    return SB::options_of(checked("keel::stream::flags")).flags;
+  }
+  /** @brief The stream's priority (lower runs first; 0 for a plain stream). */
+  template <class SB = B>
+  auto priority() const -> decltype(SB::options_of(std::declval<typename SB::stream_handle>()).priority) {
+    return SB::options_of(checked("keel::stream::priority")).priority;
+  }
+  /** @brief The runtime's own id of the stream (aclrtStreamGetId; the host: id()). */
+  template <class SB = B>
+  auto runtime_id() const -> decltype(SB::runtime_id_of(std::declval<typename SB::stream_handle>())) {
+    return SB::runtime_id_of(checked("keel::stream::runtime_id"));
+  }
+
   typename B::stream_handle checked(const char* api) const {
     return checked_handle(static_cast<const Derived&>(*this), api);
   }
@@ -435,6 +457,22 @@ class basic_stream : public basic_stream_ref<B> {
    */
   static basic_stream from_native_handle(device_type& dev, native_handle_type native) {
     return basic_stream(base::view(dev, native, "keel::stream::from_native_handle", adoption::own));
+  explicit basic_stream(device_type& dev) : handle_(B::create_stream(dev)) {}
+  /**
+   * @brief Creates a stream on @p dev with @p options (aclrtCreateStreamWithConfig),
+   * on a backend with the stream-configuration layer.
+   * @throws keel::error invalid_parameter for flag bits no flag has or a
+   * priority outside the device's range; nothing is made.
+   */
+  template <class SB = B, class = decltype(SB::create_stream_with(std::declval<typename SB::device_type&>(),
+                                                                  std::declval<const stream_options&>()))>
+  basic_stream(device_type& dev, const stream_options& options) : handle_(SB::create_stream_with(dev, options)) {}
+  /** @brief Takes ownership of a native stream made elsewhere. @throws keel::error null_parameter. */
+  static basic_stream adopt(native_handle_type native) {
+    if (native == native_handle_type{}) throw_error(errc::null_parameter, "keel::stream::adopt", "null stream");
+    basic_stream s;
+    s.handle_.reset(native);
+    return s;
   }
   static basic_stream from_native_handle(device_type&, std::nullptr_t) = delete;  ///< no stream to own
   static basic_stream from_native_handle(device_type&, int) = delete;             ///< no stream to own
@@ -461,6 +499,19 @@ class basic_stream : public basic_stream_ref<B> {
   /// Exchanges what this and the other object hold.
   void swap(basic_stream& other) noexcept { std::swap(this->handle_, other.handle_); }
   friend void swap(basic_stream& a, basic_stream& b) noexcept { a.swap(b); }
+
+  /**
+   * @brief Destroys the stream without waiting for its work
+   * (aclrtDestroyStreamForce): work not yet started is discarded, the task
+   * running now finishes, event records still happen (no waiter hangs), and
+   * a failure pending on the stream is dropped. A capture it began is
+   * discarded and one it joined invalidated, as for reset(). Throws: nothing.
+   */
+  template <class SB = B>
+  auto discard() noexcept -> decltype(SB::destroy_stream_force(std::declval<typename SB::stream_handle>())) {
+    const native_handle_type h = handle_.release();
+    if (h != native_handle_type{}) SB::destroy_stream_force(h);
+  }
 
   /** @brief Synchronizes (throwing what it reports), then destroys the stream. */
   void close() {

@@ -7,7 +7,8 @@
  *
  * Written by keel from the documented CANN declarations. Sources (hicann/runtime):
  *   include/external/acl/acl_rt.h                      flags, enums, prototypes
- *   docs/zh/api_ref/04_device_management.md            aclrtSetDevice ...
+ *   docs/zh/api_ref/04_device_management.md            aclrtSetDevice ..., aclrtResetDeviceForce
+ *   docs/zh/api_ref/05_context_management.md           aclrtCreateContext ...
  *   docs/zh/api_ref/06_stream_management.md            aclrtCreateStream ...
  *   docs/zh/api_ref/07_event_management.md             aclrt*Event*
  *   docs/zh/api_ref/11-03_memory_copy_and_set.md       aclrtMemcpy* / aclrtMemset*
@@ -77,6 +78,9 @@ typedef enum aclrtCallbackBlockType {
 /* A host callback, run on the thread subscribed to its stream. */
 typedef void (*aclrtCallback)(void *userData);
 
+/* A host function aclrtLaunchHostFunc runs in stream order. */
+typedef void (*aclrtHostFunc)(void *args);
+
 /* Implicitly numbered from 0 in CANN; spelled out here. */
 typedef enum aclrtMemcpyKind {
   ACL_MEMCPY_HOST_TO_HOST = 0,
@@ -141,6 +145,20 @@ ACL_FUNC_VISIBILITY aclError aclrtGetLastError(aclrtLastErrLevel level);
 /* Devices. */
 ACL_FUNC_VISIBILITY aclError aclrtSetDevice(int32_t deviceId);
 ACL_FUNC_VISIBILITY aclError aclrtResetDevice(int32_t deviceId);
+/* Releases the default context, its default stream and the streams made in
+ * it (after their work), however many aclrtSetDevice calls came before; fails
+ * once the device was reset (04_device_management.md). */
+ACL_FUNC_VISIBILITY aclError aclrtResetDeviceForce(int32_t deviceId);
+/* Lowest (largest number) and highest stream priorities: 7 and 0. */
+ACL_FUNC_VISIBILITY aclError aclrtDeviceGetStreamPriorityRange(int32_t *leastPriority, int32_t *greatestPriority);
+
+/* Contexts (05_context_management.md). aclrtCreateContext also makes the new
+ * context the calling thread's current one; the default context
+ * (aclrtSetDevice's) cannot be destroyed. */
+ACL_FUNC_VISIBILITY aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId);
+ACL_FUNC_VISIBILITY aclError aclrtDestroyContext(aclrtContext context);
+ACL_FUNC_VISIBILITY aclError aclrtSetCurrentContext(aclrtContext context);
+ACL_FUNC_VISIBILITY aclError aclrtGetCurrentContext(aclrtContext *context);
 ACL_FUNC_VISIBILITY aclError aclrtGetDevice(int32_t *deviceId);
 ACL_FUNC_VISIBILITY aclError aclrtGetDeviceCount(uint32_t *count);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDevice(void);
@@ -152,6 +170,10 @@ ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream *stream);
 ACL_FUNC_VISIBILITY aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag);
 ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream);
 ACL_FUNC_VISIBILITY aclError aclrtDestroyStreamForce(aclrtStream stream);
+/* The stream's id, and the flags and priority it was made with (0 and 0 for aclrtCreateStream's). */
+ACL_FUNC_VISIBILITY aclError aclrtStreamGetId(aclrtStream stream, int32_t *streamId);
+ACL_FUNC_VISIBILITY aclError aclrtStreamGetFlags(aclrtStream stream, uint32_t *flags);
+ACL_FUNC_VISIBILITY aclError aclrtStreamGetPriority(aclrtStream stream, uint32_t *priority);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStream(aclrtStream stream);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout);
 ACL_FUNC_VISIBILITY aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status);
@@ -175,6 +197,10 @@ ACL_FUNC_VISIBILITY aclError aclrtLaunchCallback(aclrtCallback fn, void *userDat
                                                  aclrtStream stream);
 ACL_FUNC_VISIBILITY aclError aclrtProcessReport(int32_t timeout);
 ACL_FUNC_VISIBILITY aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream);
+/* fn(args) runs in stream order on a thread the runtime keeps for the
+ * stream, which waits for it; capturable. Do not mix with aclrtLaunchCallback
+ * on one stream. */
+ACL_FUNC_VISIBILITY aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args);
 
 /* Events. */
 ACL_FUNC_VISIBILITY aclError aclrtCreateEvent(aclrtEvent *event);

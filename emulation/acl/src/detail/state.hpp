@@ -8,6 +8,7 @@
 // leave it.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -47,6 +48,11 @@ struct thread_state {
   std::int32_t current_device = -1;
   aclError last_runtime_error = ACL_SUCCESS;  // aclrtPeekAtLastError / aclrtGetLastError
   int capture_mode = ACL_MODEL_RI_CAPTURE_MODE_GLOBAL;  // aclmdlRICaptureThreadExchangeMode
+  // aclrtSetCurrentContext's binding (context.cpp): the device's default
+  // context (aclrtSetDevice) or one aclrtCreateContext made; the default one
+  // holds only while the device was not reset by force since (`generation`).
+  aclrtContext current_context = nullptr;
+  std::uint64_t generation = 0;
 };
 thread_state& this_thread_state();
 
@@ -146,8 +152,29 @@ struct books {
   std::unordered_map<hb::stream_handle, model_box*> capturing;  // origin stream → its model-to-be
   std::unordered_map<void*, std::size_t> device_memory, host_memory;
   bool initialized = false;
+  // Contexts (context.cpp): the live ones aclrtCreateContext made, the
+  // context each stream was made in, how many aclrtSetDevice calls
+  // aclrtResetDevice(Force) has not undone, and the default context's
+  // generation (aclrtResetDeviceForce starts a new one).
+  std::unordered_set<aclrtContext> contexts;
+  std::unordered_map<void*, aclrtContext> stream_context;
+  // aclrtCreateStreamWithConfig's flags and priority (stream.cpp).
+  struct stream_config {
+    std::uint32_t flags = 0, priority = 0;
+  };
+  std::unordered_map<void*, stream_config> stream_configs;
+  std::uint64_t set_count = 0;
+  std::atomic<std::uint64_t> generation{1};
 };
 books& book();  // never destroyed, as dev()
+
+// The device's default context (aclrtSetDevice binds it), and the calling
+// thread's binding to it or another (context.cpp).
+aclrtContext default_context() noexcept;
+void bind_default_context();
+void unbind_context() noexcept;
+// Destroys a stream as aclrtDestroyStream does, or discarding its work (stream.cpp).
+aclError destroy_stream_checked(aclrtStream stream, const char* function, bool force);
 
 hb::stream_handle stream_of(aclrtStream s, const char* function);  // stream.cpp
 hb::event_handle event_of(aclrtEvent e, const char* function);     // event.cpp

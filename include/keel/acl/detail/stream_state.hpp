@@ -35,6 +35,12 @@ struct host_call;
 // reporting thread subscribed to the stream, and the error state a throwing
 // callable leaves until the stream's next synchronize.
 struct host_callbacks {
+  // With aclrtLaunchHostFunc (`host_func`) there is no reporter: the
+  // runtime runs the callables on a thread it keeps for the stream, which a
+  // first host function marks as this stream's (`runtime_thread`, under m).
+  bool host_func = false;
+  bool marked = false;             // the marking host function was issued (under m)
+  std::thread::id runtime_thread;  // (under m)
   std::thread reporter;            // loops on aclrtProcessReport until `stop`
   std::uint64_t reporter_id = 0;   // what aclrtSubscribeReport was given
   std::atomic<bool> stop{false};
@@ -84,6 +90,7 @@ struct stream_box {
   // one its keel owner released): keel never destroys the ACL stream then.
   // Changed only under the device's stream registry lock (detail/registry.hpp).
   std::atomic<bool> adopted{false};
+  bool forced = false;   // destroy_stream discards the work (aclrtDestroyStreamForce) instead of waiting
   // The owner (or the device, for a record it owns) and every scope on the
   // stream hold the record (retain_stream),
   // so a scope's late end after destroy_stream finds it (the checked layer's

@@ -47,6 +47,11 @@ struct stream_state : ref_counted {
   std::atomic<int> waiters{0};
   std::atomic<bool> failed{false};
   std::atomic<bool> destroy_on_exit{false};  // a task destroyed its own stream (destroy_stream)
+  // stream_options (host/stream_config.hpp), set before the handle is handed
+  // out; `forced` marks a destruction that discarded the work (its failure
+  // is not reported).
+  std::uint32_t flags = 0, priority = 0;
+  bool forced = false;
   std::string failure;  // guarded by m
   std::mutex close_m;
   bool closed = false;  // guarded by close_m

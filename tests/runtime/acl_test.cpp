@@ -105,8 +105,8 @@ TEST_CASE("acl backend: with aclrtLaunchHostFunc, host callables need no subscri
   // No thread of keel's is subscribed to the stream: another can subscribe.
   const keel::acl::api& api = dev.functions();
   const auto me = static_cast<std::uint64_t>(::pthread_self());
-  CHECK(api.aclrtSubscribeReport(me, keel::acl::native_stream(a)) == 0);
-  CHECK(api.aclrtUnSubscribeReport(me, keel::acl::native_stream(a)) == 0);
+  CHECK(api.aclrtSubscribeReport(me, a.native_handle()) == 0);
+  CHECK(api.aclrtUnSubscribeReport(me, a.native_handle()) == 0);
   int after = 0;
   a.launch_host([] { throw std::runtime_error("host function failed"); });
   a.launch_host([&] { ++after; });

@@ -135,7 +135,7 @@ KEEL_BACKEND_TEST("built model: a stream is bound only when persistent, to one m
   {
     capture_scope capture{q};
     KEEL_REQUIRE_ERROR(builder.bind(q), errc::capture_violation, "a capturing stream cannot be bound");
-    capture.discard();
+    capture.cancel();
   }
   // Unchanged and usable: the plain stream runs work, the build goes on.
   float tmp = 1.0f, other = 1.0f, out = 0.0f;

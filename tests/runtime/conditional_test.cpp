@@ -208,7 +208,7 @@ KEEL_BACKEND_TEST("conditional: conditions and conditional tasks are made on a c
     }
     m = capture.end();
   }
-  foreign.discard();
+  foreign.cancel();
   CHECK(m.task_count() == 1);  // the refused tasks left nothing
   m.execute(s);
   s.synchronize();

@@ -11,8 +11,8 @@
 
 #include "keel/acl/built_model.hpp"
 #include "keel/acl/capture.hpp"
-#include "keel/acl/conditional.hpp"
 #include "keel/acl/context.hpp"
+#include "keel/acl/conditional.hpp"
 #include "keel/acl/detail/handles.hpp"
 #include "keel/acl/device.hpp"
 #include "keel/acl/event.hpp"
@@ -23,11 +23,11 @@
 #include "keel/acl/task_group.hpp"
 #include "keel/runtime/backend.hpp"
 #include "keel/runtime/checked/backend.hpp"
-#include "keel/runtime/condition.hpp"
-#include "keel/runtime/model_builder.hpp"
 #include "keel/runtime/checked/context.hpp"
 #include "keel/runtime/checked/stream_config.hpp"
 #include "keel/runtime/context.hpp"
+#include "keel/runtime/condition.hpp"
+#include "keel/runtime/model_builder.hpp"
 #include "keel/runtime/runtime.hpp"
 
 #include "keel/core/config.hpp"
@@ -239,50 +239,6 @@ KEEL_RUNTIME_HANDLE_ALIASES(backend)
 KEEL_RUNTIME_BUILT_MODEL_ALIASES(backend)
 KEEL_RUNTIME_CONDITIONAL_ALIASES(backend)
 KEEL_RUNTIME_CONTEXT_ALIASES(backend)
-
-/**
- * @brief A view of an aclrtStream made elsewhere (torch_npu's current stream,
- * a C library's): every stream operation works on it, capture included, and
- * keel never destroys it. keel keeps its books for the stream (id, owners of
- * queued memory, capture books) in a record the device makes on the first
- * adoption and shares with later ones; device::forget_stream drops it.
- * @throws keel::error null_parameter; std::bad_alloc.
- *
- * @code
- * keel::acl::stream_ref s = keel::acl::adopt_stream(dev, torch_npu_stream);
- * keel::acl::run_on(s, executor, workspace);
- * @endcode
- */
-inline stream_ref adopt_stream(device& dev, acl::stream_handle native) {
-  return stream_ref::adopt(backend::adopt_stream(dev, native));
-}
-
-/**
- * @brief The aclrtStream under a keel stream, to hand to code that calls ACL
- * itself (an aclnn call, another framework). Adopting it back gives a second
- * record: pass the keel handle (or its ref()) instead.
- * @throws keel::error invalid_handle for an empty view.
- */
-inline acl::stream_handle native_stream(stream_ref s) {
-  return s.checked("keel::acl::native_stream")->native;
-}
-
-/** @brief The aclrtEvent under a keel event, as native_stream(). @throws keel::error invalid_handle. */
-inline acl::event_handle native_event(event_ref e) {
-  return e.checked("keel::acl::native_event")->native;
-}
-
-/**
- * @brief A view of an aclrtEvent made elsewhere, as adopt_stream. ACL cannot
- * be asked how an event was created: say event_flags::external for one made
- * with ACL_EVENT_EXTERNAL (keel then records and waits with the external
- * flags), timing for ACL_EVENT_TIME_LINE. Every adoption of one event must
- * say the same flags. @throws keel::error null_parameter, invalid_parameter.
- */
-inline event_ref adopt_event(device& dev, acl::event_handle native,
-                             keel::event_flags flags = keel::event_flags::default_) {
-  return event_ref::adopt(backend::adopt_event(dev, native, flags));
-}
 
 static_assert(is_runtime_backend_v<backend>, "keel::acl::backend must model the runtime backend requirement");
 

@@ -18,7 +18,7 @@ KEEL_BEGIN_NAMESPACE namespace acl {
  * log, on keel's emulation to stdout). @throws keel::error invalid_handle
  * (empty model), the runtime's status otherwise; not_supported without the call.
  */
-inline void debug_print(model_ref m) { backend::debug_print(m.checked("keel::acl::debug_print")); }
+inline void debug_print(model_ref m) { backend::debug_print(keel::detail::checked_handle(m, "keel::acl::debug_print")); }
 
 /**
  * @brief aclmdlRIDebugJsonPrint: the runtime writes @p m as JSON to @p path
@@ -26,7 +26,7 @@ inline void debug_print(model_ref m) { backend::debug_print(m.checked("keel::acl
  * (ACL_MDLRI_DEBUG_JSON_PRINT_VERBOSE). @throws keel::error as debug_print.
  */
 inline void debug_json_print(model_ref m, const std::string& path, bool verbose = false) {
-  backend::debug_json_print(m.checked("keel::acl::debug_json_print"), path.c_str(), verbose);
+  backend::debug_json_print(keel::detail::checked_handle(m, "keel::acl::debug_json_print"), path.c_str(), verbose);
 }
 
 } KEEL_END_NAMESPACE  // namespace keel::acl

@@ -7,8 +7,8 @@
 
 #include "keel/host/built_model.hpp"
 #include "keel/host/capture.hpp"
-#include "keel/host/conditional.hpp"
 #include "keel/host/context.hpp"
+#include "keel/host/conditional.hpp"
 #include "keel/host/detail/handles.hpp"
 #include "keel/host/device.hpp"
 #include "keel/host/event.hpp"

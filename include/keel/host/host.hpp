@@ -6,10 +6,10 @@
 
 #include "keel/host/backend.hpp"
 #include "keel/host/device.hpp"
-#include "keel/runtime/condition.hpp"
-#include "keel/runtime/model_builder.hpp"
 #include "keel/runtime/backend/stream_config.hpp"
 #include "keel/runtime/context.hpp"
+#include "keel/runtime/condition.hpp"
+#include "keel/runtime/model_builder.hpp"
 #include "keel/runtime/runtime.hpp"
 
 #include "keel/core/config.hpp"
@@ -19,13 +19,10 @@ KEEL_BEGIN_NAMESPACE namespace host {
 static_assert(is_runtime_backend_v<backend>, "the host backend must model the runtime backend requirement");
 
 KEEL_RUNTIME_HANDLE_ALIASES(backend)
-KEEL_RUNTIME_BUILT_MODEL_ALIASES(backend)
-KEEL_RUNTIME_CONDITIONAL_ALIASES(backend)
 KEEL_RUNTIME_CONTEXT_ALIASES(backend)
 static_assert(is_stream_config_backend_v<backend>, "the host backend has the stream-configuration layer");
-
-/** @brief Milliseconds between two completed timing events (see keel::elapsed_time). */
-inline float elapsed_time(event_ref start, event_ref end) { return keel::elapsed_time<backend>(start, end); }
+KEEL_RUNTIME_BUILT_MODEL_ALIASES(backend)
+KEEL_RUNTIME_CONDITIONAL_ALIASES(backend)
 
 /** @brief Blocks until every stream of @p dev is idle. Unsafe during capture (per mode). */
 inline void synchronize(device& dev) { backend::synchronize_device(dev); }

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <utility>
 #include <vector>
 
@@ -63,7 +64,7 @@ basic_condition<B> make_condition(basic_stream_ref<B> capturing, std::uint32_t d
                                   bool assign_default = true) {
   static_assert(detail::conditional_layer::check<B>::value);  // names the missing call of the layer
   return basic_condition<B>(
-      B::make_condition(capturing.checked("keel::make_condition"), default_value, assign_default));
+      B::make_condition(detail::checked_handle(capturing, "keel::make_condition"), default_value, assign_default));
 }
 
 /**
@@ -82,10 +83,10 @@ std::vector<basic_model_ref<B>> add_conditional(basic_stream_ref<B> s, basic_con
   static constexpr const char* api = "keel::add_conditional";
   if (!c) throw_error(errc::invalid_handle, api, "empty condition");
   std::vector<typename B::model_handle> natives(branches);
-  B::add_conditional(s.checked(api), c.native_handle(), kind, branches, natives.data());
+  B::add_conditional(detail::checked_handle(s, api), c.native_handle(), kind, branches, natives.data());
   std::vector<basic_model_ref<B>> bodies;
   bodies.reserve(branches);
-  for (auto n : natives) bodies.push_back(basic_model_ref<B>::adopt(n));
+  for (auto n : natives) bodies.push_back(basic_model_ref<B>(detail::from_handle, n));
   return bodies;
 }
 
@@ -134,30 +135,39 @@ class [[nodiscard]] basic_body_capture_scope {
   basic_body_capture_scope(basic_stream_ref<B> stream, basic_model_ref<B> body,
                            capture_mode mode = capture_mode::global)
       : stream_(stream), body_(body) {
-    B::capture_into_begin(stream_.checked("keel::body_capture_scope"), body.checked("keel::body_capture_scope"), mode);
+    B::capture_into_begin(stream_.checked("keel::body_capture_scope"), detail::checked_handle(body, "keel::body_capture_scope"), mode);
   }
   basic_body_capture_scope(const basic_body_capture_scope&) = delete;
   basic_body_capture_scope& operator=(const basic_body_capture_scope&) = delete;
-  ~basic_body_capture_scope() { discard(); }
+  /// Left without end() or cancel() (an early return, an exception): cancels, and reports that to the error handler, as every keel scope does.
+  ~basic_body_capture_scope() {
+    if (!active_) return;
+    cancel();
+    detail::report_scope_left_unfinished("keel::body_capture_scope", "the body capture was cancelled",
+                                         std::uncaught_exceptions() > exceptions_);
+  }
 
-  /** @brief Ends the capture; the body holds the work. */
+  /** @brief Ends the capture; the body holds the work. @throws keel::error invalid_state (ended already). */
   void end() {
     if (!active_) throw_error(errc::invalid_state, "keel::body_capture_scope::end", "the capture already ended");
     B::capture_into_end(stream_.native_handle());
     active_ = false;
   }
   /** @brief Ends the capture; the body is not captured again (host: it stays empty). Throws: nothing. */
-  void discard() noexcept {
-    if (active_) B::capture_into_discard(stream_.native_handle(), body_.native_handle());
+  void cancel() noexcept {
+    if (active_) B::capture_into_discard(stream_.native_handle(), detail::handle_of(body_));
     active_ = false;
   }
   /// Whether the capture is still in progress.
   bool active() const noexcept { return active_; }
+  /// The stream being captured.
+  basic_stream_ref<B> stream() const noexcept { return stream_.get(); }
 
  private:
   detail::stream_anchor<B> stream_;
   basic_model_ref<B> body_;
   bool active_ = true;
+  int exceptions_ = std::uncaught_exceptions();
 };
 
 /** @brief The conditional layer's handles (see KEEL_RUNTIME_STREAM_ALIASES). */

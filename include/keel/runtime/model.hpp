@@ -76,8 +76,6 @@ class model_ops {
   /** @brief Task groups marked in the model. */
   std::size_t group_count() const { return B::group_count(checked("keel::model::group_count")); }
 
-
- private:
   // ---- identity, lifetime, introspection (the introspection layer) ----------
   /** @brief Stable, unique per process: the capture's capture_info::capture_id (aclmdlRIGetId on ACL). */
   std::uint64_t id() const { return introspected<B>::model_id(checked("keel::model::id")); }
@@ -114,6 +112,7 @@ class model_ops {
     return mine;
   }
 
+ private:
   typename B::model_handle checked(const char* api) const {
     return checked_handle(static_cast<const Derived&>(*this), api);
   }
@@ -280,6 +279,7 @@ class basic_model : public basic_model_ref<B> {
  private:
   template <KEEL_CAPTURE_BACKEND>
   friend class basic_capture_scope;
+  friend struct detail::handle_access;
   explicit basic_model(typename B::model_handle h) noexcept : base(detail::from_handle, h) {}
   // What a capture scope's end() makes of the backend's new model.
   static basic_model adopt(typename B::model_handle h) noexcept { return basic_model(h); }

@@ -27,7 +27,7 @@ KEEL_BEGIN_NAMESPACE
 template <class B>
 basic_stream<B> make_persistent_stream(typename B::device_type& dev) {
   static_assert(detail::built_model_layer::check<B>::value);  // names the missing call of the layer
-  return basic_stream<B>::adopt(B::create_persistent_stream(dev));
+  return detail::handle_access::make<basic_stream<B>>(B::create_persistent_stream(dev));
 }
 
 /**
@@ -77,7 +77,7 @@ class [[nodiscard]] basic_model_builder {
 
  public:
   /// Begins building a model on @p dev. @throws keel::error resource_limit when the device's live models are in use.
-  explicit basic_model_builder(typename B::device_type& dev) : model_(basic_model<B>::adopt(B::build_begin(dev))) {}
+  explicit basic_model_builder(typename B::device_type& dev) : model_(detail::handle_access::make<basic_model<B>>(B::build_begin(dev))) {}
   basic_model_builder(const basic_model_builder&) = delete;
   basic_model_builder& operator=(const basic_model_builder&) = delete;
   /// Discards the model if end() was not called (its streams are unbound).
@@ -85,17 +85,17 @@ class [[nodiscard]] basic_model_builder {
 
   /** @brief Binds @p s (persistent, unbound, not capturing) as a head stream or one a task activates. */
   void bind(basic_stream_ref<B> s, bound_stream role = bound_stream::activated) {
-    B::bind_stream(building("keel::model_builder::bind"), s.checked("keel::model_builder::bind"), role);
+    B::bind_stream(building("keel::model_builder::bind"), detail::checked_handle(s, "keel::model_builder::bind"), role);
   }
   /** @brief Marks the end of bound stream @p s's work (CANN's aclmdlRIEndTask): it takes no more. */
   void end_task(basic_stream_ref<B> s) {
-    B::end_task(building("keel::model_builder::end_task"), s.checked("keel::model_builder::end_task"));
+    B::end_task(building("keel::model_builder::end_task"), detail::checked_handle(s, "keel::model_builder::end_task"));
   }
   /** @brief A task on bound stream @p s that starts bound stream @p target (CANN's aclrtActiveStream). */
   void activate(basic_stream_ref<B> s, basic_stream_ref<B> target) {
     static constexpr const char* api = "keel::model_builder::activate";
     (void)building(api);
-    B::activate_stream(s.checked(api), target.checked(api));
+    B::activate_stream(detail::checked_handle(s, api), detail::checked_handle(target, api));
   }
   /**
    * @brief A task on bound stream @p s that compares `*left` with `*right`
@@ -107,7 +107,7 @@ class [[nodiscard]] basic_model_builder {
                  compare_type type, basic_stream_ref<B> target) {
     static constexpr const char* api = "keel::model_builder::switch_to";
     (void)building(api);
-    B::switch_stream(s.checked(api), left, condition, right, type, target.checked(api));
+    B::switch_stream(detail::checked_handle(s, api), left, condition, right, type, detail::checked_handle(target, api));
   }
   /** @brief switch_to for 32- or 64-bit signed values, the type deduced. */
   template <class T, class = std::enable_if_t<std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::int64_t>>>
@@ -131,7 +131,7 @@ class [[nodiscard]] basic_model_builder {
  private:
   typename B::model_handle building(const char* api) const {
     if (!model_) throw_error(errc::invalid_state, api, "the build already ended");
-    return model_.native_handle();
+    return detail::handle_of(model_);
   }
   basic_model<B> model_;
 };
@@ -145,7 +145,7 @@ class [[nodiscard]] basic_model_builder {
 template <class B>
 void unbind(basic_model_ref<B> model, basic_stream_ref<B> s) {
   static_assert(detail::built_model_layer::check<B>::value);
-  B::unbind_stream(model.checked("keel::unbind"), s.checked("keel::unbind"));
+  B::unbind_stream(detail::checked_handle(model, "keel::unbind"), detail::checked_handle(s, "keel::unbind"));
 }
 
 /** @brief The built-model layer's handles (see KEEL_RUNTIME_STREAM_ALIASES). */

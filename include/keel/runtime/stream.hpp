@@ -67,6 +67,11 @@ struct handle_access {
     if (h == decltype(h){}) throw_empty(api);
     return h;
   }
+  // An owner (or view) of backend handle h, made by keel's own templates.
+  template <class Owner, class H>
+  static Owner make(H h) noexcept {
+    return Owner(h);
+  }
 };
 
 // The backend handle of a handle or view, null when empty.
@@ -272,7 +277,6 @@ class stream_ops {
   std::uint64_t id() const { return B::id_of(checked("keel::stream::id")); }
 
 
- private:
   /** @brief The flags and priority the stream was made with (aclrtStreamGetFlags, aclrtStreamGetPriority). */
   template <class SB = B>
   auto options() const -> decltype(SB::options_of(std::declval<typename SB::stream_handle>())) {
@@ -294,6 +298,7 @@ class stream_ops {
     return SB::runtime_id_of(checked("keel::stream::runtime_id"));
   }
 
+ private:
   typename B::stream_handle checked(const char* api) const {
     return checked_handle(static_cast<const Derived&>(*this), api);
   }
@@ -448,6 +453,16 @@ class basic_stream : public basic_stream_ref<B> {
   /** @brief Creates a stream on @p dev. */
   explicit basic_stream(device_type& dev) : base(detail::from_handle, B::create_stream(dev)) {}
   /**
+   * @brief Creates a stream on @p dev with @p options (aclrtCreateStreamWithConfig),
+   * on a backend with the stream-configuration layer.
+   * @throws keel::error invalid_parameter for flag bits no flag has or a
+   * priority outside the device's range; nothing is made.
+   */
+  template <class SB = B, class = decltype(SB::create_stream_with(std::declval<typename SB::device_type&>(),
+                                                                  std::declval<const stream_options&>()))>
+  basic_stream(device_type& dev, const stream_options& options)
+      : base(detail::from_handle, SB::create_stream_with(dev, options)) {}
+  /**
    * @brief Takes ownership of @p native, a stream of @p dev made elsewhere
    * (or one release() gave up): destroying the result destroys it.
    * @throws keel::error null_parameter; invalid_parameter when a keel stream
@@ -457,22 +472,6 @@ class basic_stream : public basic_stream_ref<B> {
    */
   static basic_stream from_native_handle(device_type& dev, native_handle_type native) {
     return basic_stream(base::view(dev, native, "keel::stream::from_native_handle", adoption::own));
-  explicit basic_stream(device_type& dev) : handle_(B::create_stream(dev)) {}
-  /**
-   * @brief Creates a stream on @p dev with @p options (aclrtCreateStreamWithConfig),
-   * on a backend with the stream-configuration layer.
-   * @throws keel::error invalid_parameter for flag bits no flag has or a
-   * priority outside the device's range; nothing is made.
-   */
-  template <class SB = B, class = decltype(SB::create_stream_with(std::declval<typename SB::device_type&>(),
-                                                                  std::declval<const stream_options&>()))>
-  basic_stream(device_type& dev, const stream_options& options) : handle_(SB::create_stream_with(dev, options)) {}
-  /** @brief Takes ownership of a native stream made elsewhere. @throws keel::error null_parameter. */
-  static basic_stream adopt(native_handle_type native) {
-    if (native == native_handle_type{}) throw_error(errc::null_parameter, "keel::stream::adopt", "null stream");
-    basic_stream s;
-    s.handle_.reset(native);
-    return s;
   }
   static basic_stream from_native_handle(device_type&, std::nullptr_t) = delete;  ///< no stream to own
   static basic_stream from_native_handle(device_type&, int) = delete;             ///< no stream to own
@@ -509,8 +508,8 @@ class basic_stream : public basic_stream_ref<B> {
    */
   template <class SB = B>
   auto discard() noexcept -> decltype(SB::destroy_stream_force(std::declval<typename SB::stream_handle>())) {
-    const native_handle_type h = handle_.release();
-    if (h != native_handle_type{}) SB::destroy_stream_force(h);
+    const auto h = std::exchange(this->handle_, typename B::stream_handle{});
+    if (h != typename B::stream_handle{}) SB::destroy_stream_force(h);
   }
 
   /** @brief Synchronizes (throwing what it reports), then destroys the stream. */
@@ -523,6 +522,7 @@ class basic_stream : public basic_stream_ref<B> {
   basic_stream_ref<B> ref() const noexcept { return *this; }
 
  private:
+  friend struct detail::handle_access;
   explicit basic_stream(typename B::stream_handle h) noexcept : base(detail::from_handle, h) {}
 };
 

@@ -247,8 +247,8 @@ enum class cond_task_type : int { if_ = 0, while_ = 1, switch_ = 2 };
 
 /// aclmdlRICondTaskParams (25-04_Structs.md), passed by value to aclmdlRIAddCondTask.
 struct cond_task_params {
-  cond_handle handle;
-  cond_task_type type;
+  cond_handle handle;          ///< the condition the task reads
+  cond_task_type type;         ///< IF, WHILE or SWITCH
   std::uint32_t size;          ///< branches: IF 1 or 2, WHILE 1, SWITCH at least 1
   model_handle* modelRIArray;  ///< filled with the body models
 };

@@ -80,16 +80,15 @@ KEEL_END_NAMESPACE
 #endif
 /// @endcond
 
-/**
- * @def KEEL_SEPARATE_COMPILATION
- * @brief Define it (as Asio's ASIO_SEPARATE_COMPILATION) to take keel's
- * heavy non-template functions, the error and throw paths first, from the
- * compiled keel_runtime library (CMake target keel::runtime, which must then
- * be linked) instead of compiling them inline in every translation unit
- * that includes keel: their headers then only declare them. Undefined (the
- * default) keel is header-only. Define it for all translation units of a
- * shared object or none; the functions behave the same either way.
- */
+// KEEL_SEPARATE_COMPILATION, which the user defines (so the API documentation
+// has no entry for it; README, "Header-only or separate compilation"):
+// Define it (as Asio's ASIO_SEPARATE_COMPILATION) to take keel's
+// heavy non-template functions, the error and throw paths first, from the
+// compiled keel_runtime library (CMake target keel::runtime, which must then
+// be linked) instead of compiling them inline in every translation unit
+// that includes keel: their headers then only declare them. Undefined (the
+// default) keel is header-only. Define it for all translation units of a
+// shared object or none; the functions behave the same either way.
 
 /**
  * @def KEEL_DECL

@@ -7,6 +7,7 @@
 #include <pthread.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -483,6 +484,12 @@ TEST_CASE("acl emulation: a callback on a stream in its error state is still del
     REQUIRE(api.aclrtMemsetAsync(&byte, 1, 1, 1, s) == 0);  // work: skipped
     REQUIRE(api.aclrtLaunchCallback(count, nullptr, keel::acl::callback_block::no_block, s) == 0);
     CHECK(api.aclrtSynchronizeStream(s) == 507015);
+    // ACL_CALLBACK_NO_BLOCK: the stream does not wait for the callback, so neither does the
+    // synchronize; the reporting thread delivers it soon after. Wait for it, bounded, then
+    // check it came exactly once.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (ran < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a second delivery would show here
     CHECK(ran == 2);
   }
   CHECK(byte == 0);

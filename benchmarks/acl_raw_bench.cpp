@@ -148,6 +148,23 @@ void BM_acl_raw_host_callback(benchmark::State& state) {
 }
 BENCHMARK(BM_acl_raw_host_callback)->UseRealTime();
 
+// The same host work as CANN's newer path wants it: aclrtLaunchHostFunc runs
+// the function in stream order with no subscribed thread. keel::acl uses it
+// when the runtime has it, so this (not the callback above, kept as a second,
+// informational baseline) is what keel's launch_host is held to.
+void BM_acl_raw_host_function(benchmark::State& state) {
+  raw_stream s;
+  if (!enter(state) || !s.make(state)) return;
+  std::atomic<std::uint64_t> counter{0};
+  int n = 0;
+  for (auto _ : state) {
+    if (!KEEL_RAW_OK(aclrtLaunchHostFunc(s.native, &count_call, &counter))) break;
+    if (++n % calls_per_synchronize == 0 && !KEEL_RAW_OK(aclrtSynchronizeStream(s.native))) break;
+  }
+  aclrtSynchronizeStream(s.native);
+}
+BENCHMARK(BM_acl_raw_host_function)->UseRealTime();
+
 bool capture(benchmark::State& state, aclrtStream s, const add_setup& add, aclmdlRI* model) {
   if (!KEEL_RAW_OK(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL))) return false;
   for (int i = 0; i < tasks_per_model; ++i)

@@ -3,7 +3,9 @@
 
 #include <keel/core/error.hpp>
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <system_error>
 
 TEST_CASE("error: carries the code, the API and the rule", "[core][error]") {
@@ -114,4 +116,23 @@ TEST_CASE("error: with no handler set, set_error_handler returns the default, ne
   CHECK(keel::set_error_handler(the_default) == &counting_handler);  // the default, set explicitly
   CHECK(keel::get_error_handler() == the_default);
   keel::set_error_handler(previous);
+}
+
+TEST_CASE("error: a composed rule reads exactly as the concatenation it replaces", "[core][error]") {
+  const std::string owned = "pool";
+  const std::string_view viewed = "kernel 'add'";
+  const std::uint64_t id = 18446744073709551615ull;  // the largest stream number
+  const std::int32_t negative = -7;
+  const unsigned char small = 200;
+  try {
+    keel::detail::throw_composed(keel::errc::invalid_state, "keel::test",
+                                 {"stream #", id, " of ", owned, ": ", viewed, ", value ", negative, ", byte ", small,
+                                  std::string_view{}, ""});
+    FAIL("throw_composed returned");
+  } catch (const keel::error& e) {
+    CHECK(e.code() == keel::errc::invalid_state);
+    CHECK(std::string(e.api()) == "keel::test");
+    CHECK(std::string(e.rule()) == "stream #" + std::to_string(id) + " of " + owned + ": " + std::string(viewed) +
+                                       ", value " + std::to_string(negative) + ", byte " + std::to_string(small));
+  }
 }

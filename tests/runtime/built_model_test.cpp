@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 
 #include "test_support.hpp"
 
@@ -16,6 +17,18 @@ using keel::compare_condition;
 using keel::errc;
 
 namespace {
+
+// The one report a builder left without end() or cancel() makes.
+void check_left_unfinished(keel::testing::recorded_reports& reports, bool by_exception) {
+  const auto got = reports.taken();
+  REQUIRE(got.size() == 1);
+  INFO(got[0].api << ": " << got[0].message);
+  CHECK(got[0].code == keel::errc::invalid_state);
+  CHECK(got[0].api == "keel::model_builder");
+  CHECK(got[0].message.find("left without end() or cancel()") != std::string::npos);
+  CHECK((got[0].message.find("by an exception") != std::string::npos) == by_exception);
+  CHECK(got[0].message.find("discarded") != std::string::npos);
+}
 
 template <class F>
 auto persistent(typename F::backend::device_type& d) {
@@ -130,6 +143,7 @@ KEEL_BACKEND_TEST("built model: a stream is bound only when persistent, to one m
   {
     keel::basic_model_builder<B> second{dev};
     KEEL_REQUIRE_ERROR(second.bind(p), errc::invalid_state, "one model at a time");
+    second.cancel();
   }
   stream q = persistent<TestType>(dev);
   {
@@ -158,17 +172,17 @@ KEEL_BACKEND_TEST("built model: the build ends with a head stream and an end tas
   stream a = persistent<TestType>(dev), b = persistent<TestType>(dev);
   keel::basic_model_builder<B> builder{dev};
   builder.bind(a);
-  KEEL_REQUIRE_ERROR(builder.end(), errc::invalid_state, "no head stream");
+  KEEL_REQUIRE_ERROR((void)builder.end(), errc::invalid_state, "no head stream");
   CHECK(builder.active());
   builder.bind(b, bound_stream::head);
-  KEEL_REQUIRE_ERROR(builder.end(), errc::invalid_state, "no end task");
+  KEEL_REQUIRE_ERROR((void)builder.end(), errc::invalid_state, "no end task");
   CHECK(builder.active());
   float tmp = 1.0f, other = 1.0f, out = 0.0f;
   TestType::axpy(b, &out, &tmp, &other, 1.0f);
   builder.end_task(b);
   model m = builder.end();
   CHECK_FALSE(builder.active());
-  KEEL_REQUIRE_ERROR(builder.end(), errc::invalid_state, "the build already ended");
+  KEEL_REQUIRE_ERROR((void)builder.end(), errc::invalid_state, "the build already ended");
   stream s{dev};
   m.execute(s);
   s.synchronize();
@@ -235,6 +249,7 @@ KEEL_BACKEND_TEST("built model: activation and switch tasks name another stream 
   builder.end_task(a);
   builder.end_task(b);
   model m = builder.end();
+  second.cancel();
   CHECK(m.task_count() == 3);
   float tmp = 1.0f, one = 1.0f, out = 0.0f;
   TestType::axpy(loose, &out, &tmp, &one, 1.0f);  // never bound: runs
@@ -242,12 +257,13 @@ KEEL_BACKEND_TEST("built model: activation and switch tasks name another stream 
   CHECK(out == 2.0f);
 }
 
-KEEL_BACKEND_TEST("built model: a builder left by an exception discards the model and unbinds its streams",
-                  "[runtime][built_model][rules]") {
+KEEL_BACKEND_TEST("built model: a builder left by an exception cancels, unbinds its streams and reports it",
+                  "[runtime][built_model][rules][scope]") {
   KEEL_USING_BACKEND(TestType);
   using B = typename TestType::backend;
   stream a = persistent<TestType>(dev);
   float tmp = 1.0f, other = 1.0f, out = 0.0f;
+  keel::testing::recorded_reports reports;
   try {
     keel::basic_model_builder<B> builder{dev};
     builder.bind(a, bound_stream::head);
@@ -255,6 +271,7 @@ KEEL_BACKEND_TEST("built model: a builder left by an exception discards the mode
     throw std::runtime_error("left");
   } catch (const std::runtime_error&) {
   }
+  check_left_unfinished(reports, true);
   CHECK(out == 0.0f);  // recorded into the discarded model, never run
   TestType::axpy(a, &out, &tmp, &other, 2.0f);
   a.synchronize();
@@ -282,7 +299,62 @@ KEEL_BACKEND_TEST("built model: a bound stream destroyed during the build refuse
     stream doomed = persistent<TestType>(dev);
     builder.bind(doomed);
   }
-  KEEL_REQUIRE_ERROR(builder.end(), errc::invalid_state, "was destroyed during the build");
+  KEEL_REQUIRE_ERROR((void)builder.end(), errc::invalid_state, "was destroyed during the build");
+  CHECK(builder.active());  // a refused end leaves the build to cancel
+  builder.cancel();
+  CHECK_FALSE(builder.active());
+}
+
+KEEL_BACKEND_TEST("built model: a builder left by an early return cancels, unbinds its streams and reports it",
+                  "[runtime][built_model][rules][scope]") {
+  KEEL_USING_BACKEND(TestType);
+  using B = typename TestType::backend;
+  stream a = persistent<TestType>(dev);
+  float tmp = 1.0f, other = 1.0f, out = 0.0f;
+  keel::testing::recorded_reports reports;
+  const auto build_or_give_up = [&](bool give_up) -> model {
+    keel::basic_model_builder<B> builder{dev};
+    builder.bind(a, bound_stream::head);
+    TestType::axpy(a, &out, &tmp, &other, 1.0f);
+    if (give_up) return model{};  // early return: never a silent end
+    builder.end_task(a);
+    return builder.end();
+  };
+  model none = build_or_give_up(true);
+  CHECK_FALSE(none);
+  check_left_unfinished(reports, false);
+  CHECK(out == 0.0f);                           // recorded into the discarded model, never run
+  TestType::axpy(a, &out, &tmp, &other, 2.0f);  // unbound again: runs
+  a.synchronize();
+  CHECK(out == 3.0f);
+  model built = build_or_give_up(false);  // the stream binds again; end() reports nothing
+  CHECK(reports.taken().empty());
+  CHECK(built.task_count() == 2);
+}
+
+KEEL_BACKEND_TEST(
+    "built model: cancel() drops the build without a report; end() and cancel() after it are refused or no-ops",
+    "[runtime][built_model][rules][scope]") {
+  KEEL_USING_BACKEND(TestType);
+  using B = typename TestType::backend;
+  stream a = persistent<TestType>(dev);
+  keel::testing::recorded_reports reports;
+  {
+    keel::basic_model_builder<B> builder{dev};
+    builder.bind(a, bound_stream::head);
+    CHECK(builder.active());
+    CHECK(builder.model());
+    builder.cancel();
+    CHECK_FALSE(builder.active());
+    CHECK_FALSE(builder.model());
+    builder.cancel();  // again: nothing to drop
+    KEEL_REQUIRE_ERROR((void)builder.end(), errc::invalid_state, "ended or was cancelled");
+    KEEL_REQUIRE_ERROR(builder.bind(a), errc::invalid_state, "ended or was cancelled");
+  }
+  CHECK(reports.taken().empty());  // cancelled: the destructor has nothing to report
+  keel::basic_model_builder<B> again{dev};
+  again.bind(a, bound_stream::head);  // the cancelled build unbound the stream
+  again.cancel();
 }
 
 #ifdef KEEL_ACL_EMULATION_DIR

@@ -2,15 +2,18 @@
 // The handle vocabulary on every backend ("... - host", "... - acl"): views
 // made from native handles, equality, from_native_handle round trips,
 // ownership (an owner owns, a view only views), owners passed where views are
-// taken, and the loan vocabulary of pooled events.
+// taken, the loan vocabulary of pooled events, and the RAII checklist for
+// contexts, conditions, destroy-callback registrations and memory pools.
 #include <catch2/catch.hpp>
 
 #include <cstddef>
 #include <cstdint>
+#include <thread>
 #include <type_traits>
 #include <utility>
 
 #include "keel/host/memory_pool.hpp"
+#include "keel/runtime/context.hpp"
 #include "test_support.hpp"
 #ifdef KEEL_ACL_EMULATION_DIR
 #include "keel/acl/memory_pool.hpp"
@@ -277,5 +280,328 @@ KEEL_BACKEND_TEST("handles: a pooled event's loan is reset to its pool, or relea
   pooled_event a = pool.acquire(s), b = pool.acquire(s);  // the released one freed a place
   CHECK(pool.size() == 2);
   KEEL_REQUIRE_ERROR(pool.acquire(s), keel::errc::resource_limit, "on loan");
+  s.synchronize();
+}
+
+// ---- the RAII checklist for the handles added last: contexts, conditions,
+// destroy-callback registrations, memory pools and their allocations --------
+
+namespace {
+template <class F>
+using context_of = keel::basic_context<typename F::backend>;
+template <class F>
+using context_ref_of = keel::basic_context_ref<typename F::backend>;
+
+// A destroy callback that counts its calls in the int it is given.
+void count_into(void* user) { ++*static_cast<int*>(user); }
+}  // namespace
+
+KEEL_BACKEND_TEST("handles: a context owner is its ref, speaks the native type and refuses 0 and nullptr",
+                  "[runtime][handles][context]") {
+  using F = TestType;
+  KEEL_USING_BACKEND(F);
+  using context = context_of<F>;
+  using context_ref = context_ref_of<F>;
+  using device_t = std::remove_reference_t<decltype(dev)>;
+  STATIC_REQUIRE(std::is_base_of_v<context_ref, context>);
+  STATIC_REQUIRE_FALSE(has_public_checked<context>::value);
+  STATIC_REQUIRE_FALSE(has_public_checked<context_ref>::value);
+  STATIC_REQUIRE_FALSE(has_public_get<context>::value);
+  STATIC_REQUIRE(std::is_constructible_v<context_ref, device_t&, typename context::native_handle_type>);
+  STATIC_REQUIRE_FALSE(std::is_constructible_v<context_ref, device_t&, int>);
+  STATIC_REQUIRE_FALSE(std::is_constructible_v<context_ref, device_t&, std::nullptr_t>);
+  STATIC_REQUIRE_FALSE(std::is_copy_constructible_v<context>);
+  STATIC_REQUIRE(std::is_nothrow_move_constructible_v<context>);
+  STATIC_REQUIRE(std::is_nothrow_move_assignable_v<context>);
+  STATIC_REQUIRE(std::is_trivially_copyable_v<context_ref>);
+  STATIC_REQUIRE(sizeof(context) == sizeof(context_ref));
+  // On ACL the native handle is the aclrtContext, not keel's record of it.
+  STATIC_REQUIRE(std::is_same_v<typename context::native_handle_type, typename F::backend::context_handle> ==
+                 F::is_host);
+}
+
+KEEL_BACKEND_TEST("handles: RAII checklist for contexts, every field after moves", "[runtime][handles][context]") {
+  using F = TestType;
+  KEEL_USING_BACKEND(F);
+  using context = context_of<F>;
+  using context_ref = context_ref_of<F>;
+  using native_t = typename context::native_handle_type;
+  context empty;
+  CHECK_FALSE(empty);
+  CHECK(empty.native_handle() == native_t{});
+  CHECK(empty == context_ref{});
+  KEEL_REQUIRE_ERROR(empty.device(), keel::errc::invalid_handle, "empty");
+
+  context a{dev};
+  REQUIRE(a);
+  const native_t native_a = a.native_handle();
+  CHECK(native_a != native_t{});
+  CHECK(a.ref().native_handle() == native_a);
+  CHECK(context_ref(dev, native_a) == a);  // a view made from the native handle finds the same context
+  CHECK(&a.device() == &dev);
+
+  SECTION("move construction leaves the source empty") {
+    context b{std::move(a)};
+    CHECK(b.native_handle() == native_a);
+    CHECK_FALSE(a);
+    CHECK(a.native_handle() == native_t{});
+    KEEL_REQUIRE_ERROR(a.make_current(), keel::errc::invalid_handle, "moved from");
+  }
+  SECTION("move assignment destroys the old context and takes the new") {
+    context b{dev};
+    const native_t native_b = b.native_handle();
+    b = std::move(a);
+    CHECK(b.native_handle() == native_a);
+    CHECK_FALSE(a);
+    if constexpr (!F::is_host) {
+      // ACL no longer knows the old one: keel destroyed it (aclrtDestroyContext).
+      CHECK(dev.functions().aclrtDestroyContext(native_b) != 0);
+    } else {
+      (void)native_b;
+    }
+  }
+  SECTION("self-move keeps the context") {
+    context& self = a;
+    a = std::move(self);
+    CHECK(a.native_handle() == native_a);
+    CHECK(&a.device() == &dev);
+  }
+  SECTION("swap exchanges both handles") {
+    context b{dev};
+    const native_t native_b = b.native_handle();
+    swap(a, b);
+    CHECK(a.native_handle() == native_b);
+    CHECK(b.native_handle() == native_a);
+    a.swap(b);
+    CHECK(a.native_handle() == native_a);
+  }
+  SECTION("release hands the native context over; from_native_handle takes it back") {
+    const native_t raw = a.release();
+    CHECK_FALSE(a);
+    CHECK(raw == native_a);
+    {
+      const context_ref view{dev, raw};  // released: still a context keel can view
+      keel::basic_context_scope<typename F::backend> current{view};
+      CHECK(view.is_current());
+    }
+    context again = context::from_native_handle(dev, raw);
+    CHECK(again.native_handle() == native_a);
+    CHECK(context_ref(dev, raw) == again);
+    KEEL_REQUIRE_ERROR(context::from_native_handle(dev, native_t{}), keel::errc::null_parameter, "null context");
+    if constexpr (!F::is_host) {
+      KEEL_REQUIRE_ERROR(context::from_native_handle(dev, raw), keel::errc::invalid_parameter, "owns this ACL handle");
+    }
+    again.reset();
+    CHECK_FALSE(again);
+  }
+  SECTION("reset and close empty the handle") {
+    a.reset();
+    CHECK_FALSE(a);
+    a.reset();  // again: nothing to destroy
+    context b{dev};
+    b.close();
+    CHECK_FALSE(b);
+  }
+}
+
+#ifdef KEEL_ACL_EMULATION_DIR
+TEST_CASE("handles: an aclrtContext made elsewhere is viewed, then owned and destroyed by keel - acl",
+          "[runtime][handles][context][acl]") {
+  using context = keel::basic_context<keel::acl::backend>;
+  using context_ref = keel::basic_context_ref<keel::acl::backend>;
+  keel::acl::device& dev = ::acl::device();
+  keel::acl::context_handle raw = nullptr;
+  std::thread maker([&] {  // aclrtCreateContext makes it current: on a thread of its own, which then ends
+    REQUIRE(dev.functions().aclrtCreateContext(&raw, dev.id()) == 0);
+  });
+  maker.join();
+  REQUIRE(raw != nullptr);
+  {
+    const context_ref view{dev, raw};
+    CHECK(view.native_handle() == raw);
+    CHECK(&view.device() == &dev);
+    CHECK(context_ref(dev, raw) == view);  // one record per native context
+  }
+  context owner = context::from_native_handle(dev, raw);
+  CHECK(owner == context_ref(dev, raw));
+  owner.reset();                                         // keel owns it now: aclrtDestroyContext
+  CHECK(dev.functions().aclrtDestroyContext(raw) != 0);  // ACL no longer knows it
+}
+#endif
+
+KEEL_BACKEND_TEST("handles: RAII checklist for conditions, a value speaking the native type", "[runtime][handles]") {
+  using F = TestType;
+  KEEL_USING_BACKEND(F);
+  using B = typename F::backend;
+  using condition = keel::basic_condition<B>;
+  STATIC_REQUIRE(std::is_trivially_copyable_v<condition>);
+  STATIC_REQUIRE_FALSE(
+      std::is_constructible_v<condition, typename B::condition_handle>);  // only make_condition makes one
+  STATIC_REQUIRE_FALSE(has_public_get<condition>::value);
+  STATIC_REQUIRE(std::is_same_v<typename condition::native_handle_type, typename B::condition_handle> == F::is_host);
+  const condition empty;
+  CHECK_FALSE(empty);
+  CHECK(empty.value() == nullptr);
+  CHECK(empty.native_handle() == typename condition::native_handle_type{});
+  CHECK(empty == condition{});
+
+  stream s{dev};
+  capture_scope capture{s};
+  const condition a = keel::make_condition<B>(s, 1), b = keel::make_condition<B>(s, 2, false);
+  REQUIRE(a);
+  CHECK(a.native_handle() != typename condition::native_handle_type{});
+  CHECK(a.value() != nullptr);
+  CHECK(a != b);
+  CHECK(a.native_handle() != b.native_handle());
+  condition copy = a;  // a value: copies name the same condition
+  CHECK(copy == a);
+  CHECK(copy.native_handle() == a.native_handle());
+  CHECK(copy.value() == a.value());
+  copy = b;
+  CHECK(copy == b);
+  CHECK(copy != a);
+  copy = condition{};
+  CHECK_FALSE(copy);
+  CHECK(copy == empty);
+  model m = capture.end();  // the model owns both conditions now
+  CHECK(a);
+}
+
+KEEL_BACKEND_TEST("handles: RAII checklist for destroy-callback registrations, every field after moves",
+                  "[runtime][handles][introspection]") {
+  using F = TestType;
+  KEEL_USING_BACKEND(F);
+  using registration = keel::basic_destroy_callback<typename F::backend>;
+  STATIC_REQUIRE_FALSE(std::is_copy_constructible_v<registration>);
+  STATIC_REQUIRE(std::is_nothrow_move_constructible_v<registration>);
+  STATIC_REQUIRE(std::is_nothrow_move_assignable_v<registration>);
+  const registration empty;
+  CHECK_FALSE(empty.active());
+  CHECK(empty == registration{});
+
+  int calls1 = 0, calls2 = 0;
+  captured<F> c1, c2;
+  registration r1 = c1.m.on_destroy(&count_into, &calls1);
+  registration r2 = c2.m.on_destroy(&count_into, &calls2);
+  CHECK(r1.active());
+  CHECK(r1 != r2);
+  CHECK(r1 != empty);
+
+  SECTION("move construction takes the model, the function and its argument") {
+    registration moved{std::move(r1)};
+    CHECK_FALSE(r1.active());
+    CHECK(r1 == empty);
+    CHECK(moved.active());
+    r1.reset();  // the moved-from one unregisters nothing
+    c1.m.reset();
+    CHECK(calls1 == 1);  // the moved registration still stood, with its argument
+    CHECK_FALSE(moved.active());
+  }
+  SECTION("move assignment unregisters the old registration and takes the new") {
+    r1 = std::move(r2);
+    CHECK_FALSE(r2.active());
+    CHECK(r1.active());
+    c1.m.reset();
+    CHECK(calls1 == 0);  // unregistered by the assignment
+    r1.reset();
+    c2.m.reset();
+    CHECK(calls2 == 0);  // the taken registration was c2's: reset unregistered it
+  }
+  SECTION("self-move keeps the registration") {
+    registration& self = r1;
+    r1 = std::move(self);
+    CHECK(r1.active());
+    c1.m.reset();
+    CHECK(calls1 == 1);
+  }
+  SECTION("swap exchanges every field") {
+    swap(r1, r2);
+    r1.reset();  // now c2's registration
+    c1.m.reset();
+    c2.m.reset();
+    CHECK(calls1 == 1);
+    CHECK(calls2 == 0);
+  }
+  SECTION("release leaves the callback registered; reset unregisters it") {
+    r1.release();
+    CHECK_FALSE(r1.active());
+    CHECK(r1 == empty);
+    r2.reset();
+    CHECK_FALSE(r2.active());
+    c1.m.reset();
+    c2.m.reset();
+    CHECK(calls1 == 1);
+    CHECK(calls2 == 0);
+  }
+}
+
+KEEL_BACKEND_TEST("handles: RAII checklist for memory pools and their allocations", "[runtime][handles][memory_pool]") {
+  using F = TestType;
+  KEEL_USING_BACKEND(F);
+  using pool_t = keel::basic_memory_pool<typename F::backend>;
+  using pool_ref = keel::basic_memory_pool_ref<typename F::backend>;
+  using buffer_t = keel::basic_pool_buffer<typename F::backend>;
+  STATIC_REQUIRE(std::is_base_of_v<pool_ref, pool_t>);
+  STATIC_REQUIRE_FALSE(std::is_copy_constructible_v<pool_t>);
+  STATIC_REQUIRE_FALSE(std::is_copy_constructible_v<buffer_t>);
+  STATIC_REQUIRE(std::is_nothrow_move_assignable_v<pool_t>);
+  STATIC_REQUIRE(std::is_nothrow_move_assignable_v<buffer_t>);
+  stream s{dev};
+  const pool_t empty_pool;
+  const buffer_t empty_buffer;
+  CHECK_FALSE(empty_pool);
+  CHECK_FALSE(empty_buffer);
+  CHECK(empty_pool == pool_ref{});
+  KEEL_REQUIRE_ERROR(empty_pool.statistics(), keel::errc::invalid_handle, "empty");
+  KEEL_REQUIRE_ERROR(empty_buffer.data(), keel::errc::invalid_handle, "empty");
+
+  pool_t p{dev}, q{dev};
+  const pool_ref view_p = p;
+  CHECK(view_p == p);
+  CHECK(p != q);
+  buffer_t x = p.allocate(s, 64), y = p.allocate(s, 128);
+  void* const data_x = x.data();
+  const std::size_t used_by_both = p.statistics().used;
+  CHECK(used_by_both >= 192);
+
+  SECTION("a buffer's move construction, move assignment (releasing the old), self-move and swap") {
+    buffer_t moved{std::move(x)};
+    CHECK_FALSE(x);
+    CHECK(moved.data() == data_x);
+    CHECK(moved.size() == 64);
+    CHECK(moved.from(p));
+    moved = std::move(y);  // the 64-byte allocation is released
+    CHECK_FALSE(y);
+    CHECK(moved.size() == 128);
+    s.synchronize();
+    CHECK(p.statistics().used < used_by_both);
+    buffer_t& self = moved;
+    moved = std::move(self);
+    CHECK(moved.size() == 128);
+    buffer_t other = q.allocate(s, 32);
+    swap(moved, other);
+    CHECK(moved.size() == 32);
+    CHECK(moved.from(q));
+    CHECK(other.size() == 128);
+    CHECK(other.from(p));
+  }
+  SECTION("a buffer's reset releases it; a pool's move, self-move, swap and reset") {
+    x.reset();
+    CHECK_FALSE(x);
+    CHECK(x == empty_buffer);
+    pool_t moved{std::move(p)};
+    CHECK_FALSE(p);
+    CHECK(moved == view_p);  // the same pool, now held by another owner
+    CHECK(y.from(moved));
+    pool_t& self = moved;
+    moved = std::move(self);
+    CHECK(moved == view_p);
+    swap(moved, q);
+    CHECK(q == view_p);
+    CHECK(moved != view_p);
+    moved.reset();
+    CHECK_FALSE(moved);
+    y.reset();
+  }
   s.synchronize();
 }

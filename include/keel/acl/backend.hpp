@@ -55,14 +55,18 @@ struct native : capture_calls, event_calls, task_group_calls, built_model_calls,
   using event_calls::to_native;
   using capture_calls::to_native;
   using task_group_calls::to_native;
+  using context_calls::to_native;
+  using conditional_calls::to_native;
   using stream_calls::from_native;
   using event_calls::from_native;
   using capture_calls::from_native;
   using task_group_calls::from_native;
+  using context_calls::from_native;
   using stream_calls::release_native;
   using event_calls::release_native;
   using capture_calls::release_native;
   using task_group_calls::release_native;
+  using context_calls::release_native;
 };
 /// @endcond
 

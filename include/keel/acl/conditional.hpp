@@ -33,6 +33,8 @@ struct conditional_calls : native_types {
 
   static checked::condition_books& condition_books_of(condition_handle c) noexcept { return c->books; }
   static std::uint64_t* condition_ptr(condition_handle c) noexcept { return c->value; }
+  /** The aclmdlRICondHandle under keel's record. */
+  static acl::cond_handle to_native(condition_handle c) noexcept { return c->native; }
   static checked::body_books<stream_box*>* body_books_of(model_handle m) noexcept { return m->body.get(); }
 
   static condition_handle condition_create(stream_handle s, std::uint32_t default_value, bool assign) {

@@ -13,6 +13,7 @@
 
 #include "keel/acl/detail/handles.hpp"
 #include "keel/acl/device.hpp"
+#include "keel/runtime/backend/native.hpp"
 #include "keel/runtime/checked/context.hpp"
 
 #include "keel/core/config.hpp"
@@ -69,6 +70,54 @@ struct context_calls : native_types {
 
   static device_type& native_context_device(context_handle c) noexcept { return *c->dev; }
 
+  /** The aclrtContext under keel's record. */
+  static acl::context_handle to_native(context_handle c) noexcept { return c->native; }
+  /**
+   * keel's record of @p native (context_ref(dev, native),
+   * context::from_native_handle): the one keel has (a keel context's, one met
+   * as a thread's current context, one released), or a new one for a
+   * context made elsewhere, which keel keeps for the process unless an owner
+   * takes it. An owner takes the ACL context: destroying the owner destroys it.
+   */
+  static context_handle from_native(device_type& dev, acl::context_handle native, adoption how,
+                                    handle_tag<context_handle>, const char* api) {
+    std::lock_guard<std::mutex> lock(registry().m);
+    auto& r = registry();
+    auto it = r.boxes.find(native);
+    if (it != r.boxes.end()) {
+      context_box* box = it->second;
+      if (box->dev != &dev) return box;  // the caller refuses a context of another device
+      if (how == adoption::own) {
+        if (!box->adopted)
+          throw_error(::keel::errc::invalid_parameter, api,
+                      "a keel context owns this ACL handle already (release() it first)");
+        take_adopted(box);
+      }
+      return box;
+    }
+    auto box = std::make_unique<context_box>();
+    box->native = native;
+    box->dev = &dev;
+    box->adopted = how == adoption::view;
+    if (box->adopted) r.adopted.reserve(r.adopted.size() + 1);  // may throw: nothing taken yet
+    r.boxes.emplace(native, box.get());                         // may throw: nothing taken yet
+    if (!box->adopted) return box.release();
+    r.adopted.push_back(std::move(box));
+    return r.adopted.back().get();
+  }
+  /** The owner gives the ACL context up: keel keeps its record for the process (views keep working). */
+  static acl::context_handle release_native(context_handle c) noexcept {
+    std::lock_guard<std::mutex> lock(registry().m);
+    try {
+      registry().adopted.emplace_back(c);
+      c->adopted = true;
+    } catch (...) {
+      // Out of memory: the record is kept by nobody but stays valid (it is never destroyed).
+      c->adopted = true;
+    }
+    return c->native;
+  }
+
   // aclrtGetCurrentContext, as keel's record (one made for a context keel did
   // not make); none when ACL says the thread has no context. The last answer
   // is kept per thread, so a scope pays one map look-up only on a change.
@@ -120,6 +169,19 @@ struct context_calls : native_types {
     acl::context_handle native = nullptr;
     context_box* box = nullptr;
   };
+  // An owner takes a record keel kept (made elsewhere, or released): the
+  // registry lock is held. The record's storage becomes the owner's.
+  static void take_adopted(context_box* box) noexcept {
+    auto& kept = registry().adopted;
+    for (auto& p : kept)
+      if (p.get() == box) {
+        (void)p.release();
+        p = std::move(kept.back());
+        kept.pop_back();
+        break;
+      }
+    box->adopted = false;
+  }
   static seen& last_seen() noexcept {
     thread_local seen s;
     return s;

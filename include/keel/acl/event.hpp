@@ -20,7 +20,8 @@ KEEL_BEGIN_NAMESPACE namespace acl::detail {
 struct event_calls : native_types {
   static event_handle create_event(device_type& dev, keel::event_flags flags) {
     auto box = std::make_unique<event_box>();
-    // ACL_EVENT_SYNC, ACL_EVENT_TIME_LINE, ACL_EVENT_EXTERNAL (07_event_management.md).
+    // ACL_EVENT_SYNC, ACL_EVENT_TIME_LINE, ACL_EVENT_EXTERNAL
+    // (hicann/runtime docs/zh/api_ref/07_event_management.md).
     const std::uint32_t flag = flags == keel::event_flags::external ? acl::event_flags::external
                                : flags == keel::event_flags::timing ? acl::event_flags::time_line
                                                               : acl::event_flags::sync;

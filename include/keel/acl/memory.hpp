@@ -100,7 +100,8 @@ struct memory_calls : native_types {
     } catch (...) {
       return false;
     }
-    // ACL_EVENT_SYNC (07_event_management.md): a plain event, queried later.
+    // ACL_EVENT_SYNC (hicann/runtime docs/zh/api_ref/07_event_management.md):
+    // a plain event, queried later.
     if (e == nullptr &&
         (!a.aclrtCreateEventWithFlag || a.aclrtCreateEventWithFlag.get()(&e, acl::event_flags::sync) != 0))
       return false;

@@ -292,7 +292,8 @@ struct call_identity<R (*)(P...)> {
 
 // ACLNN_ERR_RUNTIME_ERROR (361001) says only that the operator's call into
 // the runtime failed. The runtime keeps the thread's last error code
-// (aclrtGetLastError, 13_exception_handling.md), so keel clears it before the
+// (aclrtGetLastError, hicann/runtime docs/zh/api_ref/13_exception_handling.md),
+// so keel clears it before the
 // launch and, on 361001, reports the runtime's own status: its code names
 // the broken rule (107030 is a capture_violation), and the message keeps 361001.
 //

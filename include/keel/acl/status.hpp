@@ -346,8 +346,9 @@ constexpr int keel_condition(status code) noexcept {
     case 107041:  // ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC
     case 507903:  // ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED
       return static_cast<int>(keel::errc::capture_violation);
-    // Task groups and their update: docs/zh/api_ref/15_model_running_instance
-    // _management.md names 507009 for a non-aclnn task inside a group.
+    // Task groups and their update: hicann/runtime docs/zh/api_ref/
+    // 15_model_running_instance_management.md names 507009 for a non-aclnn
+    // task inside a group.
     case 107033:  // ACL_ERROR_STREAM_TASK_GROUP_STATUS
     case 107034:  // ACL_ERROR_STREAM_TASK_GROUP_INTR
     case 107040:  // ACL_ERROR_RT_MODEL_UPDATE_FAILED

@@ -236,7 +236,8 @@ inline constexpr std::uint32_t cpu_schedule = 0x10U;
 inline constexpr std::uint32_t device_use_only = 0x20U;
 }  // namespace stream_flags
 
-/// aclmdlRICondHandle: a condition of a model being captured (15_model_running_instance_management.md).
+/// aclmdlRICondHandle: a condition of a model being captured (hicann/runtime
+/// docs/zh/api_ref/15_model_running_instance_management.md).
 using cond_handle = void*;
 
 /// aclmdlRICondHandleFlag (0: the program manages the value).
@@ -245,7 +246,7 @@ enum class cond_handle_flag : int { none = 0, assign_default = 1 };
 /// aclmdlRICondTaskType.
 enum class cond_task_type : int { if_ = 0, while_ = 1, switch_ = 2 };
 
-/// aclmdlRICondTaskParams (25-04_Structs.md), passed by value to aclmdlRIAddCondTask.
+/// aclmdlRICondTaskParams (hicann/runtime docs/zh/api_ref/25-04_Structs.md), passed by value to aclmdlRIAddCondTask.
 struct cond_task_params {
   cond_handle handle;          ///< the condition the task reads
   cond_task_type type;         ///< IF, WHILE or SWITCH

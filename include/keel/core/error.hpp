@@ -4,10 +4,13 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstring>
 #include <exception>
+#include <initializer_list>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <type_traits>
 #include <utility>
@@ -200,6 +203,41 @@ class error : public std::system_error {
 [[noreturn]] KEEL_COLD KEEL_DECL void throw_error(errc code, const char* api, const std::string& rule);
 [[noreturn]] KEEL_COLD KEEL_DECL void throw_error(errc code, const std::string& api, const std::string& rule);
 /** @} */
+
+/// @cond
+namespace detail {
+// One piece of a rule's text that a cold throw helper assembles: a C string,
+// a std::string's characters, or an integer. A template's throw site passes
+// its pieces (a pointer and a size each, or a number) and builds nothing;
+// the message is built in throw_composed, out of line.
+class message_piece {
+ public:
+  message_piece(const char* text) noexcept : text_(text), size_(npos) {}
+  message_piece(const std::string& text) noexcept : text_(text.data()), size_(text.size()) {}
+  message_piece(std::string_view text) noexcept : text_(text.data()), size_(text.size()) {}
+  template <
+      class Int,
+      std::enable_if_t<std::is_integral_v<Int> && !std::is_same_v<Int, bool> && !std::is_same_v<Int, char>, int> = 0>
+  message_piece(Int n) noexcept
+      : size_(std::is_signed_v<Int> ? signed_number : unsigned_number), number_(static_cast<unsigned long long>(n)) {}
+
+  // Appends the piece to @p out (may throw std::bad_alloc).
+  KEEL_DECL void append_to(std::string& out) const;
+
+ private:
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);  // text_ is NUL-terminated
+  static constexpr std::size_t unsigned_number = npos - 1;           // number_ holds the value
+  static constexpr std::size_t signed_number = npos - 2;             // number_ holds a long long's bits
+  const char* text_ = nullptr;
+  std::size_t size_;
+  unsigned long long number_ = 0;
+};
+
+// Throws keel::error(code, api, the pieces joined). Cold, never inlined.
+[[noreturn]] KEEL_COLD KEEL_DECL void throw_composed(errc code, const char* api,
+                                                     std::initializer_list<message_piece> pieces);
+}  // namespace detail
+/// @endcond
 
 /**
  * @brief Called when a destructor (which must not throw) meets a failure:

@@ -15,6 +15,7 @@
 
 #include "keel/core/error.hpp"
 #include "keel/runtime/backend/conditional.hpp"
+#include "keel/runtime/backend/native.hpp"
 #include "keel/runtime/model.hpp"
 #include "keel/runtime/stream.hpp"
 
@@ -33,22 +34,34 @@ KEEL_BEGIN_NAMESPACE
  */
 template <class B>
 class basic_condition {
+  using native_of = detail::native_of<B, typename B::condition_handle>;
+
  public:
-  /// The backend's native handle type.
-  using native_handle_type = typename B::condition_handle;
+  /// The vendor's condition handle (aclmdlRICondHandle on ACL; the backend's own handle where it has no vendor).
+  using native_handle_type = typename native_of::type;
+  /// An empty condition.
   constexpr basic_condition() noexcept = default;
   /// The device value (CANN's aclmdlRICondHandleGetCondPtr); null for an empty condition.
-  std::uint64_t* value() const noexcept { return native_ != native_handle_type{} ? B::condition_value(native_) : nullptr; }
-  /// The native handle, null when empty.
-  constexpr native_handle_type native_handle() const noexcept { return native_; }
+  std::uint64_t* value() const noexcept {
+    return handle_ != typename B::condition_handle{} ? B::condition_value(handle_) : nullptr;
+  }
+  /// The vendor's native handle (aclmdlRICondHandle on ACL), null when empty.
+  native_handle_type native_handle() const noexcept { return native_of::to(handle_); }
   /// Whether this names a condition.
-  constexpr explicit operator bool() const noexcept { return native_ != native_handle_type{}; }
+  constexpr explicit operator bool() const noexcept { return handle_ != typename B::condition_handle{}; }
+  /// Whether both name the same condition (or both are empty).
+  friend constexpr bool operator==(const basic_condition& a, const basic_condition& b) noexcept {
+    return a.handle_ == b.handle_;
+  }
+  /// Whether they name different conditions.
+  friend constexpr bool operator!=(const basic_condition& a, const basic_condition& b) noexcept { return !(a == b); }
 
  private:
+  friend struct detail::handle_access;
   template <class B2>
   friend basic_condition<B2> make_condition(basic_stream_ref<B2>, std::uint32_t, bool);
-  constexpr explicit basic_condition(native_handle_type n) noexcept : native_(n) {}
-  native_handle_type native_{};
+  constexpr explicit basic_condition(typename B::condition_handle h) noexcept : handle_(h) {}
+  typename B::condition_handle handle_{};  // the backend's handle (its record of the condition); null when empty
 };
 
 /**
@@ -83,7 +96,7 @@ std::vector<basic_model_ref<B>> add_conditional(basic_stream_ref<B> s, basic_con
   static constexpr const char* api = "keel::add_conditional";
   if (!c) throw_error(errc::invalid_handle, api, "empty condition");
   std::vector<typename B::model_handle> natives(branches);
-  B::add_conditional(detail::checked_handle(s, api), c.native_handle(), kind, branches, natives.data());
+  B::add_conditional(detail::checked_handle(s, api), detail::handle_of(c), kind, branches, natives.data());
   std::vector<basic_model_ref<B>> bodies;
   bodies.reserve(branches);
   for (auto n : natives) bodies.push_back(basic_model_ref<B>(detail::from_handle, n));

@@ -366,8 +366,8 @@ class basic_external_event_pool {
         e = basic_event<B>(*device_, event_flags::external);
         ++books_->made;
       } else {
-        throw_error(errc::resource_limit, "keel::external_event_pool::acquire",
-                    "all " + std::to_string(capacity_) + " external events of the pool are on loan");
+        ::keel::detail::throw_composed(errc::resource_limit, "keel::external_event_pool::acquire",
+                                       {"all ", capacity_, " external events of the pool are on loan"});
       }
     }
     basic_pooled_event<B> loan(books_, std::move(e));  // a failed reset gives the event back

@@ -235,7 +235,7 @@ class basic_memory_pool_ref {
  * memory is deferred: the pool takes no new allocations from its owner, and
  * its memory goes back to the backend when the last holder lets go.
  *
- * Ownership: unique (move-only); the memory it reserved is freed when the
+ * Ownership: unique (move-only; reset, swap); the memory it reserved is freed when the
  * pool and every holder are gone. Thread safety: every call is thread-safe.
  * Exceptions: as basic_memory_pool_ref; the constructor throws what
  * creating the pool's own stream throws; the destructor is noexcept.
@@ -276,6 +276,10 @@ class basic_memory_pool : public basic_memory_pool_ref<B> {
   void reset() noexcept {
     if (auto* c = std::exchange(this->core_, nullptr)) detail::pool_core<B>::unhold_and_delete(c);
   }
+  /// Exchanges what this and the other pool hold.
+  void swap(basic_memory_pool& other) noexcept { std::swap(this->core_, other.core_); }
+  /// Exchanges what @p a and @p b hold.
+  friend void swap(basic_memory_pool& a, basic_memory_pool& b) noexcept { a.swap(b); }
   /** @brief Whether allocations, spans, models or capture scopes still hold the pool's memory. */
   bool held() const { return this->core("keel::memory_pool::held")->holders() > 1; }
 };

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <type_traits>
 #include <utility>
 
@@ -46,10 +47,14 @@ basic_stream<B> make_persistent_stream(typename B::device_type& dev) {
  * stream destroyed; after end(), bound streams take no work until unbound
  * (unbind(), or the model's destruction).
  *
- * Ownership: owns the model being built; neither copyable nor movable. A
- * builder left without end() (an exception, an early return) discards the
- * half-built model and unbinds its streams. Thread safety: one thread builds.
- * Exceptions: keel::error (resource_limit for the device's live models).
+ * It finishes as every keel scope does: end() yields the model, cancel()
+ * drops it; a builder left without either (an exception, an early return)
+ * cancels (discards the half-built model and unbinds its streams) and
+ * reports "left without end() or cancel()" to keel's error handler.
+ *
+ * Ownership: owns the model being built; neither copyable nor movable.
+ * Thread safety: one thread builds. Exceptions: keel::error (resource_limit
+ * for the device's live models); cancel() and the destructor are noexcept.
  *
  * Host backend: a built model runs on the executing stream, its head parts in
  * bind order; an activation runs the activated part at that point, a switch
@@ -80,8 +85,14 @@ class [[nodiscard]] basic_model_builder {
   explicit basic_model_builder(typename B::device_type& dev) : model_(detail::handle_access::make<basic_model<B>>(B::build_begin(dev))) {}
   basic_model_builder(const basic_model_builder&) = delete;
   basic_model_builder& operator=(const basic_model_builder&) = delete;
-  /// Discards the model if end() was not called (its streams are unbound).
-  ~basic_model_builder() = default;
+  /// Left without end() or cancel() (an early return, an exception): cancels, and reports it, as every scope does.
+  ~basic_model_builder() {
+    if (!active()) return;
+    cancel();
+    detail::report_scope_left_unfinished("keel::model_builder",
+                                         "the half-built model was discarded and its streams unbound",
+                                         std::uncaught_exceptions() > exceptions_);
+  }
 
   /** @brief Binds @p s (persistent, unbound, not capturing) as a head stream or one a task activates. */
   void bind(basic_stream_ref<B> s, bound_stream role = bound_stream::activated) {
@@ -117,23 +128,31 @@ class [[nodiscard]] basic_model_builder {
               target);
   }
 
-  /** @brief Ends the build (CANN's aclmdlRIBuildEnd) and returns the model; the builder is empty afterwards. */
-  basic_model<B> end() {
+  /**
+   * @brief Ends the build (CANN's aclmdlRIBuildEnd) and returns the model; the
+   * builder is inactive afterwards. @throws keel::error invalid_state (ended
+   * or cancelled already, or a rule of the end: the builder stays active and
+   * may still be cancelled).
+   */
+  [[nodiscard]] basic_model<B> end() {
     B::build_end(building("keel::model_builder::end"));
     return std::move(model_);
   }
+  /** @brief Drops the build: the half-built model is discarded, its streams unbound. Throws: nothing. */
+  void cancel() noexcept { model_.reset(); }
 
-  /// Whether the builder still holds a model being built.
+  /// Whether the build is in progress (neither ended nor cancelled).
   bool active() const noexcept { return static_cast<bool>(model_); }
   /// The model being built (empty after end()).
   basic_model_ref<B> model() const noexcept { return model_.ref(); }
 
  private:
   typename B::model_handle building(const char* api) const {
-    if (!model_) throw_error(errc::invalid_state, api, "the build already ended");
+    if (!model_) throw_error(errc::invalid_state, api, "the build already ended or was cancelled");
     return detail::handle_of(model_);
   }
   basic_model<B> model_;
+  int exceptions_ = std::uncaught_exceptions();
 };
 
 /**

@@ -27,7 +27,7 @@ class model_ops;
  * model calls `fn(user)` on the thread that destroys it, once; dropping the
  * registration first unregisters it.
  *
- * Ownership: unique (movable); holds the model's life flag, not the model.
+ * Ownership: unique (movable, reset, release, swap); holds the model's life flag, not the model.
  * Thread safety: not synchronised with the model's destruction: drop the
  * registration before the model, or after it on the destroying thread.
  * Exceptions: the destructor and release() are noexcept; an unregistration
@@ -78,6 +78,24 @@ class [[nodiscard]] basic_destroy_callback {
   void release() noexcept {
     fn_ = nullptr;
     alive_.reset();
+  }
+  /// Exchanges what this and the other registration hold.
+  void swap(basic_destroy_callback& other) noexcept {
+    std::swap(model_, other.model_);
+    std::swap(fn_, other.fn_);
+    std::swap(user_, other.user_);
+    alive_.swap(other.alive_);
+  }
+  /// Exchanges what @p a and @p b hold.
+  friend void swap(basic_destroy_callback& a, basic_destroy_callback& b) noexcept { a.swap(b); }
+  /// Whether both hold the same registration (the model's function and argument), or both are empty.
+  friend bool operator==(const basic_destroy_callback& a, const basic_destroy_callback& b) noexcept {
+    if (a.fn_ == nullptr || b.fn_ == nullptr) return a.fn_ == b.fn_;
+    return a.model_ == b.model_ && a.fn_ == b.fn_ && a.user_ == b.user_;
+  }
+  /// Whether they hold different registrations.
+  friend bool operator!=(const basic_destroy_callback& a, const basic_destroy_callback& b) noexcept {
+    return !(a == b);
   }
 
  private:

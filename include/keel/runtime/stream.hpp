@@ -42,9 +42,12 @@ std::chrono::microseconds to_wait_budget(std::chrono::duration<Rep, Period> time
 // Throws invalid_handle for a call on an empty handle; cold, out of line.
 [[noreturn]] KEEL_COLD KEEL_DECL void throw_empty(const char* api);
 
-[[noreturn]] inline void throw_null_native(const char* api, const char* what) {
-  throw_error(errc::null_parameter, api, std::string("null ") + what);
-}
+// Throws null_parameter "null <what>" for a null native handle; cold, out of line.
+[[noreturn]] KEEL_COLD KEEL_DECL void throw_null_native(const char* api, const char* what);
+
+// Throws invalid_parameter "the <what> belongs to another device" for a
+// native handle viewed or adopted through another device; cold, out of line.
+[[noreturn]] KEEL_COLD KEEL_DECL void throw_of_other_device(const char* api, const char* what);
 
 // Selects a handle's constructor from the backend's handle (keel's record),
 // which only keel's own templates make.
@@ -100,7 +103,7 @@ H view_native(Device& dev, typename native_of<B, H>::type native, adoption how, 
   if (native == typename native_of<B, H>::type{}) throw_null_native(api, what);
   H h = native_of<B, H>::from(dev, native, how, api, std::forward<Extra>(extra)...);
   if constexpr (std::is_same_v<typename native_of<B, H>::type, H> && has_device_of<B, H>::value) {
-    if (&B::device_of(h) != &dev) throw_error(errc::invalid_parameter, api, std::string("the ") + what + " belongs to another device");
+    if (&B::device_of(h) != &dev) throw_of_other_device(api, what);
   }
   return h;
 }
@@ -221,9 +224,9 @@ class stream_ops {
    */
   void copy_async(const memory_span& dst, const memory_span& src) const {
     if (dst.bytes < src.bytes)
-      throw_error(errc::invalid_parameter, "keel::stream::copy_async",
-                  "the destination (" + std::to_string(dst.bytes) + " bytes) is smaller than the source (" +
-                      std::to_string(src.bytes) + " bytes)");
+      ::keel::detail::throw_composed(
+          errc::invalid_parameter, "keel::stream::copy_async",
+          {"the destination (", dst.bytes, " bytes) is smaller than the source (", src.bytes, " bytes)"});
     B::copy_async(checked("keel::stream::copy_async"), dst.data, src.data, src.bytes,
                   copy_direction(dst.where, src.where), dst.owner, src.owner);
   }

@@ -75,8 +75,8 @@ template <class B>
 basic_pool_buffer<B> allocate_workspace(basic_stream_ref<B> stream, std::size_t bytes) {
   basic_memory_pool_ref<B> pool = registered_pool(stream);
   if (!pool)
-    throw_error(errc::invalid_state, "keel::allocate_workspace",
-                "stream " + std::to_string(stream.id()) + " has no registered allocator (register a pool first)");
+    ::keel::detail::throw_composed(errc::invalid_state, "keel::allocate_workspace",
+                                   {"stream ", stream.id(), " has no registered allocator (register a pool first)"});
   return pool.allocate(stream, bytes);
 }
 
@@ -108,9 +108,9 @@ class [[nodiscard]] basic_allocator_registration {
       std::lock_guard<std::mutex> lock(r.m);
       auto [it, fresh] = r.pools.emplace(s, pool);
       if (!fresh)
-        throw_error(errc::invalid_state, api,
-                    "stream " + std::to_string(stream.id()) + " already has a registered allocator (" +
-                        it->second.name() + "); drop that registration first");
+        ::keel::detail::throw_composed(errc::invalid_state, api,
+                                       {"stream ", stream.id(), " already has a registered allocator (",
+                                        it->second.name(), "); drop that registration first"});
     }
     try {
       stream_allocator_hooks<B>::attach(stream, pool);

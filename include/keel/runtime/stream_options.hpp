@@ -12,7 +12,8 @@ KEEL_BEGIN_NAMESPACE
 
 /**
  * @brief A stream's creation flags, one bit each, with CANN's values
- * (06_stream_management.md, aclrtCreateStreamWithConfig): `fast_launch`
+ * (hicann/runtime docs/zh/api_ref/06_stream_management.md,
+ * aclrtCreateStreamWithConfig): `fast_launch`
  * pre-allocates launch resources, `fast_sync` polls in synchronize,
  * `persistent` keeps its tasks for a model built on the stream (bound with
  * aclmdlRIBindStream), `huge` holds more tasks, `cpu_schedule` carries AI CPU

@@ -31,6 +31,24 @@ KEEL_NOINLINE KEEL_DECL void throw_error(errc code, const std::string& api, cons
 }
 
 namespace detail {
+KEEL_DECL void message_piece::append_to(std::string& out) const {
+  if (size_ == unsigned_number) {
+    out += std::to_string(number_);
+  } else if (size_ == signed_number) {
+    out += std::to_string(static_cast<long long>(number_));
+  } else if (size_ == npos) {
+    if (text_ != nullptr) out += text_;
+  } else {
+    out.append(text_, size_);  // an empty string_view may have no data: append(nullptr, 0) is fine
+  }
+}
+
+KEEL_NOINLINE KEEL_DECL void throw_composed(errc code, const char* api, std::initializer_list<message_piece> pieces) {
+  std::string rule;
+  for (const message_piece& piece : pieces) piece.append_to(rule);
+  throw error(code, api, rule);
+}
+
 KEEL_NOINLINE KEEL_DECL void default_error_handler(std::error_code code, const char* api, const char* message) noexcept {
   std::fprintf(stderr, "keel: %s failed in a destructor: %s (%s:%d)\n", api, message, code.category().name(),
                code.value());

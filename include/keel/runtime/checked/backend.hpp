@@ -376,14 +376,14 @@ struct backend : Native {
     auto& sb = N::books(s);
     auto& db = N::books(N::device_of(s));
     if (!sb.session)
-      throw_error(errc::invalid_state, api,
-                  detail::describe_stream(N::id_of(s)) + " changed capture state while work was issued to it");
+      ::keel::detail::throw_composed(errc::invalid_state, api,
+                                     {"stream #", N::id_of(s), " changed capture state while work was issued to it"});
     capture_t& c = *sb.session;
     check_may_issue(db, s, api);
     if (c.group_open && db.group_stream == s)
-      throw_error(errc::capture_violation, api,
-                  std::string("only operator launches may be marked into a task group, not ") + detail::kind_name(k) +
-                      "; " + detail::describe_capture(c, N::id_of(s)));
+      ::keel::detail::throw_composed(errc::capture_violation, api,
+                                     {"only operator launches may be marked into a task group, not ",
+                                      detail::kind_name(k), "; ", detail::describe_capture(c, N::id_of(s))});
     count_task(c, sb.lane);
     try {
       captured();
@@ -410,10 +410,10 @@ struct backend : Native {
     if (sb.session->build != 0) detail::check_build_issue(*sb.session, sb.lane, N::id_of(s), api);
     const stream_handle g = db.group_stream;
     if (g != stream_handle{} && g != s)
-      throw_error(errc::capture_violation, api,
-                  "while " + detail::describe_stream(N::id_of(g)) +
-                      " marks a task group, no other capturing stream may issue work; " +
-                      detail::describe_capture(*N::books(s).session, N::id_of(s)));
+      ::keel::detail::throw_composed(
+          errc::capture_violation, api,
+          {"while stream #", N::id_of(g), " marks a task group, no other capturing stream may issue work; ",
+           detail::describe_capture(*N::books(s).session, N::id_of(s))});
   }
 
   // Refuses @p k, which an update never takes, if s is updating.
@@ -464,9 +464,9 @@ struct backend : Native {
                   "a stream takes part in a model being built by being bound to it, not by waiting on an event "
                   "recorded on a bound stream");
     if (db.group_stream != stream_handle{})
-      throw_error(errc::capture_violation, api,
-                  "a stream cannot join a capture while " + detail::describe_stream(N::id_of(db.group_stream)) +
-                      " marks a task group");
+      ::keel::detail::throw_composed(
+          errc::capture_violation, api,
+          {"a stream cannot join a capture while stream #", N::id_of(db.group_stream), " marks a task group"});
     c->lanes.push_back({s, N::id_of(s), 0, 0});
     try {
       {

@@ -55,22 +55,20 @@ constexpr bool has_build_books() {
   return keel::detail::is_detected_v<build_books_call, N>;
 }
 
-inline std::string describe_build(std::uint64_t model_id, std::uint64_t stream_id) {
-  return "stream #" + std::to_string(stream_id) + " is bound to built model #" + std::to_string(model_id);
-}
-
 // Work on a stream bound to a model being built is recorded, unless the
 // stream's part already ended (its end task) or the build did. Caller holds
 // the device books' lock.
 template <class S>
 void check_build_issue(const capture_books<S>& c, std::size_t lane, std::uint64_t stream_id, const char* api) {
   if (c.build == 2)
-    throw_error(errc::invalid_state, api,
-                describe_build(c.id, stream_id) +
-                    " whose build ended: a bound stream takes no work until it is unbound (or the model destroyed)");
+    ::keel::detail::throw_composed(
+        errc::invalid_state, api,
+        {"stream #", stream_id, " is bound to built model #", c.id,
+         " whose build ended: a bound stream takes no work until it is unbound (or the model destroyed)"});
   if (c.lanes[lane].ended)
-    throw_error(errc::invalid_state, api,
-                describe_build(c.id, stream_id) + " and its end task was issued: it takes no more work");
+    ::keel::detail::throw_composed(errc::invalid_state, api,
+                                   {"stream #", stream_id, " is bound to built model #", c.id,
+                                    " and its end task was issued: it takes no more work"});
 }
 
 }  // namespace detail

@@ -75,23 +75,25 @@ struct built_models {
     std::lock_guard<std::mutex> lock(db.m);
     books_t& bb = building(m, api);
     if (&N::device_of(s) != &N::device_of(m))
-      throw_error(errc::invalid_parameter, api, detail::describe_stream(N::id_of(s)) + " belongs to another device");
+      ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                     {"stream #", N::id_of(s), " belongs to another device"});
     if (!N::is_persistent(s))
-      throw_error(errc::invalid_parameter, api,
-                  "only a persistent stream can be bound to a model (" + detail::describe_stream(N::id_of(s)) +
-                      " is not; make it with make_persistent_stream, CANN's ACL_STREAM_PERSISTENT)");
+      ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                     {"only a persistent stream can be bound to a model (stream #", N::id_of(s),
+                                      " is not; make it with make_persistent_stream, CANN's ACL_STREAM_PERSISTENT)"});
     if (sb.session) {
       if (sb.session->build != 0)
-        throw_error(errc::invalid_state, api,
-                    detail::describe_build(sb.session->id, N::id_of(s)) +
-                        ": a stream is bound to one model at a time (unbind it first)");
-      throw_error(errc::capture_violation, api,
-                  "a capturing stream cannot be bound: " + detail::describe_capture(*sb.session, N::id_of(s)));
+        ::keel::detail::throw_composed(errc::invalid_state, api,
+                                       {"stream #", N::id_of(s), " is bound to built model #", sb.session->id,
+                                        ": a stream is bound to one model at a time (unbind it first)"});
+      ::keel::detail::throw_composed(
+          errc::capture_violation, api,
+          {"a capturing stream cannot be bound: ", detail::describe_capture(*sb.session, N::id_of(s))});
     }
     std::lock_guard<decltype(sb.update_m)> update_lock(sb.update_m);
     if (sb.updating != typename N::group_handle{})
-      throw_error(errc::update_violation, api,
-                  detail::describe_stream(N::id_of(s)) + " is updating a task group and cannot be bound");
+      ::keel::detail::throw_composed(errc::update_violation, api,
+                                     {"stream #", N::id_of(s), " is updating a task group and cannot be bound"});
     capture_t& c = *bb.session;
     c.lanes.reserve(c.lanes.size() + 1);
     bb.streams.reserve(bb.streams.size() + 1);
@@ -131,10 +133,10 @@ struct built_models {
       throw_error(errc::null_parameter, api, "a switch task compares two device values: left and right must not be null");
     const auto c = static_cast<std::int32_t>(condition);
     if (c < 0 || c > static_cast<std::int32_t>(compare_condition::less_or_equal))
-      throw_error(errc::invalid_parameter, api, "unknown compare condition " + std::to_string(c));
+      ::keel::detail::throw_composed(errc::invalid_parameter, api, {"unknown compare condition ", c});
     const auto t = static_cast<std::int32_t>(type);
     if (t != static_cast<std::int32_t>(compare_type::int32) && t != static_cast<std::int32_t>(compare_type::int64))
-      throw_error(errc::invalid_parameter, api, "unknown compare type " + std::to_string(t) + " (int32 or int64)");
+      ::keel::detail::throw_composed(errc::invalid_parameter, api, {"unknown compare type ", t, " (int32 or int64)"});
     auto& db = N::books(N::device_of(s));
     std::lock_guard<std::mutex> lock(db.m);
     const std::size_t lane = control_task(s, target, api);
@@ -149,18 +151,20 @@ struct built_models {
     books_t& bb = building(m, api);
     capture_t& c = *bb.session;
     if (!c.active)
-      throw_error(errc::invalid_state, api,
-                  "a stream bound to built model #" + std::to_string(bb.id) + " was destroyed during the build");
+      ::keel::detail::throw_composed(errc::invalid_state, api,
+                                     {"a stream bound to built model #", bb.id, " was destroyed during the build"});
     if (std::none_of(bb.streams.begin(), bb.streams.end(), [](const auto& b) { return b.head; }))
-      throw_error(errc::invalid_state, api,
-                  "built model #" + std::to_string(bb.id) +
-                      " has no head stream: bind one with bound_stream::head (CANN's ACL_MODEL_STREAM_FLAG_HEAD)");
+      ::keel::detail::throw_composed(
+          errc::invalid_state, api,
+          {"built model #", bb.id,
+           " has no head stream: bind one with bound_stream::head (CANN's ACL_MODEL_STREAM_FLAG_HEAD)"});
     if (std::none_of(c.lanes.begin(), c.lanes.end(), [](const auto& l) { return l.ended; }))
-      throw_error(errc::invalid_state, api,
-                  "built model #" + std::to_string(bb.id) + " has no end task: mark where a bound stream's work ends");
+      ::keel::detail::throw_composed(
+          errc::invalid_state, api,
+          {"built model #", bb.id, " has no end task: mark where a bound stream's work ends"});
     if (c.group_open)
-      throw_error(errc::capture_violation, api,
-                  "a task group is still open on " + detail::describe_stream(c.lanes[c.open_group_lane].stream_id));
+      ::keel::detail::throw_composed(errc::capture_violation, api,
+                                     {"a task group is still open on stream #", c.lanes[c.open_group_lane].stream_id});
     N::build_finish(m);
     model_books& mb = N::books(m);
     mb.tasks = c.tasks;
@@ -179,8 +183,8 @@ struct built_models {
       throw_error(errc::invalid_parameter, api, "the model was not built from bound streams");
     const std::size_t lane = lane_of(*bb, s, api);
     if (bb->session->build != 2)
-      throw_error(errc::invalid_state, api,
-                  "built model #" + std::to_string(bb->id) + " is still being built: unbind after its build ends");
+      ::keel::detail::throw_composed(errc::invalid_state, api,
+                                     {"built model #", bb->id, " is still being built: unbind after its build ends"});
     N::build_unbind(m, s);
     leave(*bb, lane);
   }
@@ -217,7 +221,7 @@ struct built_models {
     if (bb == nullptr || !bb->session)
       throw_error(errc::invalid_parameter, api, "the model was not begun with build_begin (a captured model is built by capture)");
     if (bb->session->build != 1)
-      throw_error(errc::invalid_state, api, "the build of built model #" + std::to_string(bb->id) + " ended");
+      ::keel::detail::throw_composed(errc::invalid_state, api, {"the build of built model #", bb->id, " ended"});
     return *bb;
   }
 
@@ -225,8 +229,8 @@ struct built_models {
     const auto& lanes = bb.session->lanes;
     for (std::size_t i = 0; i < lanes.size(); ++i)
       if (lanes[i].stream == s && s != stream_t{}) return i;
-    throw_error(errc::invalid_parameter, api,
-                detail::describe_stream(N::id_of(s)) + " is not bound to built model #" + std::to_string(bb.id));
+    ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                   {"stream #", N::id_of(s), " is not bound to built model #", bb.id});
   }
 
   // An activation or switch task on s naming target: both bound to the one
@@ -234,19 +238,19 @@ struct built_models {
   static std::size_t control_task(stream_t s, stream_t target, const char* api) {
     auto& sb = N::books(s);
     if (!sb.session || sb.session->build == 0)
-      throw_error(errc::invalid_state, api,
-                  "activation and switch tasks belong to built models: " + detail::describe_stream(N::id_of(s)) +
-                      " is not bound to a model being built");
+      ::keel::detail::throw_composed(errc::invalid_state, api,
+                                     {"activation and switch tasks belong to built models: stream #", N::id_of(s),
+                                      " is not bound to a model being built"});
     capture_t& c = *sb.session;
     detail::check_build_issue(c, sb.lane, N::id_of(s), api);
     auto& tb = N::books(target);
     if (tb.session != sb.session)
-      throw_error(errc::invalid_parameter, api,
-                  detail::describe_stream(N::id_of(target)) + " is not bound to built model #" + std::to_string(c.id) +
-                      ": a task activates only a stream bound to its own model");
+      ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                     {"stream #", N::id_of(target), " is not bound to built model #", c.id,
+                                      ": a task activates only a stream bound to its own model"});
     if (target == s)
-      throw_error(errc::invalid_parameter, api,
-                  detail::describe_stream(N::id_of(s)) + " cannot activate or switch to itself");
+      ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                     {"stream #", N::id_of(s), " cannot activate or switch to itself"});
     return sb.lane;
   }
 

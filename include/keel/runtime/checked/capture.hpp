@@ -19,11 +19,11 @@ void backend<Native>::capture_begin(stream_handle s, capture_mode mode) {
   auto& db = N::books(N::device_of(s));
   std::lock_guard<std::mutex> lock(db.m);
   if (sb.session)
-    throw_error(errc::capture_violation, api,
-                "capture cannot begin: " + detail::describe_capture(*sb.session, N::id_of(s)));
+    ::keel::detail::throw_composed(errc::capture_violation, api,
+                                   {"capture cannot begin: ", detail::describe_capture(*sb.session, N::id_of(s))});
   const auto refuse_updating = [&] {
-    throw_error(errc::capture_violation, api,
-                "capture cannot begin: " + detail::describe_stream(N::id_of(s)) + " is updating a task group");
+    ::keel::detail::throw_composed(errc::capture_violation, api,
+                                   {"capture cannot begin: stream #", N::id_of(s), " is updating a task group"});
   };
   {
     std::lock_guard<decltype(sb.update_m)> stage_lock(sb.update_m);
@@ -63,31 +63,33 @@ typename backend<Native>::model_handle backend<Native>::capture_end(stream_handl
   static constexpr const char* api = "keel::capture_scope::end";
   auto& sb = N::books(s);
   if (sb.destroyed.load(std::memory_order_acquire))
-    throw_error(errc::invalid_handle, api, "the scope's " + detail::describe_stream(N::id_of(s)) + " was destroyed");
+    ::keel::detail::throw_composed(errc::invalid_handle, api, {"the scope's stream #", N::id_of(s), " was destroyed"});
   auto& db = N::books(N::device_of(s));
   std::lock_guard<std::mutex> lock(db.m);
-  if (!sb.session) throw_error(errc::invalid_state, api, detail::describe_stream(N::id_of(s)) + " is not capturing");
+  if (!sb.session)
+    ::keel::detail::throw_composed(errc::invalid_state, api, {"stream #", N::id_of(s), " is not capturing"});
   const std::shared_ptr<capture_t> keep = sb.session;
   capture_t& c = *keep;
   if (c.origin != s)
-    throw_error(errc::capture_violation, api,
-                "capture must end on the stream that began it (" + detail::describe_stream(c.origin_id) + "); " +
-                    detail::describe_capture(c, N::id_of(s)));
+    ::keel::detail::throw_composed(errc::capture_violation, api,
+                                   {"capture must end on the stream that began it (stream #", c.origin_id, "); ",
+                                    detail::describe_capture(c, N::id_of(s))});
   if (!c.active)
-    throw_error(errc::capture_violation, api,
-                "the capture was invalidated (a joined stream was destroyed); " +
-                    detail::describe_capture(c, N::id_of(s)));
+    ::keel::detail::throw_composed(
+        errc::capture_violation, api,
+        {"the capture was invalidated (a joined stream was destroyed); ", detail::describe_capture(c, N::id_of(s))});
   if (c.group_open)
-    throw_error(errc::capture_violation, api,
-                "a task group is still open on " + detail::describe_stream(c.lanes[c.open_group_lane].stream_id) +
-                    "; " + detail::describe_capture(c, N::id_of(s)));
+    ::keel::detail::throw_composed(errc::capture_violation, api,
+                                   {"a task group is still open on stream #", c.lanes[c.open_group_lane].stream_id,
+                                    "; ", detail::describe_capture(c, N::id_of(s))});
   for (std::size_t i = 1; i < c.lanes.size(); ++i)
     if (c.lanes[i].joined < c.lanes[i].count)
-      throw_error(errc::capture_violation, api,
-                  detail::describe_stream(c.lanes[i].stream_id) +
-                      " forked from the capture and has work the capturing stream never waited for: record an event "
-                      "on it and wait on that event here; " +
-                      detail::describe_capture(c, N::id_of(s)));
+      ::keel::detail::throw_composed(
+          errc::capture_violation, api,
+          {"stream #", c.lanes[i].stream_id,
+           " forked from the capture and has work the capturing stream never waited for: record an event "
+           "on it and wait on that event here; ",
+           detail::describe_capture(c, N::id_of(s))});
   model_handle m{};
   try {
     m = N::capture_end(s);

@@ -69,12 +69,12 @@ struct conditionals {
     static constexpr const char* api = "keel::add_conditional";
     const auto k = static_cast<std::int32_t>(kind);
     if (k < 0 || k > static_cast<std::int32_t>(conditional_kind::switch_))
-      throw_error(errc::invalid_parameter, api, "unknown conditional kind " + std::to_string(k));
+      ::keel::detail::throw_composed(errc::invalid_parameter, api, {"unknown conditional kind ", k});
     if (kind == conditional_kind::if_ && (branches < 1 || branches > 2))
-      throw_error(errc::invalid_parameter, api,
-                  "an IF task has 1 branch (then) or 2 (then, else), not " + std::to_string(branches));
+      ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                     {"an IF task has 1 branch (then) or 2 (then, else), not ", branches});
     if (kind == conditional_kind::while_ && branches != 1)
-      throw_error(errc::invalid_parameter, api, "a WHILE task has 1 body, not " + std::to_string(branches));
+      ::keel::detail::throw_composed(errc::invalid_parameter, api, {"a WHILE task has 1 body, not ", branches});
     if (kind == conditional_kind::switch_ && branches < 1)
       throw_error(errc::invalid_parameter, api, "a SWITCH task has at least 1 branch");
     auto& sb = N::books(s);
@@ -82,15 +82,14 @@ struct conditionals {
     std::lock_guard<std::mutex> lock(db.m);
     capture_t& c = capturing(s, api, "a conditional task is issued on a capturing stream");
     if (N::condition_books_of(h).owner != c.id)
-      throw_error(errc::invalid_parameter, api,
-                  "the condition belongs to another model (made in capture #" +
-                      std::to_string(N::condition_books_of(h).owner) + "); " +
-                      detail::describe_capture(c, N::id_of(s)));
+      ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                     {"the condition belongs to another model (made in capture #",
+                                      N::condition_books_of(h).owner, "); ", detail::describe_capture(c, N::id_of(s))});
     if (db.group_stream != stream_t{})
-      throw_error(errc::capture_violation, api,
-                  detail::describe_stream(N::id_of(db.group_stream)) +
-                      " marks a task group: only operator launches may be issued; " +
-                      detail::describe_capture(c, N::id_of(s)));
+      ::keel::detail::throw_composed(
+          errc::capture_violation, api,
+          {"stream #", N::id_of(db.group_stream), " marks a task group: only operator launches may be issued; ",
+           detail::describe_capture(c, N::id_of(s))});
     N::captured_conditional(s, h, kind, branches, out);
     for (std::size_t i = 0; i < branches; ++i) {
       body_books<stream_t>& bb = *N::body_books_of(out[i]);
@@ -116,9 +115,9 @@ struct conditionals {
         throw_error(errc::invalid_state, api, "the body was captured already (a body is captured once)");
       const std::shared_ptr<capture_t> parent = bb->parent.lock();
       if (!parent || parent->lanes.empty())
-        throw_error(errc::invalid_state, api,
-                    "the body's parent capture #" + std::to_string(bb->parent_id) +
-                        " ended: a body is captured while its parent's capture is in progress");
+        ::keel::detail::throw_composed(errc::invalid_state, api,
+                                       {"the body's parent capture #", bb->parent_id,
+                                        " ended: a body is captured while its parent's capture is in progress"});
       bb->taken = true;
     }
     N::capture_into(s, body);
@@ -143,8 +142,8 @@ struct conditionals {
   static capture_t& capturing(stream_t s, const char* api, const char* rule) {
     auto& sb = N::books(s);
     if (!sb.session || sb.session->build != 0)
-      throw_error(errc::capture_violation, api,
-                  std::string(rule) + ", and " + detail::describe_stream(N::id_of(s)) + " is not capturing");
+      ::keel::detail::throw_composed(errc::capture_violation, api,
+                                     {rule, ", and stream #", N::id_of(s), " is not capturing"});
     return *sb.session;
   }
 };

@@ -68,10 +68,11 @@ struct contexts {
   static void close_context(context_handle c) {
     const std::uint32_t holds = N::books(c).state.load(std::memory_order_acquire) & ~context_books::pending;
     if (holds != 0)
-      throw_error(errc::invalid_state, "keel::context::close",
-                  "the context is current (held by " + std::to_string(holds) +
-                      " live context_scope(s) or thread binding(s)): end those scopes, or make another context "
-                      "current on those threads, before closing it");
+      ::keel::detail::throw_composed(
+          errc::invalid_state, "keel::context::close",
+          {"the context is current (held by ", holds,
+           " live context_scope(s) or thread binding(s)): end those scopes, or make another context "
+           "current on those threads, before closing it"});
     destroy_context(c);
   }
 

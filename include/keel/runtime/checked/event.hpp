@@ -29,9 +29,9 @@ void backend<Native>::record(event_handle e, stream_handle s) {
       capture_books<stream_handle>& c = *sb.session;
       check_may_issue(db, s, api);
       if (c.group_open && db.group_stream == s)
-        throw_error(errc::capture_violation, api,
-                    "only operator launches may be marked into a task group, not an event record; " +
-                        detail::describe_capture(c, N::id_of(s)));
+        ::keel::detail::throw_composed(errc::capture_violation, api,
+                                       {"only operator launches may be marked into a task group, not an event record; ",
+                                        detail::describe_capture(c, N::id_of(s))});
       N::captured_record(e, s);  // a plain record is an edge, not a task
       eb.session = sb.session;
       eb.lane = sb.lane;
@@ -70,13 +70,15 @@ void backend<Native>::wait(stream_handle s, event_handle e) {
       capture_books<stream_handle>& c = *sb.session;
       check_may_issue(db, s, api);
       if (c.group_open && db.group_stream == s)
-        throw_error(errc::capture_violation, api,
-                    "only operator launches may be marked into a task group, not an event wait; " +
-                        detail::describe_capture(c, N::id_of(s)));
+        ::keel::detail::throw_composed(errc::capture_violation, api,
+                                       {"only operator launches may be marked into a task group, not an event wait; ",
+                                        detail::describe_capture(c, N::id_of(s))});
       if (!from_capture || eb.session.get() != &c)
-        throw_error(errc::capture_violation, api,
-                    "a capturing stream may wait only on events recorded in the same capture (or on external "
-                    "events); " + detail::describe_capture(c, N::id_of(s)));
+        ::keel::detail::throw_composed(
+            errc::capture_violation, api,
+            {"a capturing stream may wait only on events recorded in the same capture (or on external "
+             "events); ",
+             detail::describe_capture(c, N::id_of(s))});
       N::captured_wait(s, e);
       // Join: the waiting lane depends on the recording lane up to there.
       auto& src = c.lanes[eb.lane];
@@ -91,9 +93,9 @@ void backend<Native>::wait(stream_handle s, event_handle e) {
 template <class Native>
 void backend<Native>::wait_for(stream_handle s, event_handle e, std::chrono::microseconds timeout) {
   if (N::books(s).redirect.load(std::memory_order_acquire) != 0)
-    throw_error(errc::capture_violation, "keel::stream::wait",
-                "a wait with a timeout cannot be captured or staged into an update (" +
-                    detail::describe_stream(N::id_of(s)) + " is capturing or updating); wait without a timeout");
+    ::keel::detail::throw_composed(errc::capture_violation, "keel::stream::wait",
+                                   {"a wait with a timeout cannot be captured or staged into an update (stream #",
+                                    N::id_of(s), " is capturing or updating); wait without a timeout"});
   N::wait_for(s, e, timeout);
 }
 

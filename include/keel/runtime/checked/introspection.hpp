@@ -52,9 +52,9 @@ template <class Native>
 void backend<Native>::set_model_name(model_handle m, std::string_view name) {
   static constexpr const char* api = "keel::model::set_name";
   if (name.size() > max_model_name_bytes)
-    throw_error(errc::invalid_parameter, api,
-                "a model's name is at most " + std::to_string(max_model_name_bytes) + " bytes; this one has " +
-                    std::to_string(name.size()) + " (the model keeps its name)");
+    ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                   {"a model's name is at most ", max_model_name_bytes, " bytes; this one has ",
+                                    name.size(), " (the model keeps its name)"});
   if (name.find('\0') != std::string_view::npos)
     throw_error(errc::invalid_parameter, api, "a model's name has no NUL byte (the model keeps its name)");
   N::set_model_name(m, name);
@@ -71,9 +71,11 @@ void backend<Native>::add_destroy_callback(model_handle m, void (*fn)(void*), vo
   if (fn == nullptr) throw_error(errc::null_parameter, api, "the destroy callback is null");
   std::lock_guard<std::mutex> lock(detail::destroy_callback_lock<N>());
   if (N::has_destroy_callback(m, fn))
-    throw_error(errc::invalid_parameter, api,
-                "a destroy callback is registered once per model (the runtime unregisters it by its function); "
-                "model #" + std::to_string(model_id(m)) + " already has this one");
+    ::keel::detail::throw_composed(
+        errc::invalid_parameter, api,
+        {"a destroy callback is registered once per model (the runtime unregisters it by its function); "
+         "model #",
+         model_id(m), " already has this one"});
   N::add_destroy_callback(m, fn, user);
 }
 
@@ -82,8 +84,8 @@ void backend<Native>::remove_destroy_callback(model_handle m, void (*fn)(void*),
   static constexpr const char* api = "keel::model::remove_destroy_callback";
   std::lock_guard<std::mutex> lock(detail::destroy_callback_lock<N>());
   if (fn == nullptr || !N::has_destroy_callback(m, fn))
-    throw_error(errc::invalid_parameter, api,
-                "the callback is not registered on model #" + std::to_string(model_id(m)));
+    ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                   {"the callback is not registered on model #", model_id(m)});
   N::remove_destroy_callback(m, fn, user);
 }
 

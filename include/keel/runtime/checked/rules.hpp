@@ -147,10 +147,11 @@ void check_unsafe(const capture_books<S>& c, capture_mode own_mode, const char* 
       (c.mode == capture_mode::global && (mine || own_mode == capture_mode::global)) ||
       (c.mode == capture_mode::thread_local_ && mine);
   if (refused)
-    throw_error(errc::capture_violation, api,
-                what + " is unsafe during capture: " + describe_capture(c, c.origin_id) +
-                    (c.mode == capture_mode::global ? "; global mode refuses it from every thread"
-                                                    : "; thread-local mode refuses it from the capturing thread"));
+    ::keel::detail::throw_composed(
+        errc::capture_violation, api,
+        {what, " is unsafe during capture: ", describe_capture(c, c.origin_id),
+         (c.mode == capture_mode::global ? "; global mode refuses it from every thread"
+                                         : "; thread-local mode refuses it from the capturing thread")});
 }
 
 // A kind compares by name; the same literal (the usual case) by address first.
@@ -159,9 +160,9 @@ inline bool same_kind(kernel_kind a, kernel_kind b) noexcept {
 }
 
 [[noreturn]] inline void refuse_in_update(std::uint64_t stream_id, task_kind k, std::uint64_t group, const char* api) {
-  throw_error(errc::update_violation, api,
-              std::string("only operator launches may replace a task group's tasks, not ") + kind_name(k) + " (" +
-                  describe_stream(stream_id) + " is updating group #" + std::to_string(group) + ")");
+  ::keel::detail::throw_composed(errc::update_violation, api,
+                                 {"only operator launches may replace a task group's tasks, not ", kind_name(k),
+                                  " (stream #", stream_id, " is updating group #", group, ")"});
 }
 
 }  // namespace detail

@@ -36,15 +36,15 @@ struct stream_config {
     static constexpr const char* api = "keel::stream (stream_options)";
     const auto bits = static_cast<std::uint32_t>(options.flags);
     if ((bits & ~known_stream_flag_bits) != 0)
-      throw_error(errc::invalid_parameter, api,
-                  "stream_options::flags holds bits no stream flag has (" + std::to_string(bits & ~known_stream_flag_bits) +
-                      "): combine keel::stream_flags values only");
+      ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                     {"stream_options::flags holds bits no stream flag has (",
+                                      bits & ~known_stream_flag_bits, "): combine keel::stream_flags values only"});
     const stream_priority_range range = N::stream_priorities(dev);
     if (static_cast<std::int64_t>(options.priority) < range.greatest ||
         static_cast<std::int64_t>(options.priority) > range.least)
-      throw_error(errc::invalid_parameter, api,
-                  "stream_options::priority " + std::to_string(options.priority) + " is outside the device's range [" +
-                      std::to_string(range.greatest) + " (highest), " + std::to_string(range.least) + " (lowest)]");
+      ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                     {"stream_options::priority ", options.priority, " is outside the device's range [",
+                                      range.greatest, " (highest), ", range.least, " (lowest)]"});
     return N::create_configured_stream(dev, options);
   }
 

@@ -20,14 +20,14 @@ void backend<Native>::group_begin(stream_handle s) {
   auto& db = N::books(N::device_of(s));
   std::lock_guard<std::mutex> lock(db.m);
   if (!sb.session)
-    throw_error(errc::capture_violation, api,
-                "a task group is marked during capture, and " + detail::describe_stream(N::id_of(s)) +
-                    " is not capturing");
+    ::keel::detail::throw_composed(
+        errc::capture_violation, api,
+        {"a task group is marked during capture, and stream #", N::id_of(s), " is not capturing"});
   capture_t& c = *sb.session;
   if (db.group_stream != stream_handle{})
-    throw_error(errc::capture_violation, api,
-                detail::describe_stream(N::id_of(db.group_stream)) + " is already marking a task group; " +
-                    detail::describe_capture(c, N::id_of(s)));
+    ::keel::detail::throw_composed(errc::capture_violation, api,
+                                   {"stream #", N::id_of(db.group_stream), " is already marking a task group; ",
+                                    detail::describe_capture(c, N::id_of(s))});
   check_may_issue(db, s, api);
   c.group_kinds.clear();
   N::group_begin(s);
@@ -42,11 +42,11 @@ typename backend<Native>::group_handle backend<Native>::group_end(stream_handle 
   static constexpr const char* api = "keel::task_group_scope::end";
   auto& sb = N::books(s);
   if (sb.destroyed.load(std::memory_order_acquire))
-    throw_error(errc::invalid_handle, api, "the scope's " + detail::describe_stream(N::id_of(s)) + " was destroyed");
+    ::keel::detail::throw_composed(errc::invalid_handle, api, {"the scope's stream #", N::id_of(s), " was destroyed"});
   auto& db = N::books(N::device_of(s));
   std::lock_guard<std::mutex> lock(db.m);
   if (!sb.session || db.group_stream != s)
-    throw_error(errc::invalid_state, api, detail::describe_stream(N::id_of(s)) + " is not marking a task group");
+    ::keel::detail::throw_composed(errc::invalid_state, api, {"stream #", N::id_of(s), " is not marking a task group"});
   capture_t& c = *sb.session;
   std::vector<kernel_kind> signature = c.group_kinds;  // copied first: the native end cannot be undone
   const group_handle g = N::group_end(s);
@@ -107,23 +107,23 @@ void backend<Native>::update_begin(stream_handle s, group_handle g) {
     case refusal::capturing: {
       auto& db = N::books(N::device_of(s));
       std::lock_guard<std::mutex> lock(db.m);  // describing a capture reads its books
-      throw_error(errc::capture_violation, api,
-                  "updates are issued on a stream that is not capturing; " +
-                      (sb.session ? detail::describe_capture(*sb.session, N::id_of(s))
-                                  : detail::describe_stream(N::id_of(s)) + " was capturing"));
+      ::keel::detail::throw_composed(errc::capture_violation, api,
+                                     {"updates are issued on a stream that is not capturing; ",
+                                      (sb.session ? detail::describe_capture(*sb.session, N::id_of(s))
+                                                  : detail::describe_stream(N::id_of(s)) + " was capturing")});
     }
     case refusal::updating:
-      throw_error(errc::update_violation, api,
-                  detail::describe_stream(N::id_of(s)) + " is already updating group #" + std::to_string(other));
+      ::keel::detail::throw_composed(errc::update_violation, api,
+                                     {"stream #", N::id_of(s), " is already updating group #", other});
     case refusal::model_gone:
-      throw_error(errc::invalid_state, api,
-                  "the model of task group #" + std::to_string(id) + " was destroyed (or never completed)");
+      ::keel::detail::throw_composed(errc::invalid_state, api,
+                                     {"the model of task group #", id, " was destroyed (or never completed)"});
     case refusal::claimed:
       break;
   }
-  throw_error(errc::update_violation, api,
-              "task group #" + std::to_string(id) +
-                  " is already being updated: one thread on one stream updates a group at a time");
+  ::keel::detail::throw_composed(
+      errc::update_violation, api,
+      {"task group #", id, " is already being updated: one thread on one stream updates a group at a time"});
 }
 
 template <class Native>
@@ -138,8 +138,10 @@ void backend<Native>::update_end(stream_handle s) {
   }
   if (g == group_handle{}) {
     if (sb.destroyed.load(std::memory_order_acquire))
-      throw_error(errc::invalid_handle, api, "the scope's " + detail::describe_stream(N::id_of(s)) + " was destroyed");
-    throw_error(errc::invalid_state, api, detail::describe_stream(N::id_of(s)) + " is not updating a task group");
+      ::keel::detail::throw_composed(errc::invalid_handle, api,
+                                     {"the scope's stream #", N::id_of(s), " was destroyed"});
+    ::keel::detail::throw_composed(errc::invalid_state, api,
+                                   {"stream #", N::id_of(s), " is not updating a task group"});
   }
   // Detached from the stream, the staged list is the claim holder's alone.
   group_books& gb = N::books(g);
@@ -185,16 +187,16 @@ void backend<Native>::refuse_end(group_handle handle, std::size_t staged, std::s
   static constexpr const char* api = "keel::update_scope::end";
   const group_books& g = N::books(handle);
   if (!(g.model_alive && g.model_alive->load(std::memory_order_acquire)))
-    throw_error(errc::invalid_state, api, "the model of task group #" + std::to_string(g.id) + " was destroyed");
+    ::keel::detail::throw_composed(errc::invalid_state, api, {"the model of task group #", g.id, " was destroyed"});
   const std::size_t expected = g.signature.size();
   if (staged != expected)
-    throw_error(errc::update_violation, api,
-                "task group #" + std::to_string(g.id) + " has " + std::to_string(expected) +
-                    " tasks and the update issued " + std::to_string(staged) + "; the group is unchanged");
-  throw_error(errc::update_violation, api,
-              "task " + std::to_string(at) + " of group #" + std::to_string(g.id) + " is kernel '" +
-                  std::string(g.signature[at].name()) + "' and the update issued '" +
-                  std::string(staged_kind(handle, at).name()) + "'; the group is unchanged");
+    ::keel::detail::throw_composed(
+        errc::update_violation, api,
+        {"task group #", g.id, " has ", expected, " tasks and the update issued ", staged, "; the group is unchanged"});
+  ::keel::detail::throw_composed(
+      errc::update_violation, api,
+      {"task ", at, " of group #", g.id, " is kernel '", g.signature[at].name(), "' and the update issued '",
+       staged_kind(handle, at).name(), "'; the group is unchanged"});
 }
 /// @endcond
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdio>
+#include <string>
 
 #include "keel/runtime/stream.hpp"
 
@@ -16,6 +17,14 @@ namespace detail {
 
 KEEL_NOINLINE KEEL_DECL void throw_empty(const char* api) {
   throw_error(errc::invalid_handle, api, "the handle is empty: it was moved from, released, closed or never made");
+}
+
+KEEL_NOINLINE KEEL_DECL void throw_null_native(const char* api, const char* what) {
+  throw_error(errc::null_parameter, api, std::string("null ") + what);
+}
+
+KEEL_NOINLINE KEEL_DECL void throw_of_other_device(const char* api, const char* what) {
+  throw_error(errc::invalid_parameter, api, std::string("the ") + what + " belongs to another device");
 }
 
 KEEL_NOINLINE KEEL_DECL void report_scope_left_unfinished(const char* api, const char* outcome, bool by_exception) noexcept {

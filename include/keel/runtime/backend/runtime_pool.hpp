@@ -17,29 +17,28 @@
 KEEL_BEGIN_NAMESPACE
 
 /**
- * @brief What basic_memory_pool<B> reserves its blocks from when the runtime
+ * @brief What basic_memory_pool reserves its blocks from when the runtime
  * has a pool of its own. The primary template says it has none: the pool
- * reserves with the backend's `allocate` and frees with `free_async`.
+ * reserves with the backend's allocate and frees with free_async.
  *
- * A specialization has `available = true` and these static members (all
- * called with the pool's books consistent; `allocate` may throw, the others
- * must not):
- * - `handle`: the runtime's pool handle type;
- * - `create(stream, kind, max_size, attributes)`: a runtime pool for a
- *   keel pool whose own stream is @p stream, or a null handle when the
- *   runtime lacks the calls or the memory kind (keel's pool is then its own
- *   over the backend's allocator); throws keel::error when the runtime fails;
- * - `allocate(pool, stream, bytes)`: @p bytes ordered on @p stream (the
- *   allocating stream); throws keel::error, `out_of_memory` when the runtime
- *   has no memory for it;
- * - `free(pointer, stream)`: back to the runtime's pool in @p stream's order;
- * - `trim_to(pool, keep)`: the runtime's pool returns idle memory to the
- *   device until it holds at most @p keep bytes (or what is in use);
- * - `set_attributes(pool, attributes)`: the reuse rules, for the runtime's
- *   own reuse of what keel gives back;
- * - `destroy(pool)`.
+ * A specialization says available = true and has these static members. All
+ * but allocate are noexcept; all are called with the pool's books consistent.
+ * - handle: the runtime's pool handle type.
+ * - create(stream, kind, max_size, attributes): a runtime pool for the keel
+ *   pool whose own stream is given, or a null handle when the runtime lacks
+ *   the calls or the memory kind (keel's pool is then its own over the
+ *   backend's allocator); throws keel::error when the runtime fails.
+ * - allocate(pool, stream, bytes): memory ordered on the allocating stream;
+ *   throws keel::error, out_of_memory when the runtime has none for it.
+ * - free(pointer, stream): back to the runtime's pool in that stream's order.
+ * - trim_to(pool, stream, keep): the runtime's pool returns idle memory to
+ *   the device until it holds at most keep bytes (or what is in use).
+ * - set_attributes(pool, stream, attributes): the reuse rules, for the
+ *   runtime's own reuse of what keel gives back.
+ * - destroy(pool, stream).
  *
  * Ownership: none (static members). Thread safety: as the runtime's calls.
+ * Exceptions: as listed; the primary template has no calls.
  */
 template <class B>
 struct runtime_memory_pool {

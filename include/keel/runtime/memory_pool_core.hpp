@@ -507,8 +507,17 @@ class pool_core final : public capture_memory_source<B> {
     for (auto& list : free_)
       for (block* b : list)
         for (stream_handle r : b->released)
-          if (r != passed_here && !passed(r) && !capturing_noexcept(r)) return r;
+          if (r != passed_here && !passed(r) && may_issue_to(r)) return r;
     return stream_handle{};
+  }
+  // Whether a host callable issued to s now runs as plain work (not captured, not staged into an update).
+  static bool may_issue_to(stream_handle s) noexcept {
+    try {
+      const capture_info info = stream_capture_status<B>(s);
+      return info.state == capture_state::none && !info.updating;
+    } catch (...) {
+      return false;
+    }
   }
 
   // Caller holds lock_. true when the pool must be deleted.

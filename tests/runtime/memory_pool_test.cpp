@@ -256,7 +256,7 @@ KEEL_BACKEND_TEST("memory pool: a destroyed pool whose last holder is queued wor
   keel_test::gate g;
   g.hold(s.ref());
   std::atomic<bool> ran{false};
-  const auto native = pool->native_handle();  // ACL: the runtime's pool, destroyed with keel's
+  [[maybe_unused]] const auto native = pool->native_handle();  // ACL: the runtime's pool, destroyed with keel's
   std::size_t in_use_before = 0;
   if constexpr (TestType::is_host) in_use_before = dev.memory_in_use();
   {
@@ -282,9 +282,11 @@ KEEL_BACKEND_TEST("memory pool: a destroyed pool whose last holder is queued wor
     if constexpr (TestType::is_host) {
       return dev.memory_in_use() == in_use_before;
     } else {
+#ifdef KEEL_ACL_EMULATION_DIR
       std::uint64_t used = 0;
       return native != nullptr &&
              dev.functions().aclrtMemPoolGetAttr(native, keel::acl::mem_pool_attr::used_mem_current, &used) == 100000;
+#endif
     }
   };
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);

@@ -7,15 +7,22 @@
 // binding of hits, its policies) are in stream_test.cpp and operators_test.cpp.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "backends.hpp"
+#include "keel/host/memory_pool.hpp"
 #include "reference.hpp"
+#ifdef KEEL_ACL_EMULATION_DIR
+#include "keel/acl/memory_pool.hpp"  // the ACL registration hooks (aclrtAllocatorRegister)
+#endif
 
 using keel::ops::dtype;
 using keel::ops::scalar;
@@ -275,4 +282,155 @@ KEEL_OPS_BACKEND_TEST("operators: one generic function prepares, runs, caches an
   // addresses, so on ACL they are a new key.
   CHECK(hits == (F::is_host ? 3u : 2u));
   CHECK(misses == (F::is_host ? 1u : 2u));
+}
+
+// ---- pools registered per stream (issue 18 parts 3 and 4) ---------------------
+
+KEEL_OPS_BACKEND_TEST("run_on: an operator's workspace comes from the pool registered as its stream's allocator",
+                      "[ops][stream][memory_pool]") {
+  using F = TestType;
+  using backend = typename F::backend;
+  typename F::stream s{F::device()};
+  keel_test::baddbmm_operands o(31);
+  keel::ops::baddbmm(keel::ops::dynamic_kernels(), o.self.view, o.b1.view, o.b2.view, 0.5f, 2.0f, o.expect.view);
+  auto ex = keel::ops::prepare_baddbmm(F::target(), o.self.view, o.b1.view, o.b2.view, scalar(0.5f), scalar(2.0f), o.got.view);
+  REQUIRE(ex.workspace_size() > 0);
+  keel::basic_memory_pool<backend> pool{F::device(), {"client workspaces"}};
+  {
+    keel::basic_allocator_registration<backend> uses{s, pool};
+    keel::ops::run_on(s, ex);  // keel's phase two takes the workspace from the registered pool
+    CHECK(pool.statistics().allocations == 1);
+    CHECK(pool.statistics().used_high >= ex.workspace_size());
+    s.synchronize();
+    CHECK(o.got.bytes == o.expect.bytes);
+#ifdef KEEL_ACL_EMULATION_DIR
+    if constexpr (!F::is_host) {
+      // aclnnBaddbmm given no workspace: the runtime asks the stream's
+      // aclrtAllocator (aclrtAllocatorGetByStream), which is the pool.
+      std::fill(o.got.bytes.begin(), o.got.bytes.end(), 0);
+      keel::acl::run_on(s, ex);
+      s.synchronize();
+      CHECK(pool.statistics().allocations == 2);
+      CHECK(o.got.bytes == o.expect.bytes);
+    }
+#endif
+  }
+  CHECK(pool.statistics().used == 0);  // every workspace went back in stream order
+  // Without a registration the workspace is the device's, and a null one is refused.
+  std::fill(o.got.bytes.begin(), o.got.bytes.end(), 0);
+  keel::ops::run_on(s, ex);
+  s.synchronize();
+  CHECK(pool.statistics().allocations == 2 - int(F::is_host));
+  CHECK(o.got.bytes == o.expect.bytes);
+#ifdef KEEL_ACL_EMULATION_DIR
+  if constexpr (!F::is_host) {
+    std::string refusal;
+    try {
+      keel::acl::run_on(s, ex);
+    } catch (const keel::error& e) {
+      refusal = e.what();
+      CHECK(e.code() == keel::errc::null_parameter);
+    }
+    CHECK_THAT(refusal, Catch::Contains("keel::acl::run_on") && Catch::Contains("needs a workspace"));
+  }
+#endif
+}
+
+// The mixed-clients scenario of stream_test.cpp on every backend, each client
+// with its own stream and its own pool registered as that stream's allocator:
+// client A through an executor cache and exec(), client B by hand-written
+// two-phase calls (on ACL, aclnn given no workspace: the runtime takes it
+// from B's registered aclrtAllocator). Events order the hand-over; neither
+// client's memory ever comes from the other's pool.
+KEEL_OPS_BACKEND_TEST("mixed clients: an adaptor and a two-phase client, each with its own registered pool, in three orders",
+                      "[ops][stream][mixed][memory_pool]") {
+  using F = TestType;
+  using backend = typename F::backend;
+  const keel::ops::kernel_table& k = keel::ops::dynamic_kernels();
+  typename F::stream sa{F::device()}, sb{F::device()};
+  keel::basic_memory_pool<backend> pool_a{F::device(), {"client A"}}, pool_b{F::device(), {"client B"}};
+  keel::basic_allocator_registration<backend> reg_a{sa, pool_a}, reg_b{sb, pool_b};
+  keel::ops::executor_cache_for<std::remove_reference_t<decltype(F::target())>> cache_a(F::target(), 16);
+  typename F::event a_done{F::device()}, b_done{F::device()};
+  auto client_b = [&](auto&& prepare) {
+    auto ex = prepare();
+#ifdef KEEL_ACL_EMULATION_DIR
+    if constexpr (!F::is_host) {
+      keel::acl::run_on(sb, ex);  // no workspace: the runtime asks sb's aclrtAllocator
+      return;
+    }
+#endif
+    keel::ops::run_on(sb, ex);  // the workspace from sb's registered pool
+  };
+  std::mt19937 rng(37);
+  using keel_test::make_tensor;
+  using keel_test::fill_random;
+
+  SECTION("A's cast feeds B's addcmul") {
+    auto x = make_tensor(dtype::float32, {6, 33});
+    fill_random(x.view, rng);
+    auto x16 = make_tensor(dtype::float16, {6, 33}), t = make_tensor(dtype::float16, {33});
+    fill_random(t.view, rng);
+    auto out = make_tensor(dtype::float32, {6, 33}), want16 = make_tensor(dtype::float16, {6, 33}),
+         want = make_tensor(dtype::float32, {6, 33});
+    keel::ops::cast(k, x.view, want16.view);
+    keel::ops::addcmul(k, want16.view, want16.view, t.view, 0.5f, want.view);
+    keel::ops::exec(cache_a, sa, keel::ops::cast_op{}, x.view, x16.view);
+    a_done.record(sa);
+    sb.wait(a_done);
+    client_b([&] { return keel::ops::prepare_addcmul(F::target(), x16.view, x16.view, t.view, scalar(0.5f), out.view); });
+    sb.synchronize();
+    CHECK(x16.bytes == want16.bytes);
+    CHECK(out.bytes == want.bytes);
+  }
+  SECTION("A's adaptive_avg_pool2d, then B's addcmul on the pooled result") {
+    auto img = make_tensor(dtype::float32, {2, 4, 14, 14});
+    fill_random(img.view, rng, false);
+    auto pooled = make_tensor(dtype::float32, {2, 4, 7, 7}), scale = make_tensor(dtype::float32, {4, 1, 1});
+    fill_random(scale.view, rng, false);
+    auto out = make_tensor(dtype::float32, {2, 4, 7, 7}), want_pooled = make_tensor(dtype::float32, {2, 4, 7, 7}),
+         want = make_tensor(dtype::float32, {2, 4, 7, 7});
+    keel::ops::adaptive_avg_pool2d(k, img.view, 7, 7, want_pooled.view);
+    keel::ops::addcmul(k, want_pooled.view, want_pooled.view, scale.view, 2.0f, want.view);
+    keel::ops::exec(cache_a, sa, keel::ops::adaptive_avg_pool2d_op{}, img.view, std::int64_t{7}, std::int64_t{7},
+                    pooled.view);
+    a_done.record(sa);
+    sb.wait(a_done);
+    client_b([&] {
+      return keel::ops::prepare_addcmul(F::target(), pooled.view, pooled.view, scale.view, scalar(2.0f), out.view);
+    });
+    sb.synchronize();
+    CHECK(pooled.bytes == want_pooled.bytes);
+    // float32 addcmul: the emulation's kernels may fuse the multiply-add
+    // where the dynamic target does not (stream_test.cpp allows the same).
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < want.bytes.size() / sizeof(float); ++i) {
+      float got = 0, ref = 0;
+      std::memcpy(&got, out.bytes.data() + i * sizeof(float), sizeof got);
+      std::memcpy(&ref, want.bytes.data() + i * sizeof(float), sizeof ref);
+      bad += !(std::fabs(got - ref) <= 1e-5f * (1 + std::fabs(ref)));
+    }
+    CHECK(bad == 0);
+  }
+  SECTION("B's addcmul, then A's baddbmm on B's result") {
+    keel_test::baddbmm_operands o(41);
+    auto t2 = make_tensor(dtype::bfloat16, {70});
+    fill_random(t2.view, rng, false);
+    auto mid = make_tensor(dtype::bfloat16, {3, 20, 70}), want_mid = make_tensor(dtype::bfloat16, {3, 20, 70});
+    keel::ops::addcmul(k, o.b1.view, o.b1.view, t2.view, 0.25f, want_mid.view);
+    keel::ops::baddbmm(k, o.self.view, want_mid.view, o.b2.view, 0.5f, 2.0f, o.expect.view);
+    client_b([&] { return keel::ops::prepare_addcmul(F::target(), o.b1.view, o.b1.view, t2.view, scalar(0.25f), mid.view); });
+    b_done.record(sb);
+    sa.wait(b_done);
+    keel::ops::exec(cache_a, sa, keel::ops::baddbmm_op{}, o.self.view, mid.view, o.b2.view, scalar(0.5f), scalar(2.0f),
+                    o.got.view);
+    sa.synchronize();
+    CHECK(mid.bytes == want_mid.bytes);
+    CHECK(o.got.bytes == o.expect.bytes);
+    CHECK(pool_a.statistics().allocations >= 1);  // A's baddbmm workspace came from A's pool
+  }
+  sa.synchronize();
+  sb.synchronize();
+  CHECK(pool_a.statistics().used == 0);
+  CHECK(pool_b.statistics().used == 0);
 }

@@ -104,6 +104,88 @@ TEST_CASE("acl emulation: aclrtMemPool calls refuse bad arguments with CANN's st
   CHECK(api.aclrtMemPoolDestroy(pool) == 100000);
 }
 
+TEST_CASE("acl backend: a keel pool reserves from an aclrtMemPool of its own, which gets back what keel frees and trims",
+          "[runtime][acl][memory_pool]") {
+  const keel::acl::api& api = acl::device().functions();
+  using attr = keel::acl::mem_pool_attr;
+  keel::acl::stream s{acl::device()}, t{acl::device()};
+  keel::acl::memory_pool pool{acl::device(), {"over aclrtMemPool"}};
+  const keel::acl::mem_pool_handle native = pool.native_handle();
+  REQUIRE(native != nullptr);
+  CHECK(attr_bytes(api, native, attr::release_threshold) == 0);  // keel keeps the idle memory, not the runtime
+  {
+    auto a = pool.allocate(s, 4 * 1024);
+    auto b = pool.allocate(t, 100 * 1024);
+    // keel's reserved blocks are what the runtime's pool has handed out.
+    CHECK(attr_bytes(api, native, attr::used_mem_current) == pool.statistics().reserved);
+    CHECK(pool.statistics().backend_allocations == 2);
+    a.template data_as<unsigned char>()[0] = 1;
+  }
+  auto again = pool.allocate(s, 4 * 1024);  // a keel hit: the runtime is not asked
+  CHECK(pool.statistics().hits == 1);
+  CHECK(attr_bytes(api, native, attr::used_mem_current) == pool.statistics().reserved);
+  again.reset();
+  // The reuse rules reach the runtime's pool as well.
+  keel::pool_attributes rules = pool.attributes();
+  rules.allow_opportunistic = false;
+  pool.set_attributes(rules);
+  int flag = 1;
+  REQUIRE(api.aclrtMemPoolGetAttr(native, attr::reuse_allow_opportunistic, &flag) == 0);
+  CHECK(flag == 0);
+  s.synchronize();
+  t.synchronize();
+  pool.trim_to(0);  // keel frees its idle blocks to the runtime's pool, which returns them to the device
+  CHECK(pool.statistics().reserved == 0);
+  CHECK(attr_bytes(api, native, attr::used_mem_current) == 0);
+  CHECK(attr_bytes(api, native, attr::reserved_mem_current) == 0);
+  pool.reset();
+  std::uint64_t v = 0;
+  CHECK(api.aclrtMemPoolGetAttr(native, attr::used_mem_current, &v) == 100000);  // destroyed with keel's pool
+}
+
+TEST_CASE("acl backend: keel's own pool over aclrtMalloc where the runtime's pool is not used",
+          "[runtime][acl][memory_pool]") {
+  const keel::acl::api& api = acl::device().functions();
+  using native_pool = keel::runtime_memory_pool<keel::acl::backend>;
+  CHECK(native_pool::has_calls(api));
+  keel::acl::api lacking = api;  // a runtime without one of the seven calls
+  lacking.aclrtMemPoolTrimTo = decltype(lacking.aclrtMemPoolTrimTo)("aclrtMemPoolTrimTo");
+  CHECK_FALSE(native_pool::has_calls(lacking));
+  keel::acl::stream s{acl::device()};
+  keel::pool_options own("keel's own");
+  own.use_runtime_pool = false;
+  keel::pool_options pinned("pinned");
+  pinned.kind = keel::memory_kind::pinned_host;
+  keel::acl::memory_pool a{acl::device(), own}, b{acl::device(), pinned};
+  CHECK(a.native_handle() == nullptr);
+  CHECK(b.native_handle() == nullptr);  // the runtime's pools hold device memory only
+  {
+    auto x = a.allocate(s, 4096);
+    auto y = b.allocate(s, 4096);
+    y.template data_as<unsigned char>()[0] = 3;
+    CHECK(a.statistics().backend_allocations == 1);
+  }
+  CHECK(a.allocate(s, 4000).capacity() == 4096);
+  s.synchronize();
+}
+
+TEST_CASE("acl backend: a runtime pool that is out of memory is keel's out_of_memory, the pool unchanged",
+          "[runtime][acl][memory_pool][misuse]") {
+  keel::acl::stream s{acl::device()};
+  keel::acl::memory_pool pool{acl::device(), {"huge"}};
+  REQUIRE(pool.native_handle() != nullptr);
+  const keel::pool_statistics before = pool.statistics();
+  // More than the emulated device has: the runtime's pool says 207001.
+  KEEL_REQUIRE_ERROR(pool.allocate(s, std::size_t{1} << 50), keel::errc::out_of_memory, "'huge'");
+  const keel::pool_statistics after = pool.statistics();
+  CHECK(after.reserved == before.reserved);
+  CHECK(after.allocations == before.allocations);
+  CHECK(after.backend_allocations == before.backend_allocations);
+  auto fine = pool.allocate(s, 512);
+  CHECK(fine);
+  s.synchronize();
+}
+
 TEST_CASE("acl backend: a registered pool is the stream's aclrtAllocator, unregistered when the registration goes",
           "[runtime][acl][memory_pool][allocator]") {
   const keel::acl::api& api = acl::device().functions();

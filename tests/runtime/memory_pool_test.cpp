@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <chrono>
+#include <memory>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -242,6 +244,58 @@ KEEL_BACKEND_TEST("memory pool: destroying the pool while an allocation holds it
   CHECK(*a.template data_as<float>() == 3.0f);
   a.reset();  // the last holder: the pool goes now
   s.synchronize();
+}
+
+KEEL_BACKEND_TEST("memory pool: a destroyed pool whose last holder is queued work goes behind that work and never waits for it",
+                  "[runtime][memory_pool]") {
+  KEEL_USING_BACKEND(TestType);
+  stream s{dev};
+  keel::testing::recorded_reports reports;
+  keel::pool_options opt("last held by queued work");
+  auto pool = std::make_unique<pool_of<TestType>>(dev, opt);
+  keel_test::gate g;
+  g.hold(s.ref());
+  std::atomic<bool> ran{false};
+  [[maybe_unused]] const auto native = pool->native_handle();  // ACL: the runtime's pool, destroyed with keel's
+  std::size_t in_use_before = 0;
+  if constexpr (TestType::is_host) in_use_before = dev.memory_in_use();
+  {
+    auto a = pool->allocate(s, 4 * kib);
+    // The work holds the block through its span; its release is ordered on
+    // s, behind the held task, so it is pending when the pool goes.
+    s.launch_host([span = a.span(), &ran] {
+      static_cast<unsigned char*>(span.data)[0] = 1;
+      ran.store(true, std::memory_order_release);
+    });
+  }
+  CHECK(pool->held());
+  pool.reset();  // deferred: the queued work is the last holder
+  CHECK_FALSE(ran.load());
+  // The last holder lets go on the thread that runs s's work (or releases
+  // its keep list): the teardown must not wait for s there.
+  g.open();
+  s.synchronize(std::chrono::seconds(20));
+  CHECK(ran.load());
+  // Nothing leaks: the teardown (issued behind the work) returns the block
+  // and ends the pool; bounded, as the thread that let go may still be at it.
+  auto gone = [&] {
+    if constexpr (TestType::is_host) {
+      return dev.memory_in_use() == in_use_before;
+    } else {
+#ifdef KEEL_ACL_EMULATION_DIR
+      std::uint64_t used = 0;
+      return native != nullptr &&
+             dev.functions().aclrtMemPoolGetAttr(native, keel::acl::mem_pool_attr::used_mem_current, &used) == 100000;
+#endif
+    }
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!gone() && std::chrono::steady_clock::now() < deadline) {
+    s.synchronize(std::chrono::seconds(20));
+    std::this_thread::yield();
+  }
+  CHECK(gone());
+  CHECK(reports.taken().empty());
 }
 
 KEEL_BACKEND_TEST("memory pool: a span keeps its block out of the pool until the work holding it has gone",

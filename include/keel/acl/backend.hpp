@@ -15,6 +15,7 @@
 #include "keel/acl/conditional.hpp"
 #include "keel/acl/detail/handles.hpp"
 #include "keel/acl/device.hpp"
+#include "keel/acl/detail/runtime_pool.hpp"
 #include "keel/acl/event.hpp"
 #include "keel/acl/introspection.hpp"
 #include "keel/acl/memory.hpp"

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// keel's stream-ordered memory pool on the ACL backend: keel's own pool over
-// aclrtMalloc / aclrtMallocHost, reused in stream order through ACL events;
-// and a pool registered as a stream's allocator through CANN's own
+// keel's stream-ordered memory pool on the ACL backend: keel's books (size
+// classes, stream-ordered reuse through ACL events, captures, statistics)
+// over an aclrtMemPool of the pool's own when the runtime has CANN's
+// stream-ordered allocation (keel/acl/detail/runtime_pool.hpp), else over
+// aclrtMalloc / aclrtMallocHost; and a pool registered as a stream's allocator through CANN's own
 // per-stream allocators (aclrtAllocatorRegister), so aclnn operators take
 // their internal memory from it.
 #pragma once

@@ -15,6 +15,7 @@
 #include "keel/ops/executor.hpp"
 #include "keel/runtime/buffer.hpp"
 #include "keel/runtime/stream.hpp"
+#include "keel/runtime/stream_allocator.hpp"
 #include "keel/runtime/types.hpp"
 
 #include "keel/core/config.hpp"
@@ -139,7 +140,9 @@ void run_on(const Stream& stream, basic_executor<Layer>& ex, const memory_span& 
 /**
  * @brief Phase two with a workspace allocated on `stream` and released in
  * stream order when this call returns: the memory stays valid until the
- * launched task (and everything issued before the release) has run.
+ * launched task (and everything issued before the release) has run. The
+ * workspace comes from the pool registered as the stream's allocator
+ * (basic_allocator_registration) when it has one, else from the device.
  * @throws keel::error as run_on(stream, ex, workspace), out_of_memory.
  */
 template <class Stream, class Layer>
@@ -147,6 +150,14 @@ void run_on(const Stream& stream, basic_executor<Layer>& ex) {
   using backend = typename Stream::backend_type;
   const std::size_t bytes = ex ? ex.workspace_size() : 0;
   if (bytes == 0) return run_on(stream, ex, memory_span{});
+  if constexpr (is_memory_pool_backend_v<backend>) {
+    const basic_stream_ref<backend> s(stream);
+    if (const basic_memory_pool_ref<backend> pool = registered_pool(s)) {
+      const basic_pool_buffer<backend> workspace = pool.allocate(s, bytes);
+      run_on(stream, ex, workspace.span());
+      return;
+    }  // workspace released here, in stream order
+  }
   basic_device_buffer<backend> workspace(basic_stream_ref<backend>(stream), bytes);
   run_on(stream, ex, workspace.span());
 }  // workspace released here, in stream order

@@ -111,7 +111,7 @@ class basic_pool_buffer {
     if (b_ == nullptr) return;
     detail::pool_core<B>* pool = std::exchange(pool_, nullptr);
     detail::pool_block<B>* b = std::exchange(b_, nullptr);
-    if (pool->release(b, b->bound)) delete pool;
+    if (pool->release(b, b->bound)) detail::pool_core<B>::destroy(pool);
   }
   /// Exchanges what this and the other object hold.
   void swap(basic_pool_buffer& o) noexcept {
@@ -199,6 +199,16 @@ class basic_memory_pool_ref {
   const std::string& name() const { return core("keel::memory_pool::name")->name(); }
   /// Device or pinned host memory. @throws keel::error invalid_handle for an empty view.
   memory_kind kind() const { return core("keel::memory_pool::kind")->kind(); }
+  /**
+   * @brief The runtime's own pool this pool reserves from (an aclrtMemPool
+   * on ACL, when the runtime has the calls), or null when it is keel's own
+   * over the backend's allocator. keel still owns the blocks it reserved:
+   * hand the runtime's pool to code that allocates from it itself.
+   * @throws keel::error invalid_handle for an empty view.
+   */
+  typename runtime_memory_pool<B>::handle native_handle() const {
+    return core("keel::memory_pool::native_handle")->native_handle();
+  }
   /// Whether this views a pool.
   constexpr explicit operator bool() const noexcept { return core_ != nullptr; }
   friend bool operator==(basic_memory_pool_ref a, basic_memory_pool_ref b) noexcept { return a.core_ == b.core_; }

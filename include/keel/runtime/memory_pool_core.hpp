@@ -18,8 +18,10 @@
 #include <vector>
 
 #include "keel/core/error.hpp"
+#include "keel/core/scope_guard.hpp"
 #include "keel/runtime/backend.hpp"
 #include "keel/runtime/backend/memory_pool.hpp"
+#include "keel/runtime/backend/runtime_pool.hpp"
 #include "keel/runtime/model.hpp"
 #include "keel/runtime/stream.hpp"
 #include "keel/runtime/types.hpp"
@@ -96,6 +98,8 @@ class pool_core final : public capture_memory_source<B> {
  public:
   using stream_handle = typename B::stream_handle;
   using block = pool_block<B>;
+  using runtime_pool = runtime_memory_pool<B>;
+  using native_pool_handle = typename runtime_pool::handle;
 
   pool_core(typename B::device_type& dev, pool_options options)
       : name_(options.name.empty() ? "pool #" + std::to_string(next_id()) : std::move(options.name)),
@@ -106,6 +110,8 @@ class pool_core final : public capture_memory_source<B> {
         free_(pool_class_count) {
     if (kind_ == memory_kind::pageable_host)
       throw_error(errc::invalid_parameter, "keel::memory_pool", "a pool holds device or pinned host memory, not pageable");
+    if constexpr (runtime_pool::available)
+      if (options.use_runtime_pool) native_ = runtime_pool::create(handle_of(private_), kind_, max_size_, attributes_);
   }
   pool_core(const pool_core&) = delete;
   pool_core& operator=(const pool_core&) = delete;
@@ -118,7 +124,31 @@ class pool_core final : public capture_memory_source<B> {
     if (dep_event_ != typename B::event_handle{}) B::destroy_event(dep_event_);
     if (exec_event_ != typename B::event_handle{}) B::destroy_event(exec_event_);
     if (last_exec_ != stream_handle{}) pool_unretain<B>(last_exec_);
+    if constexpr (runtime_pool::available)
+      if (native_ != native_pool_handle{}) runtime_pool::destroy(native_, handle_of(private_));
   }
+
+  // Deletes a pool nothing holds any more, from whatever thread let go last
+  // (a stream's own worker, when work on it held a span). Blocks whose
+  // release on a stream has not passed are freed behind it: the rest of the
+  // teardown is issued to that stream as a host callable, which runs once the
+  // stream has passed the release, so the thread that let go never waits for
+  // a stream (it may be the one running that stream's work). Throws: nothing.
+  static void destroy(pool_core* p, stream_handle passed_here = stream_handle{}) noexcept {
+    const stream_handle pending = p->pending_release(passed_here);
+    if (pending != stream_handle{}) {
+      try {
+        B::launch_host(pending, [p, pending] { destroy(p, pending); });
+        return;
+      } catch (...) {
+        // Cannot issue to it (destroyed, or refused): the teardown orders the frees itself.
+      }
+    }
+    p->passed_here_ = passed_here;
+    delete p;
+  }
+  // The runtime's pool keel's blocks come from, or null when keel's pool is its own over the backend's allocator.
+  native_pool_handle native_handle() const noexcept { return native_; }
 
   const std::string& name() const noexcept { return name_; }
   memory_kind kind() const noexcept { return kind_; }
@@ -211,6 +241,8 @@ class pool_core final : public capture_memory_source<B> {
       collect_idle(reserved_ - keep, false, victims);
     }
     free_blocks(victims, true);
+    if constexpr (runtime_pool::available)
+      if (native_ != native_pool_handle{}) runtime_pool::trim_to(native_, handle_of(private_), keep);
   }
 
   pool_statistics statistics() noexcept {
@@ -234,6 +266,8 @@ class pool_core final : public capture_memory_source<B> {
       if (reserved_ - used_ > a.release_threshold) collect_idle(reserved_ - used_ - a.release_threshold, true, victims);
     }
     free_blocks(victims, false);
+    if constexpr (runtime_pool::available)
+      if (native_ != native_pool_handle{}) runtime_pool::set_attributes(native_, handle_of(private_), a);
   }
 
   // ---- lifetime: the pool object and every holder ------------------------
@@ -248,7 +282,7 @@ class pool_core final : public capture_memory_source<B> {
     return --holders_ == 0;
   }
   static void unhold_and_delete(pool_core* p) noexcept {
-    if (p->unhold()) delete p;
+    if (p->unhold()) destroy(p);
   }
   std::size_t holders() noexcept {
     std::lock_guard<pool_spin_lock> lock(lock_);
@@ -432,13 +466,12 @@ class pool_core final : public capture_memory_source<B> {
     auto fresh = std::make_unique<block>();
     fresh->released.reserve(2);
     try {
-      fresh->buffer = B::allocate(handle_of(private_), cls, kind_);
+      fresh->data = reserve(s, cls, capture != nullptr, fresh->buffer);
     } catch (const error& e) {
       if (e.code() != make_error_code(errc::out_of_memory)) throw;
       throw_error(errc::out_of_memory, api, pool_text() + ": cannot reserve " + std::to_string(cls) +
                                                 " bytes for an allocation of " + std::to_string(bytes) + ": " + e.what());
     }
-    fresh->data = B::data(fresh->buffer);
     fresh->cls = cls;
     block* b = fresh.release();
     std::lock_guard<pool_spin_lock> lock(lock_);
@@ -447,6 +480,44 @@ class pool_core final : public capture_memory_source<B> {
     ++backend_allocations_;
     hand_out(b, s, bytes, capture);
     return b;
+  }
+
+  // A new block of cls bytes for an allocation on s: from the runtime's pool,
+  // ordered on s (a capture reserves on the pool's own stream instead, so the
+  // runtime records no allocation in the model, and waits for it), or from
+  // the backend's allocator.
+  void* reserve(stream_handle s, std::size_t cls, bool capturing, typename B::buffer_handle& buffer) {
+    if constexpr (runtime_pool::available) {
+      if (native_ != native_pool_handle{}) {
+        if (!capturing && !capturing_noexcept(s)) return runtime_pool::allocate(native_, s, cls);
+        void* p = runtime_pool::allocate(native_, handle_of(private_), cls);
+        auto give_back = make_scope_fail([&]() noexcept { runtime_pool::free(p, handle_of(private_)); });
+        B::synchronize(handle_of(private_));  // a reuse of the runtime's is then free for any stream
+        return p;
+      }
+    }
+    buffer = B::allocate(handle_of(private_), cls, kind_);
+    return B::data(buffer);
+  }
+
+  // The first stream (other than passed_here) whose release of an idle block
+  // has not passed and that a host callable may be issued to; null if none.
+  stream_handle pending_release(stream_handle passed_here) noexcept {
+    std::lock_guard<pool_spin_lock> lock(lock_);
+    for (auto& list : free_)
+      for (block* b : list)
+        for (stream_handle r : b->released)
+          if (r != passed_here && !passed(r) && may_issue_to(r)) return r;
+    return stream_handle{};
+  }
+  // Whether a host callable issued to s now runs as plain work (not captured, not staged into an update).
+  static bool may_issue_to(stream_handle s) noexcept {
+    try {
+      const capture_info info = stream_capture_status<B>(s);
+      return info.state == capture_state::none && !info.updating;
+    } catch (...) {
+      return false;
+    }
   }
 
   // Caller holds lock_. true when the pool must be deleted.
@@ -499,7 +570,15 @@ class pool_core final : public capture_memory_source<B> {
   // Returns a block whose releases have all passed to the backend. Caller holds lock_ or owns b.
   void destroy_block(block* b) noexcept {
     clear_releases(b);
-    B::free_async(b->buffer);  // ordered on the pool's own stream, which issued nothing that uses it
+    // Ordered on the pool's own stream, which issued nothing that uses it.
+    if constexpr (runtime_pool::available) {
+      if (native_ != native_pool_handle{}) {
+        runtime_pool::free(b->data, handle_of(private_));
+        delete b;
+        return;
+      }
+    }
+    B::free_async(b->buffer);
     delete b;
   }
 
@@ -510,7 +589,7 @@ class pool_core final : public capture_memory_source<B> {
     for (block* b : blocks) {
       bool ordered = true;
       for (stream_handle r : b->released) {
-        if (passed(r)) continue;
+        if (r == passed_here_ || passed(r)) continue;  // a teardown issued to r runs after r's release
         if (!wait_for_releases) {
           ordered = false;
           break;
@@ -551,6 +630,8 @@ class pool_core final : public capture_memory_source<B> {
   std::uint64_t allocations_ = 0, hits_ = 0, backend_allocations_ = 0;
   std::size_t holders_ = 1;  // the pool object, live blocks, models and capture scopes
   typename B::event_handle dep_event_{};
+  native_pool_handle native_{};
+  stream_handle passed_here_{};  // the stream whose host callable runs the teardown
 
   std::mutex captures_m_;
   std::vector<std::pair<std::uint64_t, pool_model_memory<B>*>> captures_;
@@ -579,7 +660,7 @@ struct pool_model_memory final : model_attachment<B> {
     }
     for (pool_block<B>* b : blocks) pool->drop_ref(b, last);  // never the last holder: this one holds the pool
     if (last != stream_handle{}) pool_unretain<B>(last);
-    if (pool->unhold()) delete pool;
+    if (pool->unhold()) pool_core<B>::destroy(pool);
   }
   void before_execute(stream_handle s) override {
     if (pool->holds_shared(blocks)) pool->check_exclusive(s);
@@ -651,7 +732,7 @@ struct pool_span_owner {
   pool_core<B>* pool;
   pool_block<B>* b;
   void operator()(void*) const noexcept {
-    if (pool->drop_ref(b)) delete pool;
+    if (pool->drop_ref(b)) pool_core<B>::destroy(pool);
   }
 };
 

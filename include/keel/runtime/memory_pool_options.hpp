@@ -62,6 +62,10 @@ struct pool_options {
   std::size_t max_size = 0;
   /// The reuse rules and release threshold, changeable later (set_attributes).
   pool_attributes attributes;
+  /// Reserve from the runtime's own stream-ordered pool when it has one
+  /// (CANN's aclrtMemPool* on ACL; keel/runtime/backend/runtime_pool.hpp);
+  /// false: keel's own pool over the backend's allocator.
+  bool use_runtime_pool = true;
 };
 
 /**

@@ -165,20 +165,38 @@ struct model_update_calls : native_types {
       ref_ptr<model_state>::drop(static_cast<model_state*>(const_cast<void*>(p)));
     }));
     if (from) t->keep.push_back(from);
-    std::vector<task_record> records;
-    {
-      std::lock_guard<std::mutex> lock(source->meta_m);
-      records = source->records;
-    }
-    for (std::size_t i = 0; i < records.size(); ++i) {
-      records[i].group = target->records[i].group;  // the target's groups, and its streams' ids
-      records[i].stream_id = target->records[i].stream_id;
-    }
-    auto tasks = model_state::build_tasks(records);
     publish(target, s, std::move(t));
-    std::lock_guard<std::mutex> lock(target->meta_m);
-    target->records.swap(records);
-    target->task_list.swap(tasks);
+    // Introspection reports the source's parameters: copied in place (the
+    // argument vectors have the sizes of the source's, by the topology, so
+    // the copies reuse their storage). The target keeps its streams and groups.
+    std::unique_lock<std::mutex> source_lock(source->meta_m, std::defer_lock);
+    std::unique_lock<std::mutex> target_lock(target->meta_m, std::defer_lock);
+    std::lock(source_lock, target_lock);
+    for (std::size_t i = 0; i < target->records.size(); ++i) {
+      task_record& to = target->records[i];
+      const task_record& from = source->records[i];
+      to.kind = from.kind;
+      to.arguments = from.arguments;
+      to.copy = from.copy;
+      to.event = from.event;
+      to.external_event = from.external_event;
+      to.signature = from.signature;
+      to.rebind = from.rebind;
+      to.disabled = from.disabled;
+    }
+    for (std::size_t p = 0; p < target->task_list.size(); ++p) {
+      const task_record& r = target->records[target->task_records[p]];
+      task_info& info = target->task_list[p];
+      info.event = r.event;
+      info.external_event = r.external_event;
+      info.disabled = r.disabled;
+      info.kernel.kind = r.kind;
+      if (r.group == nullptr) {
+        info.kernel.arguments = r.arguments.data();
+        info.kernel.argument_count = r.arguments.size();
+      }
+      info.copy = r.copy;
+    }
   }
 
  private:

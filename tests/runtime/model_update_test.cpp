@@ -298,7 +298,7 @@ TEST_CASE("task update: updates race executions on other streams; each execution
       int rounds = 0;
       while (!stop.load() || rounds < 10) {
         m.execute(streams[i]);
-        streams[i].launch_host([&, i] { seen.push_back(outs[0]); });
+        streams[i].launch_host([&] { seen.push_back(outs[0]); });
         streams[i].synchronize();
         ++rounds;
       }

@@ -128,6 +128,16 @@ struct model_update_calls : native_types {
     }
   }
 
+  // Calls fn(target streams, target tasks, source streams, source tasks)
+  // with both models' introspection locked (no copies: the lists of a
+  // 1,000-task model are larger than malloc's mmap threshold).
+  template <class F>
+  static void with_task_lists(model_handle target, model_handle source, F&& fn) {
+    std::unique_lock<std::mutex> a(target->meta_m, std::defer_lock), b(source->meta_m, std::defer_lock);
+    std::lock(a, b);
+    fn(target->stream_list, target->task_list, source->stream_list, source->task_list);
+  }
+
   // Whether both models were captured in the same interleaving of their
   // streams (the same replay nodes, one for one): -1 if so, else the first
   // task (its index in issue order) where they differ.

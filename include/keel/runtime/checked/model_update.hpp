@@ -37,7 +37,7 @@ KEEL_BEGIN_NAMESPACE namespace checked {
  * `stage_kernel`, `stage_copy`, `stage_disable`, `staged_changes(m)`;
  * `commit_task_update(m, s)` and `commit_model_update(target, source, s)`
  * (both end the claim, also when they throw), and
- * `interleaving_mismatch(target, source)`.
+ * `interleaving_mismatch(target, source)`, `with_task_lists(target, source, fn)`.
  *
  * Ownership: the staged changes live in the native model. Thread safety:
  * one updater per model (the claim); staging calls from the claim holder.
@@ -215,13 +215,29 @@ struct model_updates {
   // Same streams, same tasks in each (type, kernel kind, task group or not,
   // the same event pairing), captured in the same interleaving.
   static void check_topology(model_t target, model_t source, const char* api) {
-    const std::vector<model_stream> ts = N::model_streams(target), ss = N::model_streams(source);
-    const std::vector<task_info> tt = N::model_tasks(target), st = N::model_tasks(source);
-    const std::string models =
-        "model #" + std::to_string(N::books(target).id) + " from model #" + std::to_string(N::books(source).id);
+    N::with_task_lists(target, source,
+                       [&](const std::vector<model_stream>& ts, const std::vector<task_info>& tt,
+                           const std::vector<model_stream>& ss, const std::vector<task_info>& st) {
+                         check_lists(target, source, api, ts, tt, ss, st);
+                       });
+    const long differs = N::interleaving_mismatch(target, source);
+    if (differs >= 0)
+      throw_error(errc::update_violation, api,
+                  "updating model #" + std::to_string(N::books(target).id) + " from model #" +
+                      std::to_string(N::books(source).id) +
+                      ": the streams' tasks match but were captured in another interleaving (task " +
+                      std::to_string(differs) + " in issue order differs); capture the source as the target was; "
+                      "the model is unchanged");
+  }
+  static void check_lists(model_t target, model_t source, const char* api, const std::vector<model_stream>& ts,
+                          const std::vector<task_info>& tt, const std::vector<model_stream>& ss,
+                          const std::vector<task_info>& st) {
+    auto models = [&] {
+      return "model #" + std::to_string(N::books(target).id) + " from model #" + std::to_string(N::books(source).id);
+    };
     if (ts.size() != ss.size())
       throw_error(errc::update_violation, api,
-                  "updating " + models + ": the target has " + std::to_string(ts.size()) + " streams and the source " +
+                  "updating " + models() + ": the target has " + std::to_string(ts.size()) + " streams and the source " +
                       std::to_string(ss.size()) + "; the model is unchanged");
     auto kind_of = [](const task_info& t) {
       std::string k(to_string(t.type));
@@ -239,20 +255,20 @@ struct model_updates {
                           (a.group != 0) == (b.group != 0) && a.external_event == b.external_event;
         if (!same)
           throw_error(errc::update_violation, api,
-                      "updating " + models + ": the first mismatching task is stream " + std::to_string(k) +
+                      "updating " + models() + ": the first mismatching task is stream " + std::to_string(k) +
                           ", sequence " + std::to_string(a.sequence) + ": expected " + kind_of(a) + ", found " +
                           kind_of(b) + "; the model is unchanged");
         if (a.type == task_type::conditional || a.type == task_type::activation || a.type == task_type::switch_ ||
             a.type == task_type::other)
           throw_error(errc::update_violation, api,
-                      "updating " + models + ": stream " + std::to_string(k) + ", sequence " +
+                      "updating " + models() + ": stream " + std::to_string(k) + ", sequence " +
                           std::to_string(a.sequence) + " is a " + kind_of(a) +
                           " task, which a whole-model update does not replace; the model is unchanged");
       }
       if (ts[k].task_count != ss[k].task_count) {
         const bool target_longer = ts[k].task_count > ss[k].task_count;
         throw_error(errc::update_violation, api,
-                    "updating " + models + ": the first mismatching task is stream " + std::to_string(k) +
+                    "updating " + models() + ": the first mismatching task is stream " + std::to_string(k) +
                         ", sequence " + std::to_string(n) + ": expected " +
                         (target_longer ? kind_of(tt[at + n]) : std::string("no task")) + ", found " +
                         (target_longer ? std::string("no task") : kind_of(st[at + n])) + "; the model is unchanged");
@@ -265,17 +281,11 @@ struct model_updates {
       for (std::size_t j = 0; j < i; ++j) {
         if ((tt[j].event == tt[i].event) != (st[j].event == st[i].event))
           throw_error(errc::update_violation, api,
-                      "updating " + models + ": the first mismatching task is stream " + std::to_string(tt[i].stream) +
+                      "updating " + models() + ": the first mismatching task is stream " + std::to_string(tt[i].stream) +
                           ", sequence " + std::to_string(tt[i].sequence) + ": its " + kind_of(tt[i]) +
                           " pairs with another task than in the target (a different dependency); the model is unchanged");
       }
     }
-    const long differs = N::interleaving_mismatch(target, source);
-    if (differs >= 0)
-      throw_error(errc::update_violation, api,
-                  "updating " + models + ": the streams' tasks match but were captured in another interleaving "
-                                         "(task " + std::to_string(differs) + " in issue order differs); capture the "
-                                         "source as the target was; the model is unchanged");
   }
   /// @endcond
 };

@@ -104,6 +104,7 @@ static_assert(!same_abi_function<int (*)(keel::acl::data_type), int (*)(int)>::v
   X(aclmdlRIGetName) X(aclmdlRIDestroyRegisterCallback) X(aclmdlRIDestroyUnregisterCallback) X(aclmdlRIAbort) \
   X(aclmdlRIGetStreams) X(aclmdlRIGetTasksByStream) X(aclmdlRITaskGetType) X(aclmdlRITaskGetSeqId)            \
   X(aclmdlRITaskGetParams) X(aclrtGetFunctionName) X(aclmdlRIDebugPrint) X(aclmdlRIDebugJsonPrint)            \
+  X(aclmdlRITaskSetParams) X(aclmdlRITaskDisable) X(aclmdlRIUpdate)                                           \
   X(aclCreateTensor) X(aclCreateScalar)                                                                       \
   X(aclCreateIntArray) X(aclDestroyTensor) X(aclDestroyScalar) X(aclDestroyIntArray)                          \
   X(aclSetAclOpExecutorRepeatable) X(aclDestroyAclOpExecutor) X(aclnnAddGetWorkspaceSize) X(aclnnAdd)         \

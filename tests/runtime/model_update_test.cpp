@@ -3,8 +3,9 @@
 // task's arguments, a copy's addresses, disabling a task, committed in
 // stream order; a model updated from another capture of the same topology.
 // Each rule is broken once, its error checked, and the model shown to
-// execute with its old parameters. Host backend (" - host"); the ACL
-// backend has no per-task update yet.
+// execute with its old parameters. Typed arguments and copies on the host
+// backend (" - host"); disabling and update_model on both (" - acl": over
+// aclmdlRITaskDisable / GetParams / SetParams / aclmdlRIUpdate).
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -322,3 +323,91 @@ TEST_CASE("task update: updates race executions on other streams; each execution
   s.synchronize();
   CHECK(outs[0] == 101.0f);
 }
+
+// ---- both backends: what ACL's aclmdlRITaskDisable / SetParams / Update give ----
+
+namespace {
+
+// Two axpy tasks (out = tmp + alpha * other, then out2 = out + alpha2 * other) on one stream.
+template <class F>
+struct two_kernels {
+  typename F::stream s{F::device()};
+  float tmp = 1.0f, other = 1.0f, out = 0.0f, out2 = 0.0f;
+  typename F::model m;
+  two_kernels(float alpha, float alpha2, bool second_is_copy = false) {
+    typename F::capture_scope capture{s};
+    F::axpy(s, &out, &tmp, &other, alpha);
+    if (second_is_copy) {
+      F::copy(s, &out2, &out);
+    } else {
+      F::axpy(s, &out2, &out, &other, alpha2);
+    }
+    m = capture.end();
+  }
+  std::pair<float, float> run() {
+    out = out2 = 0.0f;
+    m.execute(s);
+    s.synchronize();
+    return {out, out2};
+  }
+  keel::task_info kernel(std::size_t i) const {
+    std::size_t seen = 0;
+    for (const keel::task_info& t : m.tasks())
+      if (t.type == task_type::kernel && seen++ == i) return t;
+    FAIL("the model has no kernel task " << i);
+    return {};
+  }
+};
+
+}  // namespace
+
+KEEL_BACKEND_TEST("update_model: the target runs the source's parameters, task by task", "[runtime][model_update]") {
+  two_kernels<TestType> target(1.0f, 1.0f), source(3.0f, 10.0f);
+  REQUIRE(target.run() == std::make_pair(2.0f, 3.0f));
+  keel::update_model(target.m.ref(), source.m.ref(), target.s.ref());
+  target.out = target.out2 = source.out = source.out2 = 0.0f;
+  target.m.execute(target.s);
+  target.s.synchronize();
+  // The target's tasks now read and write what the source's read and write.
+  CHECK(source.out == 4.0f);
+  CHECK(source.out2 == 14.0f);
+  CHECK(target.out == 0.0f);
+}
+
+KEEL_BACKEND_TEST("update_model: a mismatch names the first mismatching task; the target runs as before",
+                  "[runtime][model_update]") {
+  two_kernels<TestType> target(1.0f, 1.0f), source(3.0f, 0.0f, true);
+  auto e = error_of([&] { keel::update_model(target.m.ref(), source.m.ref(), target.s.ref()); });
+  CHECK(matches(e.code, errc::update_violation));
+  CHECK_THAT(e.what, Catch::Contains("the first mismatching task is stream 0, sequence " +
+                                     std::to_string(target.kernel(1).sequence) + ": expected kernel '") &&
+                         Catch::Contains("found kernel '"));
+  CHECK(target.run() == std::make_pair(2.0f, 3.0f));
+}
+
+KEEL_BACKEND_TEST("task update: a disabled kernel no longer runs; one update of a model at a time",
+                  "[runtime][model_update]") {
+  two_kernels<TestType> c(1.0f, 1.0f);
+  {
+    typename keel::basic_task_update_scope<typename TestType::backend> update{c.m};
+    auto e = error_of([&] { typename keel::basic_task_update_scope<typename TestType::backend> second{c.m}; });
+    CHECK(matches(e.code, errc::update_violation));
+    update.disable(c.kernel(1));
+    CHECK(c.run() == std::make_pair(2.0f, 3.0f));  // staged only
+    update.end(c.s);
+  }
+  CHECK(c.run() == std::make_pair(2.0f, 0.0f));
+}
+
+#ifdef KEEL_ACL_EMULATION_DIR
+TEST_CASE("task update: ACL kernel tasks hold the runtime's argument block; typed arguments are refused - acl",
+          "[runtime][model_update]") {
+  two_kernels<acl> c(1.0f, 1.0f);
+  keel::acl::task_update_scope update{c.m};
+  auto e = error_of([&] { update.set_arguments(c.kernel(0), &c.out, &c.tmp, &c.other, 5.0f); });
+  CHECK(matches(e.code, errc::invalid_parameter));
+  CHECK_THAT(e.what, Catch::Contains("holds the runtime's argument block"));
+  update.end(c.s);
+  CHECK(c.run() == std::make_pair(2.0f, 3.0f));
+}
+#endif

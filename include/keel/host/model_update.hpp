@@ -78,6 +78,31 @@ struct model_update_calls : native_types {
     c.copy = copy_params{dst, src, bytes, kind};
     stage(m, std::move(c));
   }
+  // Task @p index runs @p source's task @p source_index, with its
+  // parameters (CANN's aclmdlRITaskSetParams with the parameters
+  // aclmdlRITaskGetParams gave for another model's task).
+  static void stage_from(model_handle m, std::size_t index, model_handle source, std::size_t source_index) {
+    struct holder {
+      ref_ptr<model_state> model;
+      std::shared_ptr<const node_table> table;
+    };
+    const std::shared_ptr<const node_table> from = source->current_table();
+    staged_change c;
+    c.task = index;
+    {
+      std::lock_guard<std::mutex> lock(source->meta_m);
+      const task_record& r = record_of(source, source_index);
+      const replay_task* base = from ? from->base[r.node] : &source->nodes[r.node];
+      auto keep = std::make_shared<holder>(holder{ref_ptr<model_state>(source), from});
+      c.replacement = std::shared_ptr<const replay_task>(std::move(keep), base);
+      c.arguments = r.arguments;
+      c.copy = r.copy;
+      c.retyped = true;
+      c.signature = r.signature;
+      c.rebind = r.rebind;
+    }
+    stage(m, std::move(c));
+  }
   static void stage_disable(model_handle m, std::size_t index) {
     staged_change c;
     c.task = index;
@@ -85,7 +110,7 @@ struct model_update_calls : native_types {
     stage(m, std::move(c));
   }
 
-  // Commits the staged changes in @p s's order and ends the claim (also when it throws).
+  // Commits the staged changes in @p s's order (null: now) and ends the claim (also when it throws).
   static void commit_task_update(model_handle m, stream_handle s) {
     struct finish {
       model_handle m;
@@ -118,13 +143,16 @@ struct model_update_calls : native_types {
       task_info& info = m->task_list[c.task];
       r.disabled = info.disabled = !c.replacement;
       if (!c.replacement) continue;
+      if (c.retyped) {
+        r.signature = c.signature;
+        r.rebind = c.rebind;
+      }
       if (info.type == task_type::kernel) {
         r.arguments.swap(arguments[i]);
         info.kernel.arguments = r.arguments.data();
         info.kernel.argument_count = r.arguments.size();
-      } else {
-        r.copy = info.copy = c.copy;
       }
+      if (info.type == task_type::copy) r.copy = info.copy = c.copy;
     }
   }
 
@@ -251,8 +279,8 @@ struct model_update_calls : native_types {
       keep->table_m.unlock();
       keep->has_table.store(true, std::memory_order_release);
     };
-    if (s->ring.head() >= s->ring.tail()) {
-      swap_in();
+    if (s == nullptr || s->ring.head() >= s->ring.tail()) {
+      swap_in();  // no stream (a runtime's synchronous update), or an idle one
     } else {
       s->submit<true>(std::move(swap_in));
     }

@@ -60,6 +60,10 @@ struct staged_change {
   std::shared_ptr<const replay_task> replacement;
   std::vector<kernel_argument> arguments;  // a kernel's new arguments
   copy_params copy;                        // a copy's new parameters
+  // A task that takes another model's task (stage_from): its argument types go with it.
+  bool retyped = false;
+  const void* signature = nullptr;
+  kernel_rebind rebind = nullptr;
 };
 
 struct model_state : ref_counted {

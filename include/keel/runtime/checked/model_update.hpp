@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "keel/core/error.hpp"
+#include "keel/runtime/backend/detection.hpp"
 #include "keel/runtime/checked/rules.hpp"
 #include "keel/runtime/model_tasks.hpp"
 #include "keel/runtime/types.hpp"
@@ -30,11 +31,12 @@ KEEL_BEGIN_NAMESPACE namespace checked {
  * @p Native, beside checked::backend<Native> (a backend with model updates
  * derives from both).
  *
- * What @p Native supplies: `try_claim_model(m)` / `end_model_claim(m)`
+ * What @p Native supplies (`stage_kernel` and `stage_copy` are optional: without
+ * them, typed kernel arguments and copy addresses are refused): `try_claim_model(m)` / `end_model_claim(m)`
  * (which drops what was staged); `task_index(m, info, index, found)`;
  * `task_has_node(m, index)`; `kernel_signature(m, index)` (the identity of
  * the kernel's argument types, null when it cannot be rebuilt);
- * `stage_kernel`, `stage_copy`, `stage_disable`, `staged_changes(m)`;
+ * `stage_kernel`, `stage_copy`, `stage_from`, `stage_disable`, `staged_changes(m)`;
  * `commit_task_update(m, s)` and `commit_model_update(target, source, s)`
  * (both end the claim, also when they throw), and
  * `interleaving_mismatch(target, source)`, `with_task_lists(target, source, fn)`.
@@ -46,6 +48,15 @@ KEEL_BEGIN_NAMESPACE namespace checked {
  */
 /// @cond
 namespace detail {
+// What a native backend offers beyond disabling and taking another task's
+// parameters: kernels rebuilt from typed arguments, copies from addresses.
+template <class N>
+using stage_kernel_call = decltype(N::stage_kernel(std::declval<typename N::model_handle>(), std::size_t{},
+                                                   static_cast<const void*>(nullptr),
+                                                   static_cast<const kernel_argument*>(nullptr), std::size_t{}));
+template <class N>
+using stage_copy_call = decltype(N::stage_copy(std::declval<typename N::model_handle>(), std::size_t{}, nullptr,
+                                               nullptr, std::size_t{}, copy_kind{}, nullptr, nullptr));
 constexpr const char* copy_kind_name(copy_kind k) noexcept {
   switch (k) {
     case copy_kind::host_to_host: return "host to host";
@@ -80,13 +91,23 @@ struct model_updates {
     task_info found;
     const std::size_t index = locate(m, task, api, found);
     require_updatable(m, index, found, task_type::kernel, api);
-    const void* signature = N::kernel_signature(m, index);
-    if (signature == nullptr)
+    if constexpr (keel::detail::is_detected_v<detail::stage_kernel_call, N>) {
+      const void* signature = N::kernel_signature(m, index);
+      if (signature == nullptr)
+        throw_error(errc::invalid_parameter, api,
+                    describe(m, found) + " was not launched through stream::launch with copyable arguments: "
+                                         "its arguments cannot be replaced; the task is unchanged");
+      if (signature != keel::detail::signature_of<Tuple>()) refuse_arguments(m, found, described, count);
+      N::stage_kernel(m, index, &args, described, count);
+    } else {
+      (void)args;
+      (void)described;
+      (void)count;
       throw_error(errc::invalid_parameter, api,
-                  describe(m, found) + " was not launched through stream::launch with copyable arguments: "
-                                       "its arguments cannot be replaced; the task is unchanged");
-    if (signature != keel::detail::signature_of<Tuple>()) refuse_arguments(m, found, described, count);
-    N::stage_kernel(m, index, &args, described, count);
+                  describe(m, found) + " holds the runtime's argument block, not typed arguments (the " +
+                      std::string(N::name) + " backend): give it another task's parameters (update_model) or "
+                                             "disable it; the task is unchanged");
+    }
   }
 
   static void task_update_set_copy(model_t m, const task_info& task, void* dst, const void* src, std::size_t bytes,
@@ -102,7 +123,13 @@ struct model_updates {
                   describe(m, found) + " copies " + std::string(detail::copy_kind_name(found.copy.kind)) +
                       " and the update asked for " + std::string(detail::copy_kind_name(kind)) +
                       ": a copy task keeps its direction; the task is unchanged");
-    N::stage_copy(m, index, dst, src, bytes, kind, std::move(keep_dst), std::move(keep_src));
+    if constexpr (keel::detail::is_detected_v<detail::stage_copy_call, N>) {
+      N::stage_copy(m, index, dst, src, bytes, kind, std::move(keep_dst), std::move(keep_src));
+    } else {
+      throw_error(errc::invalid_parameter, api,
+                  describe(m, found) + ": the " + std::string(N::name) +
+                      " backend's runtime reports no copy parameters to set; the task is unchanged");
+    }
   }
 
   static void task_update_disable(model_t m, const task_info& task) {
@@ -116,6 +143,40 @@ struct model_updates {
                       "for it forever); the model is unchanged");
     require_updatable(m, index, found, found.type, api);
     N::stage_disable(m, index);
+  }
+
+  // Task @p task takes @p source's task @p from (its kernel or copy, with
+  // its parameters): what a runtime's aclmdlRITaskSetParams with another
+  // task's aclmdlRITaskGetParams does. Same type, same kernel kind, neither
+  // in a task group.
+  static void task_update_set_from(model_t m, const task_info& task, model_t source, const task_info& from) {
+    static constexpr const char* api = "keel::task_update_scope::set_from";
+    task_info found, given;
+    const std::size_t index = locate(m, task, api, found);
+    const std::size_t source_index = locate(source, from, api, given);
+    if (found.type != task_type::kernel && found.type != task_type::copy)
+      throw_error(errc::invalid_parameter, api,
+                  describe(m, found) + " is a " + std::string(to_string(found.type)) +
+                      " task: only kernels and copies take another task's parameters; the task is unchanged");
+    require_updatable(m, index, found, found.type, api);
+    require_updatable(source, source_index, given, found.type, api);
+    if (found.type == task_type::kernel && !(found.kernel.kind == given.kernel.kind))
+      throw_error(errc::invalid_parameter, api,
+                  describe(m, found) + " cannot take the parameters of kernel '" +
+                      std::string(given.kernel.kind.name()) + "': a kernel task keeps its kernel; the task is unchanged");
+    if (found.type == task_type::copy && found.copy.kind != given.copy.kind)
+      throw_error(errc::invalid_parameter, api,
+                  describe(m, found) + " copies " + std::string(detail::copy_kind_name(found.copy.kind)) +
+                      " and the source task " + std::string(detail::copy_kind_name(given.copy.kind)) +
+                      ": a copy task keeps its direction; the task is unchanged");
+    N::stage_from(m, index, source, source_index);
+  }
+
+  // Commits what was staged now, with no stream (a runtime's synchronous
+  // aclmdlRIUpdate), and ends the claim.
+  static void task_update_commit_now(model_t m) {
+    if (N::staged_changes(m) == 0) return N::end_model_claim(m);
+    N::commit_task_update(m, stream_t{});
   }
 
   static void task_update_end(model_t m, stream_t s) {

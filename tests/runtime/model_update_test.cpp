@@ -411,3 +411,38 @@ TEST_CASE("task update: ACL kernel tasks hold the runtime's argument block; type
   CHECK(c.run() == std::make_pair(2.0f, 3.0f));
 }
 #endif
+
+TEST_CASE("update_model: whole-model updates race an execution in flight; each execution runs one source's tasks - host",
+          "[runtime][model_update][concurrency]") {
+  keel::host::stream s{keel_test::test_device()}, runner{keel_test::test_device()}, u{keel_test::test_device()};
+  float tmp = 1.0f, other = 1.0f, out = 0.0f;
+  auto capture_with = [&](float alpha) {
+    keel::host::capture_scope capture{s};
+    s.launch(keel_test::axpy_kind, &keel_test::axpy_kernel, &out, &tmp, &other, alpha);
+    return capture.end();
+  };
+  keel::host::model target = capture_with(1.0f), a = capture_with(2.0f), b = capture_with(4.0f);
+  std::atomic<bool> stop{false};
+  std::atomic<int> bad{0};
+  std::thread executions([&] {
+    int rounds = 0;
+    while (!stop.load() || rounds < 10) {
+      target.execute(runner);
+      runner.launch_host([&] {
+        if (out != 2.0f && out != 3.0f && out != 5.0f) bad.fetch_add(1);
+      });
+      ++rounds;
+      if (rounds % 16 == 0) runner.synchronize();
+    }
+    runner.synchronize();
+  });
+  for (int k = 0; k < 200; ++k) keel::update_model(target.ref(), (k % 2 ? a : b).ref(), u.ref());
+  stop.store(true);
+  executions.join();
+  u.synchronize();
+  CHECK(bad.load() == 0);
+  out = 0.0f;
+  target.execute(s);
+  s.synchronize();
+  CHECK(out == 3.0f);  // the last update (k = 199) was from a
+}

@@ -132,13 +132,11 @@ struct model_update_calls : native_types {
         t->order[node] = nullptr;
       }
     }
-    // What introspection reports, prepared before anything changes.
-    std::vector<std::vector<kernel_argument>> arguments(m->staged.size());
-    for (std::size_t i = 0; i < m->staged.size(); ++i) arguments[i] = m->staged[i].arguments;
     publish(m, s, std::move(t));
+    // What introspection reports: the staged descriptions move in (nothing below throws).
     std::lock_guard<std::mutex> lock(m->meta_m);
     for (std::size_t i = 0; i < m->staged.size(); ++i) {
-      const staged_change& c = m->staged[i];
+      staged_change& c = m->staged[i];
       task_record& r = m->records[m->task_records[c.task]];
       task_info& info = m->task_list[c.task];
       r.disabled = info.disabled = !c.replacement;
@@ -148,7 +146,7 @@ struct model_update_calls : native_types {
         r.rebind = c.rebind;
       }
       if (info.type == task_type::kernel) {
-        r.arguments.swap(arguments[i]);
+        r.arguments.swap(c.arguments);
         info.kernel.arguments = r.arguments.data();
         info.kernel.argument_count = r.arguments.size();
       }

@@ -27,6 +27,7 @@ namespace keel::acl_emulation::detail {
 struct query_stream;
 struct query_task {
   query_stream* stream = nullptr;
+  std::size_t index = 0;  // its place in the model's task list (hb::model_tasks)
   keel::task_info info;
   aclrtEvent event = nullptr;   // the record, wait or reset's aclrtEvent (null once the event is gone)
   aclrtTaskGrp group = nullptr;
@@ -36,10 +37,17 @@ struct query_stream {
   std::uint64_t id = 0;
   std::vector<query_task> tasks;  // never resized once built: the task handles are their addresses
 };
+// A change aclmdlRITaskSetParams or aclmdlRITaskDisable staged, for aclmdlRIUpdate.
+struct pending_change {
+  keel::task_info task;               // the task changed
+  model_box* source = nullptr;        // SetParams: the model whose task's parameters it takes
+  keel::task_info source_task;
+};
 struct model_query {
   std::vector<keel::model_stream> streams;
   std::vector<keel::task_info> tasks;
   std::vector<std::unique_ptr<query_stream>> handles;
+  std::vector<pending_change> pending;  // guarded by book().m
 };
 
 std::uint32_t model_box::next_model_id() noexcept {
@@ -109,6 +117,7 @@ model_query& query_of(model_box* box) {
     h->tasks.resize(s.task_count);
     for (query_task& t : h->tasks) {
       t.stream = h.get();
+      t.index = i;
       t.info = q->tasks[i++];
       for (void* e : book().events)
         if (t.info.event != 0 && static_cast<hb::event_handle>(e)->id == t.info.event) t.event = e;
@@ -143,6 +152,28 @@ aclmdlRITaskType acl_type(keel::task_type t) noexcept {
     case keel::task_type::event_reset: return ACL_MODEL_RI_TASK_EVENT_RESET;
     default: return ACL_MODEL_RI_TASK_DEFAULT;  // copies, host functions, nested models: CANN has no type for them
   }
+}
+
+// The task a kernel argument block belongs to (what aclmdlRITaskGetParams
+// gave out): the emulation's argument block is its record of a launch.
+// Under book().m.
+const query_task* task_of_arguments(const void* args) {
+  if (args == nullptr) return nullptr;
+  for (model_box* box : book().models) {
+    if (!box->query) continue;
+    for (const auto& st : box->query->handles)
+      for (const query_task& t : st->tasks)
+        if (t.info.type == keel::task_type::kernel && t.info.kernel.arguments == args) return &t;
+  }
+  return nullptr;
+}
+
+// After aclmdlRIUpdate: the query handles report the model's tasks as they are now.
+void refresh_query(model_box* box) {
+  const std::vector<keel::task_info> tasks = hb::model_tasks(box->model);
+  std::lock_guard<std::mutex> lock(book().m);
+  for (auto& st : box->query->handles)
+    for (query_task& t : st->tasks) t.info = tasks[t.index];
 }
 
 // The model as keel's dumps read it, with aclmdlRIGetId's id.
@@ -303,6 +334,100 @@ aclError aclmdlRIKernelTaskGetAttribute(aclmdlRITask task, aclrtLaunchKernelAttr
     if (id < ACL_RT_LAUNCH_KERNEL_ATTR_SCHEM_MODE || id > ACL_RT_LAUNCH_KERNEL_ATTR_ENABLE_PROFILING)
       throw_rule(errc::invalid_parameter, api, "unknown attribute " + std::to_string(id));
     std::memset(attrValue, 0, sizeof *attrValue);
+  });
+}
+
+// Stages new parameters for a task, applied by aclmdlRIUpdate. The
+// emulation's kernel argument block is its record of a launch: a kernel task
+// takes the parameters aclmdlRITaskGetParams gave for a kernel task of the
+// same function (of this model or another live one) and then runs that
+// launch. Event tasks keep their event; other tasks take no parameters.
+aclError aclmdlRITaskSetParams(aclmdlRITask task, aclmdlRITaskParams* params) {
+  static constexpr const char* api = "aclmdlRITaskSetParams";
+  return guarded(api, call::other, [&] {
+    require(params, api, "params");
+    const query_task& t = task_of(task, api);
+    if (params->type != acl_type(t.info.type))
+      throw_rule(errc::invalid_parameter, api,
+                 "params->type is " + std::to_string(raw(params->type)) + " and the task's type is " +
+                     std::to_string(raw(acl_type(t.info.type))) + " (aclmdlRITaskGetType)");
+    if (t.info.type == keel::task_type::event_record || t.info.type == keel::task_type::event_wait ||
+        t.info.type == keel::task_type::event_reset) {
+      const aclrtEvent e = t.info.type == keel::task_type::event_record ? params->eventRecordTaskParams.event
+                           : t.info.type == keel::task_type::event_wait ? params->eventWaitTaskParams.event
+                                                                         : params->eventResetTaskParams.event;
+      if (e != t.event) throw_rule(errc::invalid_parameter, api, "an event task keeps its event in the emulation");
+      return;
+    }
+    if (t.info.type != keel::task_type::kernel)
+      throw_rule(errc::invalid_parameter, api, "the emulation sets the parameters of kernel and event tasks only");
+    const aclmdlRIKernelTaskParams& k = params->kernelTaskParams;
+    if (k.funcHandle != function_handle(t.info.kernel.kind.name()))
+      throw_rule(errc::invalid_parameter, api, "a kernel task keeps its function (funcHandle) in the emulation");
+    std::lock_guard<std::mutex> lock(book().m);
+    const query_task* from = task_of_arguments(k.args);
+    if (from == nullptr)
+      throw_rule(errc::invalid_parameter, api,
+                 "args is not an argument block aclmdlRITaskGetParams gave for a kernel task of a live model");
+    if (k.argsSize != from->info.kernel.argument_count * sizeof(keel::kernel_argument))
+      throw_rule(errc::invalid_parameter, api,
+                 "argsSize " + std::to_string(k.argsSize) + " is not the size of the argument block (" +
+                     std::to_string(from->info.kernel.argument_count * sizeof(keel::kernel_argument)) + ")");
+    if (!(from->info.kernel.kind == t.info.kernel.kind))
+      throw_rule(errc::invalid_parameter, api, "the argument block is another function's");
+    auto& pending = t.stream->box->query->pending;
+    pending.reserve(pending.size() + 1);
+    pending.push_back(pending_change{t.info, from->stream->box, from->info});
+  });
+}
+
+// Stages disabling a kernel task (it no longer runs once aclmdlRIUpdate applied it).
+aclError aclmdlRITaskDisable(aclmdlRITask task) {
+  static constexpr const char* api = "aclmdlRITaskDisable";
+  return guarded(api, call::other, [&] {
+    const query_task& t = task_of(task, api);
+    if (t.info.type != keel::task_type::kernel)
+      throw_rule(errc::invalid_parameter, api, "the emulation disables kernel tasks only");
+    std::lock_guard<std::mutex> lock(book().m);
+    auto& pending = t.stream->box->query->pending;
+    pending.reserve(pending.size() + 1);
+    pending.push_back(pending_change{t.info, nullptr, keel::task_info{}});
+  });
+}
+
+// Applies what aclmdlRITaskSetParams and aclmdlRITaskDisable staged, at
+// once: executions started later run the new tasks, a running one keeps
+// its own. Nothing changes when a change cannot be applied (a source model
+// destroyed meanwhile): the staged changes are dropped either way.
+aclError aclmdlRIUpdate(aclmdlRI modelRI) {
+  static constexpr const char* api = "aclmdlRIUpdate";
+  return guarded(api, call::other, [&] {
+    model_box* box = live_box(modelRI, api, true);
+    std::vector<pending_change> pending;
+    {
+      std::lock_guard<std::mutex> lock(book().m);
+      if (!box->query) return;  // no task handle was ever given out: nothing staged
+      pending.swap(box->query->pending);
+      for (const pending_change& p : pending)
+        if (p.source != nullptr && !book().models.count(p.source))
+          throw_rule(errc::invalid_state, api, "a task took the parameters of a model destroyed since");
+    }
+    if (pending.empty()) return;
+    hb::task_update_begin(box->model);
+    try {
+      for (const pending_change& p : pending) {
+        if (p.source == nullptr) {
+          hb::task_update_disable(box->model, p.task);
+        } else {
+          hb::task_update_set_from(box->model, p.task, p.source->model, p.source_task);
+        }
+      }
+    } catch (...) {
+      hb::task_update_abort(box->model);
+      throw;
+    }
+    hb::task_update_commit_now(box->model);
+    refresh_query(box);
   });
 }
 

@@ -154,6 +154,9 @@
   X(ascendcl, status, aclmdlRITaskGetType, (task_handle task, ri_task_type * type))                            \
   X(ascendcl, status, aclmdlRITaskGetSeqId, (task_handle task, std::uint32_t * id))                            \
   X(ascendcl, status, aclmdlRITaskGetParams, (task_handle task, ri_task_params * params))                      \
+  X(ascendcl, status, aclmdlRITaskSetParams, (task_handle task, ri_task_params * params))                      \
+  X(ascendcl, status, aclmdlRITaskDisable, (task_handle task))                                                  \
+  X(ascendcl, status, aclmdlRIUpdate, (model_handle modelRI))                                                   \
   X(ascendcl, status, aclrtGetFunctionName, (function_handle funcHandle, std::uint32_t maxLen, char* name))    \
   X(ascendcl, status, aclmdlRIDebugPrint, (model_handle modelRI))                                               \
   X(ascendcl, status, aclmdlRIDebugJsonPrint, (model_handle modelRI, const char* path, std::uint32_t flags))   \

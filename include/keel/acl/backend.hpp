@@ -19,16 +19,20 @@
 #include "keel/acl/event.hpp"
 #include "keel/acl/introspection.hpp"
 #include "keel/acl/memory.hpp"
+#include "keel/acl/model_update.hpp"
 #include "keel/acl/stream.hpp"
 #include "keel/acl/stream_config.hpp"
 #include "keel/acl/task_group.hpp"
 #include "keel/runtime/backend.hpp"
 #include "keel/runtime/checked/backend.hpp"
 #include "keel/runtime/checked/context.hpp"
+#include "keel/runtime/checked/model_update.hpp"
 #include "keel/runtime/checked/stream_config.hpp"
 #include "keel/runtime/context.hpp"
 #include "keel/runtime/condition.hpp"
+#include "keel/runtime/fenced_update.hpp"
 #include "keel/runtime/model_builder.hpp"
+#include "keel/runtime/model_update.hpp"
 #include "keel/runtime/runtime.hpp"
 
 #include "keel/core/config.hpp"
@@ -39,7 +43,7 @@ namespace detail {
 /// @cond
 // The native ACL backend: every concept's calls in one type, for the checked layer.
 struct native : capture_calls, event_calls, task_group_calls, built_model_calls, conditional_calls, introspection_calls,
-                stream_config_calls, context_calls {
+                stream_config_calls, context_calls, model_update_calls {
   using context_calls::books;
   using native_types::books;
   using stream_calls::device_of;
@@ -169,7 +173,7 @@ struct native : capture_calls, event_calls, task_group_calls, built_model_calls,
  */
 struct backend : checked::backend<detail::native>, checked::built_models<detail::native>,
                  checked::conditionals<detail::native>, checked::stream_config<detail::native>,
-                 checked::contexts<detail::native> {
+                 checked::contexts<detail::native>, checked::model_updates<detail::native> {
   /// @cond KEEL_BACKEND_OPERATIONS
   using typename checked::backend<detail::native>::device_type;
   using typename checked::backend<detail::native>::stream_handle;
@@ -244,6 +248,8 @@ KEEL_RUNTIME_HANDLE_ALIASES(backend)
 KEEL_RUNTIME_BUILT_MODEL_ALIASES(backend)
 KEEL_RUNTIME_CONDITIONAL_ALIASES(backend)
 KEEL_RUNTIME_CONTEXT_ALIASES(backend)
+KEEL_RUNTIME_MODEL_UPDATE_ALIASES(backend)
+KEEL_RUNTIME_FENCED_MODEL_ALIASES(backend)
 
 static_assert(is_runtime_backend_v<backend>, "keel::acl::backend must model the runtime backend requirement");
 

@@ -14,11 +14,13 @@
 #include "keel/host/event.hpp"
 #include "keel/host/introspection.hpp"
 #include "keel/host/memory.hpp"
+#include "keel/host/model_update.hpp"
 #include "keel/host/stream.hpp"
 #include "keel/host/stream_config.hpp"
 #include "keel/host/task_group.hpp"
 #include "keel/runtime/checked/backend.hpp"
 #include "keel/runtime/checked/context.hpp"
+#include "keel/runtime/checked/model_update.hpp"
 #include "keel/runtime/checked/stream_config.hpp"
 
 #include "keel/core/config.hpp"
@@ -29,7 +31,7 @@ namespace detail {
 /// @cond
 // The native host backend: every concept's calls in one type, for the checked layer.
 struct native : stream_calls, event_calls, memory_calls, capture_calls, task_group_calls, built_model_calls,
-                conditional_calls, introspection_calls, stream_config_calls, context_calls {
+                conditional_calls, introspection_calls, stream_config_calls, context_calls, model_update_calls {
   using context_calls::books;
   using native_types::books;
   using stream_calls::device_of;
@@ -93,7 +95,7 @@ struct native : stream_calls, event_calls, memory_calls, capture_calls, task_gro
  */
 struct backend : checked::backend<detail::native>, checked::built_models<detail::native>,
                  checked::conditionals<detail::native>, checked::stream_config<detail::native>,
-                 checked::contexts<detail::native> {
+                 checked::contexts<detail::native>, checked::model_updates<detail::native> {
   /// @cond KEEL_BACKEND_OPERATIONS
   using typename checked::backend<detail::native>::device_type;
   using typename checked::backend<detail::native>::stream_handle;

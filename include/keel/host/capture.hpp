@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -19,6 +20,13 @@
 #include "keel/runtime/types.hpp"
 
 #include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE
+namespace detail {
+template <class Fn, class... Args>
+struct bound_kernel;  // keel/runtime/stream.hpp: a launch's kernel with its arguments
+}  // namespace detail
+KEEL_END_NAMESPACE
 
 KEEL_BEGIN_NAMESPACE namespace host::detail {
 
@@ -71,8 +79,10 @@ struct capture_calls : native_types {
       // Index first: a throw leaves the capture as it was.
       auto streams = model_state::build_streams(c.records);
       auto tasks = model_state::build_tasks(c.records);
+      auto order = model_state::build_order(c.records, streams);
       body->stream_list = std::move(streams);
       body->task_list = std::move(tasks);
+      body->task_records = std::move(order);
       body->records = std::move(c.records);
       body->nodes = std::move(c.nodes);
       body->groups = std::move(c.groups);
@@ -153,6 +163,7 @@ struct capture_calls : native_types {
     describe_kernel(record, f);
     const bool into_group = c.open_group && c.group_stream == s;
     if (into_group) record.group = c.open_group.get();
+    if (!into_group) record.node = static_cast<std::uint32_t>(c.nodes.size());
     c.records.push_back(std::move(record));
     try {
       replay_task task(kernel_body(s, std::forward<F>(f)), replay_task::category::kernel, kind);
@@ -173,6 +184,7 @@ struct capture_calls : native_types {
     if constexpr (has_argument_count<std::decay_t<F>>::value) {
       record.arguments.resize(std::decay_t<F>::argument_count);
       f.describe_arguments([](const auto& a) { return describe_argument(a); }, record.arguments.data());
+      rebinding<std::decay_t<F>>::note(record);
     } else {
       (void)record;
       (void)f;
@@ -182,10 +194,35 @@ struct capture_calls : native_types {
   struct has_argument_count : std::false_type {};
   template <class T>
   struct has_argument_count<T, std::void_t<decltype(T::argument_count)>> : std::true_type {};
+  // A kernel launched through stream::launch can be rebuilt with new
+  // arguments of the same types (a per-task update); any other cannot.
+  template <class F>
+  struct rebinding {
+    static void note(task_record&) noexcept {}
+  };
+  template <class Fn, class... Args>
+  struct rebinding<keel::detail::bound_kernel<Fn, Args...>> {
+    using bound = keel::detail::bound_kernel<Fn, Args...>;
+    using args_type = std::tuple<Args...>;
+    static void note(task_record& r) noexcept {
+      if constexpr (std::is_copy_constructible_v<Fn> && std::is_copy_constructible_v<args_type>) {
+        r.signature = keel::detail::signature_of<args_type>();
+        r.rebind = &rebuild;
+      } else {
+        (void)r;
+      }
+    }
+    static replay_task rebuild(const replay_task& current, const void* args) {
+      const auto& k = *static_cast<const kernel_task<bound>*>(current.object());
+      return replay_task(kernel_task<bound>{k.dev, bound{k.fn.fn, *static_cast<const args_type*>(args)}},
+                         replay_task::category::kernel, current.kind());
+    }
+  };
   static void captured_copy_async(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind kind,
                                   std::shared_ptr<void> keep_dst, std::shared_ptr<void> keep_src) {
     task_record& r = note(s, task_type::copy);
     r.copy = copy_params{dst, src, bytes, kind};
+    r.node = static_cast<std::uint32_t>(s->target->nodes.size());
     try {
       append(s, replay_task(stream_calls::copy_task(dst, src, bytes, std::move(keep_dst), std::move(keep_src)),
                             replay_task::category::copy));
@@ -253,11 +290,17 @@ struct capture_calls : native_types {
   // A kernel body as a replayed task runs it: the device comes from the
   // stream that captured it.
   template <class F>
-  static auto kernel_body(stream_handle s, F&& f) {
-    return [dev = s->dev, fn = std::forward<F>(f)]() {
+  struct kernel_task {
+    device_state* dev;
+    F fn;
+    void operator()() const {
       launch_context ctx(*dev);
       fn(ctx);
-    };
+    }
+  };
+  template <class F>
+  static auto kernel_body(stream_handle s, F&& f) {
+    return kernel_task<std::decay_t<F>>{s->dev, std::forward<F>(f)};
   }
 
   static void append(stream_handle s, replay_task task) { s->target->nodes.push_back(std::move(task)); }

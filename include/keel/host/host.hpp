@@ -10,6 +10,8 @@
 #include "keel/runtime/context.hpp"
 #include "keel/runtime/condition.hpp"
 #include "keel/runtime/model_builder.hpp"
+#include "keel/runtime/fenced_update.hpp"
+#include "keel/runtime/model_update.hpp"
 #include "keel/runtime/runtime.hpp"
 
 #include "keel/core/config.hpp"
@@ -23,6 +25,8 @@ KEEL_RUNTIME_CONTEXT_ALIASES(backend)
 static_assert(is_stream_config_backend_v<backend>, "the host backend has the stream-configuration layer");
 KEEL_RUNTIME_BUILT_MODEL_ALIASES(backend)
 KEEL_RUNTIME_CONDITIONAL_ALIASES(backend)
+KEEL_RUNTIME_MODEL_UPDATE_ALIASES(backend)
+KEEL_RUNTIME_FENCED_MODEL_ALIASES(backend)
 
 /** @brief Blocks until every stream of @p dev is idle. Unsafe during capture (per mode). */
 inline void synchronize(device& dev) { backend::synchronize_device(dev); }

@@ -57,7 +57,10 @@ struct introspection_calls : native_types {
 
   // Built once at capture end (capture_state.hpp): a query copies them.
   static std::vector<model_stream> model_streams(model_handle m) { return m->stream_list; }
-  static std::vector<task_info> model_tasks(model_handle m) { return m->task_list; }
+  static std::vector<task_info> model_tasks(model_handle m) {
+    std::lock_guard<std::mutex> lock(m->meta_m);  // a committed update rewrites entries
+    return m->task_list;
+  }
 };
 /// @endcond
 

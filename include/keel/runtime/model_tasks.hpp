@@ -125,6 +125,21 @@ struct argument_describer {
 }  // namespace detail
 /// @endcond
 
+/// @cond
+namespace detail {
+// One address per type: what a kernel task records as the identity of its
+// argument types, so a per-task update can tell that new arguments match.
+template <class T>
+struct signature_tag {
+  static constexpr char id = 0;
+};
+template <class T>
+constexpr const void* signature_of() noexcept {
+  return &signature_tag<T>::id;
+}
+}  // namespace detail
+/// @endcond
+
 /** @brief Describes @p value as a recorded kernel argument. Throws: nothing. */
 template <class T>
 kernel_argument describe_argument(const T& value) noexcept {
@@ -173,6 +188,7 @@ struct task_info {
   std::uint64_t group = 0;            ///< its task group, 0 for none
   std::uint64_t event = 0;            ///< the event of a record, wait or reset (0: not said)
   bool external_event = false;  ///< the event is an external one (its wait crosses models)
+  bool disabled = false;        ///< a per-task update disabled it (it no longer runs)
   kernel_params kernel;  ///< a kernel's parameters
   copy_params copy;      ///< a copy's parameters
 };

@@ -6,6 +6,7 @@
 #include <atomic>
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "keel/acl/types.hpp"
@@ -42,6 +43,11 @@ struct model_box {
   // ACL destroys the body with the parent. Null for any other model.
   std::unique_ptr<checked::body_books<stream_box*>> body;
   std::vector<void (*)(void*)> destroy_callbacks;  // registered through keel (the checked layer's lock guards it)
+  // Per-task and whole-model updates (keel/acl/model_update.hpp): one
+  // updater at a time, and what it staged: a task and the task whose
+  // parameters it takes (null: disable it). Claim holder only.
+  std::atomic<bool> update_claimed{false};
+  std::vector<std::pair<void*, void*>> staged;
 };
 /// @endcond
 

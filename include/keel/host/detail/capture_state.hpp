@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "keel/host/detail/group_state.hpp"
+#include "keel/host/detail/spin.hpp"
 #include "keel/host/detail/task.hpp"
 #include "keel/host/detail/task_records.hpp"
 #include "keel/host/device.hpp"
@@ -37,6 +38,32 @@ struct capture_target : ref_counted {
   ref_ptr<group_state> open_group;
   const stream_state* group_stream = nullptr;
   std::vector<std::shared_ptr<void>> owned;  // what the model owns beyond its tasks (conditions)
+};
+
+// What an updated model's executions run (keel/host/model_update.hpp): one
+// entry per replay node, the original node, a replacement, or null for a
+// disabled task. `owned` holds the replacements it runs (shared with the
+// tables that follow it), `keep` the models whose nodes it runs (a
+// whole-model update runs its source's).
+struct node_table {
+  std::vector<const replay_task*> order;
+  std::vector<const replay_task*> base;  // what each node runs when enabled (order has null for a disabled one)
+  std::uint64_t version = 0;             // later commits have higher versions
+  std::vector<std::pair<std::uint32_t, std::shared_ptr<const replay_task>>> owned;  // by node index
+  std::vector<std::shared_ptr<const void>> keep;
+};
+
+// One change a per-task update stages: a replacement task for node `node`
+// (null: the task is disabled) and what introspection reports for it.
+struct staged_change {
+  std::size_t task = 0;  // index into the model's task_list
+  std::shared_ptr<const replay_task> replacement;
+  std::vector<kernel_argument> arguments;  // a kernel's new arguments
+  copy_params copy;                        // a copy's new parameters
+  // A task that takes another model's task (stage_from): its argument types go with it.
+  bool retyped = false;
+  const void* signature = nullptr;
+  kernel_rebind rebind = nullptr;
 };
 
 struct model_state : ref_counted {
@@ -66,12 +93,46 @@ struct model_state : ref_counted {
   std::atomic<std::uint64_t> executions{0};
   std::atomic<std::uint64_t> abort_below{0};
   static constexpr std::uint64_t ticket_at_run = ~std::uint64_t{0};  // a nested execution draws at run time
-  // What introspection hands out, built once at capture end from the records.
+  // What introspection hands out, built once at capture end from the records
+  // (a committed update changes task_list and records under meta_m);
+  // task_records[i] is the record of task_list[i].
   std::vector<model_stream> stream_list;
   std::vector<task_info> task_list;
+  std::vector<std::uint32_t> task_records;
   void index_tasks() {
     stream_list = build_streams(records);
     task_list = build_tasks(records);
+    task_records = build_order(records, stream_list);
+  }
+  // Per-task and whole-model updates (keel/host/model_update.hpp): one
+  // updater at a time (`update_claimed`), its staged changes (claim holder
+  // only), and the table executions run once an update committed
+  // (`has_table`; swapped under `table_m`).
+  std::atomic<bool> update_claimed{false};
+  std::vector<staged_change> staged;
+  std::atomic<bool> has_table{false};
+  spin_lock table_m;
+  std::shared_ptr<const node_table> table;
+  std::shared_ptr<const node_table> latest;  // the last table committed (claim holder only)
+  std::uint64_t table_versions = 0;          // claim holder only
+  std::shared_ptr<const node_table> current_table() {
+    table_m.lock();
+    std::shared_ptr<const node_table> t = table;
+    table_m.unlock();
+    return t;
+  }
+  // The record index of each task as task_list orders them (by stream, in stream order).
+  static std::vector<std::uint32_t> build_order(const std::vector<task_record>& records,
+                                                const std::vector<model_stream>& streams) {
+    std::vector<std::size_t> next(streams.size(), 0);
+    for (std::size_t k = 1; k < streams.size(); ++k) next[k] = next[k - 1] + streams[k - 1].task_count;
+    std::vector<std::uint32_t> order(records.size());
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      std::size_t k = 0;
+      while (streams[k].id != records[i].stream_id) ++k;
+      order[next[k]++] = static_cast<std::uint32_t>(i);
+    }
+    return order;
   }
   // The streams in the order they first issued a task of the model.
   static std::vector<model_stream> build_streams(const std::vector<task_record>& records) {
@@ -119,6 +180,7 @@ struct model_state : ref_counted {
       t.group = r.group != nullptr ? r.group->books.id : 0;
       t.event = r.event;
       t.external_event = r.external_event;
+      t.disabled = r.disabled;
       t.kernel.kind = r.kind;
       if (r.group == nullptr) {
         t.kernel.arguments = r.arguments.data();
@@ -142,8 +204,21 @@ struct model_state : ref_counted {
   // is rethrown at the end.
   void run(bool work = true, std::uint64_t ticket = ticket_at_run) {
     if (ticket == ticket_at_run) ticket = executions.fetch_add(1, std::memory_order_relaxed);
+    if (has_table.load(std::memory_order_acquire)) {
+      // An update committed: run the table current now (held for the whole
+      // execution, so a later commit never changes a running one).
+      const std::shared_ptr<const node_table> t = current_table();
+      return replay(t->order, work, ticket, [](const replay_task* p) { return p; });
+    }
+    replay(nodes, work, ticket, [](const replay_task& t) { return &t; });
+  }
+  template <class List, class Task>
+  void replay(const List& list, bool work, std::uint64_t ticket, Task task_of) {
     std::exception_ptr failure;
-    for (const replay_task& t : nodes) {
+    for (const auto& entry : list) {
+      const replay_task* p = task_of(entry);
+      if (p == nullptr) continue;  // disabled
+      const replay_task& t = *p;
       if (work && ticket < abort_below.load(std::memory_order_relaxed)) {
         failure = aborted();
         work = false;

@@ -354,6 +354,8 @@ class replay_task {
   void run_failed() const { invoke_(obj_, false); }
   kernel_kind kind() const noexcept { return kind_; }
   category cat() const noexcept { return category_; }
+  // The stored callable, for a rebuild that knows its type (task_records.hpp's kernel_rebind).
+  const void* object() const noexcept { return obj_; }
 
  private:
   enum class op : std::uint8_t { move, destroy };

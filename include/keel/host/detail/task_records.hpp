@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "keel/host/detail/task.hpp"
 #include "keel/runtime/model_tasks.hpp"
 #include "keel/runtime/types.hpp"
 
@@ -20,7 +21,13 @@ KEEL_BEGIN_NAMESPACE namespace host::detail {
 struct group_state;
 
 /// @cond
+// Rebuilds a kernel's replay task with new arguments (a std::tuple of the
+// launch's argument types, behind `args`), keeping its kernel function and
+// device: what a per-task update stages (keel/host/model_update.hpp).
+using kernel_rebind = replay_task (*)(const replay_task& current, const void* args);
+
 struct task_record {
+  static constexpr std::uint32_t no_node = ~std::uint32_t{0};
   task_type type = task_type::other;
   std::uint64_t stream_id = 0;
   const group_state* group = nullptr;  // the group it was marked into (the model holds the group)
@@ -29,6 +36,13 @@ struct task_record {
   copy_params copy;
   std::uint64_t event = 0;
   bool external_event = false;
+  // Per-task updates: the task's replay node (kernels outside task groups,
+  // copies; no_node for the rest), and for a kernel launched through
+  // stream::launch the identity of its argument types and how to rebuild it.
+  std::uint32_t node = no_node;
+  const void* signature = nullptr;
+  kernel_rebind rebind = nullptr;
+  bool disabled = false;
 };
 /// @endcond
 

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: Apache-2.0
+// The host backend's native per-task and whole-model update calls: staged
+// changes become a new node table (keel/host/detail/capture_state.hpp) that
+// the model's executions run once the update stream reaches the commit; an
+// execution holds the table it started with, so a commit never changes a
+// running execution. The checked layer (keel/runtime/checked/model_update.hpp)
+// decides what may be staged and whether two models match.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "keel/core/error.hpp"
+#include "keel/host/capture.hpp"
+#include "keel/host/detail/handles.hpp"
+#include "keel/runtime/model_tasks.hpp"
+
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace host::detail {
+
+/// @cond
+struct model_update_calls : native_types {
+  // One updater per model: claimed with one atomic operation.
+  static bool try_claim_model(model_handle m) noexcept {
+    bool expected = false;
+    return m->update_claimed.compare_exchange_strong(expected, true, std::memory_order_acquire);
+  }
+  static void end_model_claim(model_handle m) noexcept {
+    m->staged.clear();
+    m->update_claimed.store(false, std::memory_order_release);
+  }
+
+  // The task @p t names (its stream and sequence id): its index in the
+  // model's task list, or false when the model has no such task.
+  static bool task_index(model_handle m, const task_info& t, std::size_t& index, task_info& found) {
+    std::lock_guard<std::mutex> lock(m->meta_m);
+    if (t.stream >= m->stream_list.size() || t.sequence >= m->stream_list[t.stream].task_count) return false;
+    std::size_t at = t.sequence;
+    for (std::size_t k = 0; k < t.stream; ++k) at += m->stream_list[k].task_count;
+    index = at;
+    found = m->task_list[at];
+    return true;
+  }
+  // Whether the task has a replay node an update can replace, and for a
+  // kernel the identity of its argument types (null: it cannot be rebuilt).
+  static bool task_has_node(model_handle m, std::size_t index) noexcept {
+    return record_of(m, index).node != task_record::no_node;
+  }
+  static const void* kernel_signature(model_handle m, std::size_t index) noexcept {
+    const task_record& r = record_of(m, index);
+    return r.rebind != nullptr ? r.signature : nullptr;
+  }
+  static std::size_t staged_changes(model_handle m) noexcept { return m->staged.size(); }
+
+  // A kernel rebuilt with new arguments (behind @p args, a std::tuple of the
+  // recorded types: the checked layer compared the signatures).
+  static void stage_kernel(model_handle m, std::size_t index, const void* args, const kernel_argument* described,
+                           std::size_t count) {
+    const task_record& r = record_of(m, index);
+    staged_change c;
+    c.task = index;
+    c.replacement = std::make_shared<const replay_task>(r.rebind(base_task(m, r.node), args));
+    c.arguments.assign(described, described + count);
+    stage(m, std::move(c));
+  }
+  static void stage_copy(model_handle m, std::size_t index, void* dst, const void* src, std::size_t bytes,
+                         copy_kind kind, std::shared_ptr<void> keep_dst, std::shared_ptr<void> keep_src) {
+    staged_change c;
+    c.task = index;
+    c.replacement = std::make_shared<const replay_task>(
+        stream_calls::copy_task(dst, src, bytes, std::move(keep_dst), std::move(keep_src)), replay_task::category::copy);
+    c.copy = copy_params{dst, src, bytes, kind};
+    stage(m, std::move(c));
+  }
+  // Task @p index runs @p source's task @p source_index, with its
+  // parameters (CANN's aclmdlRITaskSetParams with the parameters
+  // aclmdlRITaskGetParams gave for another model's task).
+  static void stage_from(model_handle m, std::size_t index, model_handle source, std::size_t source_index) {
+    struct holder {
+      ref_ptr<model_state> model;
+      std::shared_ptr<const node_table> table;
+    };
+    const std::shared_ptr<const node_table> from = source->current_table();
+    staged_change c;
+    c.task = index;
+    {
+      std::lock_guard<std::mutex> lock(source->meta_m);
+      const task_record& r = record_of(source, source_index);
+      const replay_task* base = from ? from->base[r.node] : &source->nodes[r.node];
+      auto keep = std::make_shared<holder>(holder{ref_ptr<model_state>(source), from});
+      c.replacement = std::shared_ptr<const replay_task>(std::move(keep), base);
+      c.arguments = r.arguments;
+      c.copy = r.copy;
+      c.retyped = true;
+      c.signature = r.signature;
+      c.rebind = r.rebind;
+    }
+    stage(m, std::move(c));
+  }
+  static void stage_disable(model_handle m, std::size_t index) {
+    staged_change c;
+    c.task = index;
+    c.copy = m->task_list[index].copy;  // reported as it was
+    stage(m, std::move(c));
+  }
+
+  // Commits the staged changes in @p s's order (null: now) and ends the claim (also when it throws).
+  static void commit_task_update(model_handle m, stream_handle s) {
+    struct finish {
+      model_handle m;
+      ~finish() { end_model_claim(m); }
+    } done{m};
+    auto t = std::make_shared<node_table>(start_table(m));
+    for (const staged_change& c : m->staged) {
+      const std::uint32_t node = record_of(m, c.task).node;
+      if (c.replacement) {
+        t->base[node] = c.replacement.get();
+        t->order[node] = c.replacement.get();
+        auto it = std::find_if(t->owned.begin(), t->owned.end(), [&](const auto& o) { return o.first == node; });
+        if (it != t->owned.end()) {
+          it->second = c.replacement;
+        } else {
+          t->owned.emplace_back(node, c.replacement);
+        }
+      } else {
+        t->order[node] = nullptr;
+      }
+    }
+    publish(m, s, std::move(t));
+    // What introspection reports: the staged descriptions move in (nothing below throws).
+    std::lock_guard<std::mutex> lock(m->meta_m);
+    for (std::size_t i = 0; i < m->staged.size(); ++i) {
+      staged_change& c = m->staged[i];
+      task_record& r = m->records[m->task_records[c.task]];
+      task_info& info = m->task_list[c.task];
+      r.disabled = info.disabled = !c.replacement;
+      if (!c.replacement) continue;
+      if (c.retyped) {
+        r.signature = c.signature;
+        r.rebind = c.rebind;
+      }
+      if (info.type == task_type::kernel) {
+        r.arguments.swap(c.arguments);
+        info.kernel.arguments = r.arguments.data();
+        info.kernel.argument_count = r.arguments.size();
+      }
+      if (info.type == task_type::copy) r.copy = info.copy = c.copy;
+    }
+  }
+
+  // Calls fn(target streams, target tasks, source streams, source tasks)
+  // with both models' introspection locked (no copies: the lists of a
+  // 1,000-task model are larger than malloc's mmap threshold).
+  template <class F>
+  static void with_task_lists(model_handle target, model_handle source, F&& fn) {
+    std::unique_lock<std::mutex> a(target->meta_m, std::defer_lock), b(source->meta_m, std::defer_lock);
+    std::lock(a, b);
+    fn(target->stream_list, target->task_list, source->stream_list, source->task_list);
+  }
+
+  // Whether both models were captured in the same interleaving of their
+  // streams (the same replay nodes, one for one): -1 if so, else the first
+  // task (its index in issue order) where they differ.
+  static long interleaving_mismatch(model_handle target, model_handle source) {
+    std::lock_guard<std::mutex> lock(source->meta_m);
+    if (target->nodes.size() != source->nodes.size() || target->records.size() != source->records.size())
+      return 0;
+    for (std::size_t i = 0; i < target->nodes.size(); ++i)
+      if (target->nodes[i].cat() != source->nodes[i].cat()) return static_cast<long>(i);
+    for (std::size_t i = 0; i < target->records.size(); ++i)
+      if (target->records[i].type != source->records[i].type || target->records[i].node != source->records[i].node)
+        return static_cast<long>(i);
+    return -1;
+  }
+
+  // Every task of @p target runs @p source's (task groups keep their own,
+  // which their updates set), from @p s's current point on. Ends the claim.
+  static void commit_model_update(model_handle target, model_handle source, stream_handle s) {
+    struct finish {
+      model_handle m;
+      ~finish() { end_model_claim(m); }
+    } done{target};
+    const std::shared_ptr<const node_table> from = source->current_table();
+    auto t = std::make_shared<node_table>(start_table(target));
+    for (std::size_t i = 0; i < t->order.size(); ++i) {
+      if (target->nodes[i].cat() == replay_task::category::group) continue;
+      const replay_task* base = from ? from->base[i] : &source->nodes[i];
+      t->base[i] = base;
+      t->order[i] = from ? from->order[i] : base;
+    }
+    t->owned.clear();  // what remains of the target's own is its group nodes, which are originals
+    t->keep.clear();
+    ref_ptr<model_state> keep_source(source);
+    t->keep.push_back(std::shared_ptr<const void>(keep_source.release(), [](const void* p) {
+      ref_ptr<model_state>::drop(static_cast<model_state*>(const_cast<void*>(p)));
+    }));
+    if (from) t->keep.push_back(from);
+    publish(target, s, std::move(t));
+    // Introspection reports the source's parameters: copied in place (the
+    // argument vectors have the sizes of the source's, by the topology, so
+    // the copies reuse their storage). The target keeps its streams and groups.
+    std::unique_lock<std::mutex> source_lock(source->meta_m, std::defer_lock);
+    std::unique_lock<std::mutex> target_lock(target->meta_m, std::defer_lock);
+    std::lock(source_lock, target_lock);
+    for (std::size_t i = 0; i < target->records.size(); ++i) {
+      task_record& to = target->records[i];
+      const task_record& from = source->records[i];
+      to.kind = from.kind;
+      to.arguments = from.arguments;
+      to.copy = from.copy;
+      to.event = from.event;
+      to.external_event = from.external_event;
+      to.signature = from.signature;
+      to.rebind = from.rebind;
+      to.disabled = from.disabled;
+    }
+    for (std::size_t p = 0; p < target->task_list.size(); ++p) {
+      const task_record& r = target->records[target->task_records[p]];
+      task_info& info = target->task_list[p];
+      info.event = r.event;
+      info.external_event = r.external_event;
+      info.disabled = r.disabled;
+      info.kernel.kind = r.kind;
+      if (r.group == nullptr) {
+        info.kernel.arguments = r.arguments.data();
+        info.kernel.argument_count = r.arguments.size();
+      }
+      info.copy = r.copy;
+    }
+  }
+
+ private:
+  static const task_record& record_of(model_handle m, std::size_t index) noexcept {
+    return m->records[m->task_records[index]];
+  }
+  // What node @p node runs when enabled: the last committed table's, else the capture's.
+  static const replay_task& base_task(model_handle m, std::uint32_t node) {
+    if (m->latest) return *m->latest->base[node];
+    return m->nodes[node];
+  }
+  // A later change of the same task replaces the earlier one.
+  static void stage(model_handle m, staged_change c) {
+    for (staged_change& old : m->staged) {
+      if (old.task == c.task) {
+        old = std::move(c);
+        return;
+      }
+    }
+    m->staged.push_back(std::move(c));
+  }
+  // The table the next commit starts from: the last one committed (which
+  // may not have been published yet), or the capture's nodes.
+  static node_table start_table(model_handle m) {
+    if (m->latest) return *m->latest;
+    node_table t;
+    t.base.reserve(m->nodes.size());
+    for (const replay_task& n : m->nodes) t.base.push_back(&n);
+    t.order = t.base;
+    return t;
+  }
+  // The table takes effect when @p s reaches this point: right away on an
+  // idle stream (work issued concurrently is ordered after it), else as a
+  // control task (it runs in the stream's error state too). A table older
+  // than the one published never replaces it.
+  static void publish(model_handle m, stream_handle s, std::shared_ptr<node_table> t) {
+    t->version = ++m->table_versions;
+    std::shared_ptr<const node_table> table = std::move(t);
+    auto swap_in = [keep = ref_ptr<model_state>(m), table]() mutable {
+      keep->table_m.lock();
+      if (!keep->table || keep->table->version < table->version) keep->table.swap(table);
+      keep->table_m.unlock();
+      keep->has_table.store(true, std::memory_order_release);
+    };
+    if (s == nullptr || s->ring.head() >= s->ring.tail()) {
+      swap_in();  // no stream (a runtime's synchronous update), or an idle one
+    } else {
+      s->submit<true>(std::move(swap_in));
+    }
+    m->latest = std::move(table);
+  }
+};
+/// @endcond
+
+} KEEL_END_NAMESPACE  // namespace keel::host::detail

@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: Apache-2.0
+// The checked layer's rules for per-task and whole-model updates: one update
+// of a model at a time; a task is named by its stream and sequence id and
+// must be the task introspection reported there; a kernel takes new
+// arguments of exactly its recorded types, a copy keeps its direction, only
+// kernels and copies outside task groups are changed or disabled (a group's
+// tasks are its updates'); the commit is issued on a stream that is not
+// capturing. A whole-model update needs the same topology (streams, task
+// kinds in order, task groups, event pairing) and names the first task that
+// differs. A refused call changes nothing.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "keel/core/error.hpp"
+#include "keel/runtime/backend/detection.hpp"
+#include "keel/runtime/checked/rules.hpp"
+#include "keel/runtime/model_tasks.hpp"
+#include "keel/runtime/types.hpp"
+
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE namespace checked {
+
+/**
+ * @brief The per-task and whole-model update rules over native backend
+ * @p Native, beside checked::backend<Native> (a backend with model updates
+ * derives from both).
+ *
+ * What @p Native supplies (`stage_kernel` and `stage_copy` are optional: without
+ * them, typed kernel arguments and copy addresses are refused): `try_claim_model(m)` / `end_model_claim(m)`
+ * (which drops what was staged); `task_index(m, info, index, found)`;
+ * `task_has_node(m, index)`; `kernel_signature(m, index)` (the identity of
+ * the kernel's argument types, null when it cannot be rebuilt);
+ * `stage_kernel`, `stage_copy`, `stage_from`, `stage_disable`, `staged_changes(m)`;
+ * `commit_task_update(m, s)` and `commit_model_update(target, source, s)`
+ * (both end the claim, also when they throw), and
+ * `interleaving_mismatch(target, source)`, `with_task_lists(target, source, fn)`.
+ *
+ * Ownership: the staged changes live in the native model. Thread safety:
+ * one updater per model (the claim); staging calls from the claim holder.
+ * Exceptions: keel::error naming the API and the rule; a refused call
+ * changes nothing.
+ */
+/// @cond
+namespace detail {
+// What a native backend offers beyond disabling and taking another task's
+// parameters: kernels rebuilt from typed arguments, copies from addresses.
+template <class N>
+using stage_kernel_call = decltype(N::stage_kernel(std::declval<typename N::model_handle>(), std::size_t{},
+                                                   static_cast<const void*>(nullptr),
+                                                   static_cast<const kernel_argument*>(nullptr), std::size_t{}));
+template <class N>
+using stage_copy_call = decltype(N::stage_copy(std::declval<typename N::model_handle>(), std::size_t{}, nullptr,
+                                               nullptr, std::size_t{}, copy_kind{}, nullptr, nullptr));
+constexpr const char* copy_kind_name(copy_kind k) noexcept {
+  switch (k) {
+    case copy_kind::host_to_host: return "host to host";
+    case copy_kind::host_to_device: return "host to device";
+    case copy_kind::device_to_host: return "device to host";
+    case copy_kind::device_to_device: return "device to device";
+  }
+  return "unknown";
+}
+}  // namespace detail
+/// @endcond
+
+template <class Native>
+struct model_updates {
+  /// @cond KEEL_BACKEND_OPERATIONS
+  using N = Native;
+  using model_t = typename N::model_handle;
+  using stream_t = typename N::stream_handle;
+
+  static void task_update_begin(model_t m) {
+    if (!N::try_claim_model(m))
+      throw_error(errc::update_violation, "keel::task_update_scope",
+                  "model #" + std::to_string(N::books(m).id) +
+                      " is already being updated: one task update or whole-model update of a model at a time");
+  }
+  static void task_update_abort(model_t m) noexcept { N::end_model_claim(m); }
+
+  template <class Tuple>
+  static void task_update_set_kernel(model_t m, const task_info& task, const Tuple& args,
+                                     const kernel_argument* described, std::size_t count) {
+    static constexpr const char* api = "keel::task_update_scope::set_arguments";
+    task_info found;
+    const std::size_t index = locate(m, task, api, found);
+    require_updatable(m, index, found, task_type::kernel, api);
+    if constexpr (keel::detail::is_detected_v<detail::stage_kernel_call, N>) {
+      const void* signature = N::kernel_signature(m, index);
+      if (signature == nullptr)
+        throw_error(errc::invalid_parameter, api,
+                    describe(m, found) + " was not launched through stream::launch with copyable arguments: "
+                                         "its arguments cannot be replaced; the task is unchanged");
+      if (signature != keel::detail::signature_of<Tuple>()) refuse_arguments(m, found, described, count);
+      N::stage_kernel(m, index, &args, described, count);
+    } else {
+      (void)args;
+      (void)described;
+      (void)count;
+      throw_error(errc::invalid_parameter, api,
+                  describe(m, found) + " holds the runtime's argument block, not typed arguments (the " +
+                      std::string(N::name) + " backend): give it another task's parameters (update_model) or "
+                                             "disable it; the task is unchanged");
+    }
+  }
+
+  static void task_update_set_copy(model_t m, const task_info& task, void* dst, const void* src, std::size_t bytes,
+                                   copy_kind kind, std::shared_ptr<void> keep_dst, std::shared_ptr<void> keep_src) {
+    static constexpr const char* api = "keel::task_update_scope::set_copy";
+    task_info found;
+    const std::size_t index = locate(m, task, api, found);
+    require_updatable(m, index, found, task_type::copy, api);
+    if ((dst == nullptr || src == nullptr) && bytes != 0)
+      throw_error(errc::null_parameter, api, "a copy of " + std::to_string(bytes) + " bytes needs both addresses");
+    if (kind != found.copy.kind)
+      throw_error(errc::invalid_parameter, api,
+                  describe(m, found) + " copies " + std::string(detail::copy_kind_name(found.copy.kind)) +
+                      " and the update asked for " + std::string(detail::copy_kind_name(kind)) +
+                      ": a copy task keeps its direction; the task is unchanged");
+    if constexpr (keel::detail::is_detected_v<detail::stage_copy_call, N>) {
+      N::stage_copy(m, index, dst, src, bytes, kind, std::move(keep_dst), std::move(keep_src));
+    } else {
+      throw_error(errc::invalid_parameter, api,
+                  describe(m, found) + ": the " + std::string(N::name) +
+                      " backend's runtime reports no copy parameters to set; the task is unchanged");
+    }
+  }
+
+  static void task_update_disable(model_t m, const task_info& task) {
+    static constexpr const char* api = "keel::task_update_scope::disable";
+    task_info found;
+    const std::size_t index = locate(m, task, api, found);
+    if (found.type != task_type::kernel && found.type != task_type::copy)
+      throw_error(errc::invalid_parameter, api,
+                  describe(m, found) + " is a " + std::string(to_string(found.type)) +
+                      " task: only kernels and copies are disabled (an event or host task's partner would wait "
+                      "for it forever); the model is unchanged");
+    require_updatable(m, index, found, found.type, api);
+    N::stage_disable(m, index);
+  }
+
+  // Task @p task takes @p source's task @p from (its kernel or copy, with
+  // its parameters): what a runtime's aclmdlRITaskSetParams with another
+  // task's aclmdlRITaskGetParams does. Same type, same kernel kind, neither
+  // in a task group.
+  static void task_update_set_from(model_t m, const task_info& task, model_t source, const task_info& from) {
+    static constexpr const char* api = "keel::task_update_scope::set_from";
+    task_info found, given;
+    const std::size_t index = locate(m, task, api, found);
+    const std::size_t source_index = locate(source, from, api, given);
+    if (found.type != task_type::kernel && found.type != task_type::copy)
+      throw_error(errc::invalid_parameter, api,
+                  describe(m, found) + " is a " + std::string(to_string(found.type)) +
+                      " task: only kernels and copies take another task's parameters; the task is unchanged");
+    require_updatable(m, index, found, found.type, api);
+    require_updatable(source, source_index, given, found.type, api);
+    if (found.type == task_type::kernel && !(found.kernel.kind == given.kernel.kind))
+      throw_error(errc::invalid_parameter, api,
+                  describe(m, found) + " cannot take the parameters of kernel '" +
+                      std::string(given.kernel.kind.name()) + "': a kernel task keeps its kernel; the task is unchanged");
+    if (found.type == task_type::copy && found.copy.kind != given.copy.kind)
+      throw_error(errc::invalid_parameter, api,
+                  describe(m, found) + " copies " + std::string(detail::copy_kind_name(found.copy.kind)) +
+                      " and the source task " + std::string(detail::copy_kind_name(given.copy.kind)) +
+                      ": a copy task keeps its direction; the task is unchanged");
+    N::stage_from(m, index, source, source_index);
+  }
+
+  // Commits what was staged now, with no stream (a runtime's synchronous
+  // aclmdlRIUpdate), and ends the claim.
+  static void task_update_commit_now(model_t m) {
+    if (N::staged_changes(m) == 0) return N::end_model_claim(m);
+    N::commit_task_update(m, stream_t{});
+  }
+
+  static void task_update_end(model_t m, stream_t s) {
+    static constexpr const char* api = "keel::task_update_scope::end";
+    if (N::books(s).session) {
+      N::end_model_claim(m);
+      throw_error(errc::capture_violation, api,
+                  "updates are committed on a stream that is not capturing; " + detail::describe_stream(N::id_of(s)) +
+                      " is capturing (the update is abandoned, the model is unchanged)");
+    }
+    if (N::staged_changes(m) == 0) return N::end_model_claim(m);  // nothing changed
+    N::commit_task_update(m, s);
+  }
+
+  static void update_model(model_t target, model_t source, stream_t s) {
+    static constexpr const char* api = "keel::update_model";
+    if (target == source)
+      throw_error(errc::invalid_parameter, api, "a model is updated from another model, not from itself");
+    if (N::books(s).session)
+      throw_error(errc::capture_violation, api,
+                  "updates are committed on a stream that is not capturing; " + detail::describe_stream(N::id_of(s)) +
+                      " is capturing (the model is unchanged)");
+    if (!N::try_claim_model(target))
+      throw_error(errc::update_violation, api,
+                  "model #" + std::to_string(N::books(target).id) +
+                      " is already being updated: one task update or whole-model update of a model at a time");
+    struct release {
+      model_t m;
+      bool armed = true;
+      ~release() {
+        if (armed) N::end_model_claim(m);
+      }
+    } claim{target};
+    check_topology(target, source, api);
+    claim.armed = false;
+    N::commit_model_update(target, source, s);
+  }
+
+ private:
+  static std::string describe(model_t m, const task_info& t) {
+    std::string d = "task (stream " + std::to_string(t.stream) + ", sequence " + std::to_string(t.sequence) +
+                    ") of model #" + std::to_string(N::books(m).id);
+    if (t.type == task_type::kernel) d += ", kernel '" + std::string(t.kernel.kind.name()) + "',";
+    return d;
+  }
+
+  // The index of the task @p task names; it must be the task introspection reports there.
+  static std::size_t locate(model_t m, const task_info& task, const char* api, task_info& found) {
+    std::size_t index = 0;
+    if (!N::task_index(m, task, index, found))
+      throw_error(errc::invalid_parameter, api,
+                  "model #" + std::to_string(N::books(m).id) + " has no task at stream " + std::to_string(task.stream) +
+                      ", sequence " + std::to_string(task.sequence) + " (name tasks as model.tasks() lists them)");
+    if (found.type != task.type || (found.type == task_type::kernel && !(found.kernel.kind == task.kernel.kind)))
+      throw_error(errc::invalid_parameter, api,
+                  describe(m, found) + " is a " + std::string(to_string(found.type)) + " task, not the " +
+                      std::string(to_string(task.type)) + " task named (a task_info of another model?)");
+    return index;
+  }
+
+  static void require_updatable(model_t m, std::size_t index, const task_info& found, task_type type,
+                                const char* api) {
+    if (found.type != type)
+      throw_error(errc::invalid_parameter, api,
+                  describe(m, found) + " is a " + std::string(to_string(found.type)) + " task, not a " +
+                      std::string(to_string(type)) + " task; the task is unchanged");
+    if (found.group != 0)
+      throw_error(errc::invalid_parameter, api,
+                  describe(m, found) + " belongs to task group #" + std::to_string(found.group) +
+                      ": a group's tasks are replaced by an update_scope of the group; the task is unchanged");
+    if (!N::task_has_node(m, index))
+      throw_error(errc::invalid_parameter, api, describe(m, found) + " cannot be replaced; the task is unchanged");
+  }
+
+  // The first argument whose type differs (or the counts): out of line, so
+  // building the message costs the accepted path nothing.
+  static void refuse_arguments(model_t m, const task_info& found, const kernel_argument* given, std::size_t count) {
+    static constexpr const char* api = "keel::task_update_scope::set_arguments";
+    const std::size_t recorded = found.kernel.argument_count;
+    if (count != recorded)
+      throw_error(errc::invalid_parameter, api,
+                  describe(m, found) + " takes " + std::to_string(recorded) + " arguments and the update passed " +
+                      std::to_string(count) + "; the task is unchanged");
+    for (std::size_t i = 0; i < count; ++i) {
+      const kernel_argument& r = found.kernel.arguments[i];
+      if (r.type != given[i].type || r.size != given[i].size)
+        throw_error(errc::invalid_parameter, api,
+                    describe(m, found) + " argument " + std::to_string(i) + " is " + std::string(r.type) + " (" +
+                        std::to_string(r.size) + " bytes) and the update passed " + std::string(given[i].type) +
+                        " (" + std::to_string(given[i].size) + " bytes); the task is unchanged");
+    }
+    throw_error(errc::invalid_parameter, api,
+                describe(m, found) + " was launched with other argument types than the update passed (same "
+                                     "names and sizes, other C++ types); the task is unchanged");
+  }
+
+  // Same streams, same tasks in each (type, kernel kind, task group or not,
+  // the same event pairing), captured in the same interleaving.
+  static void check_topology(model_t target, model_t source, const char* api) {
+    N::with_task_lists(target, source,
+                       [&](const std::vector<model_stream>& ts, const std::vector<task_info>& tt,
+                           const std::vector<model_stream>& ss, const std::vector<task_info>& st) {
+                         check_lists(target, source, api, ts, tt, ss, st);
+                       });
+    const long differs = N::interleaving_mismatch(target, source);
+    if (differs >= 0)
+      throw_error(errc::update_violation, api,
+                  "updating model #" + std::to_string(N::books(target).id) + " from model #" +
+                      std::to_string(N::books(source).id) +
+                      ": the streams' tasks match but were captured in another interleaving (task " +
+                      std::to_string(differs) + " in issue order differs); capture the source as the target was; "
+                      "the model is unchanged");
+  }
+  static void check_lists(model_t target, model_t source, const char* api, const std::vector<model_stream>& ts,
+                          const std::vector<task_info>& tt, const std::vector<model_stream>& ss,
+                          const std::vector<task_info>& st) {
+    auto models = [&] {
+      return "model #" + std::to_string(N::books(target).id) + " from model #" + std::to_string(N::books(source).id);
+    };
+    if (ts.size() != ss.size())
+      throw_error(errc::update_violation, api,
+                  "updating " + models() + ": the target has " + std::to_string(ts.size()) + " streams and the source " +
+                      std::to_string(ss.size()) + "; the model is unchanged");
+    auto kind_of = [](const task_info& t) {
+      std::string k(to_string(t.type));
+      if (t.type == task_type::kernel) k += " '" + std::string(t.kernel.kind.name()) + "'";
+      if (t.group != 0) k += " in a task group";
+      return k;
+    };
+    std::size_t at = 0;
+    for (std::size_t k = 0; k < ts.size(); ++k) {
+      const std::size_t n = ts[k].task_count < ss[k].task_count ? ts[k].task_count : ss[k].task_count;
+      for (std::size_t i = 0; i < n; ++i) {
+        const task_info& a = tt[at + i];
+        const task_info& b = st[at + i];  // same offsets: every earlier stream had equal counts
+        const bool same = a.type == b.type && (a.type != task_type::kernel || a.kernel.kind == b.kernel.kind) &&
+                          (a.group != 0) == (b.group != 0) && a.external_event == b.external_event;
+        if (!same)
+          throw_error(errc::update_violation, api,
+                      "updating " + models() + ": the first mismatching task is stream " + std::to_string(k) +
+                          ", sequence " + std::to_string(a.sequence) + ": expected " + kind_of(a) + ", found " +
+                          kind_of(b) + "; the model is unchanged");
+        if (a.type == task_type::conditional || a.type == task_type::activation || a.type == task_type::switch_ ||
+            a.type == task_type::other)
+          throw_error(errc::update_violation, api,
+                      "updating " + models() + ": stream " + std::to_string(k) + ", sequence " +
+                          std::to_string(a.sequence) + " is a " + kind_of(a) +
+                          " task, which a whole-model update does not replace; the model is unchanged");
+      }
+      if (ts[k].task_count != ss[k].task_count) {
+        const bool target_longer = ts[k].task_count > ss[k].task_count;
+        throw_error(errc::update_violation, api,
+                    "updating " + models() + ": the first mismatching task is stream " + std::to_string(k) +
+                        ", sequence " + std::to_string(n) + ": expected " +
+                        (target_longer ? kind_of(tt[at + n]) : std::string("no task")) + ", found " +
+                        (target_longer ? std::string("no task") : kind_of(st[at + n])) + "; the model is unchanged");
+      }
+      at += ts[k].task_count;
+    }
+    // Cross-stream edges: a wait pairs with the record of the same position.
+    for (std::size_t i = 0; i < tt.size(); ++i) {
+      if (tt[i].event == 0) continue;
+      for (std::size_t j = 0; j < i; ++j) {
+        if ((tt[j].event == tt[i].event) != (st[j].event == st[i].event))
+          throw_error(errc::update_violation, api,
+                      "updating " + models() + ": the first mismatching task is stream " + std::to_string(tt[i].stream) +
+                          ", sequence " + std::to_string(tt[i].sequence) + ": its " + kind_of(tt[i]) +
+                          " pairs with another task than in the target (a different dependency); the model is unchanged");
+      }
+    }
+  }
+  /// @endcond
+};
+
+} KEEL_END_NAMESPACE  // namespace keel::checked

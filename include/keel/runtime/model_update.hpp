@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: Apache-2.0
+// Updating a captured model's tasks after capture: basic_task_update_scope
+// changes one task at a time (a kernel's arguments, a copy's addresses and
+// size, or disables a task) and commits them together in stream order;
+// update_model replaces every task of a model with those of another model
+// captured with the same topology (CUDA's cudaGraphExecUpdate, CANN's
+// aclmdlRITaskGetParams / aclmdlRITaskSetParams / aclmdlRIUpdate).
+#pragma once
+
+#include <cstddef>
+#include <exception>
+#include <memory>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "keel/core/error.hpp"
+#include "keel/runtime/model.hpp"
+#include "keel/runtime/model_tasks.hpp"
+#include "keel/runtime/stream.hpp"
+#include "keel/runtime/types.hpp"
+
+#include "keel/core/config.hpp"
+
+KEEL_BEGIN_NAMESPACE
+
+/// @cond
+namespace detail {
+template <class B, class = void>
+struct has_model_updates : std::false_type {};
+template <class B>
+struct has_model_updates<B, std::void_t<decltype(B::task_update_abort(std::declval<typename B::model_handle>()))>>
+    : std::true_type {};
+template <class B>
+struct model_update_backend {
+  static_assert(has_model_updates<B>::value,
+                "keel: this backend has no per-task or whole-model update (its checked layer needs "
+                "checked::model_updates: task_update_begin/_set_kernel/_set_copy/_disable/_end/_abort, update_model)");
+  using type = B;
+};
+}  // namespace detail
+/// @endcond
+
+/**
+ * @brief Changes tasks of a captured model one by one and commits them
+ * together: `set_arguments` gives a kernel task new arguments (of exactly
+ * the types it was launched with), `set_copy` gives a copy task new
+ * addresses and size, `disable` stops a kernel or copy task from running;
+ * `end(stream)` commits every change in that stream's order (executions
+ * issued to it before run the old tasks, those after run the new; an
+ * execution already running keeps the tasks it started with).
+ *
+ * Tasks are named as `model.tasks()` lists them (their stream and sequence
+ * id). The tasks of a task group are not changed here (an update_scope of
+ * the group replaces them). Each call checks its rule and changes nothing
+ * when it fails; a later change of the same task replaces an earlier one.
+ * Finishes as every keel scope does: end() commits, cancel() abandons (the
+ * model is unchanged), and a scope left without either abandons and reports
+ * "left without end() or cancel()". The model must outlive the scope.
+ *
+ * Ownership: holds the model's update right (one per-task or whole-model
+ * update of a model at a time); not copyable or movable. Thread safety: one
+ * thread uses the scope. Exceptions: the constructor throws update_violation
+ * (the model is being updated); set_arguments / set_copy / disable throw
+ * invalid_parameter naming the task and the rule; end() throws
+ * capture_violation on a capturing stream (the update is then abandoned);
+ * cancel() and the destructor throw nothing.
+ *
+ * @code
+ * auto axpy = model.tasks()[0];
+ * keel::host::task_update_scope update{model};
+ * update.set_arguments(axpy, out, tmp, other, 5.5f);  // the launch's argument types
+ * update.end(stream);
+ * @endcode
+ */
+template <KEEL_CAPTURE_BACKEND B>
+class [[nodiscard]] basic_task_update_scope {
+  using UB = typename detail::model_update_backend<B>::type;
+
+ public:
+  /** @brief Begins an update of @p model. @throws keel::error update_violation when the model is being updated. */
+  explicit basic_task_update_scope(basic_model_ref<B> model)
+      : model_(detail::checked_handle(model, "keel::task_update_scope")) {
+    UB::task_update_begin(model_);
+  }
+  basic_task_update_scope(const basic_task_update_scope&) = delete;
+  basic_task_update_scope& operator=(const basic_task_update_scope&) = delete;
+  /// Left while still active: abandons the update and reports it (see the class).
+  ~basic_task_update_scope() {
+    if (!active_) return;
+    cancel();
+    detail::report_scope_left_unfinished("keel::task_update_scope", "the update was abandoned, the model is unchanged",
+                                         std::uncaught_exceptions() > exceptions_);
+  }
+
+  /**
+   * @brief Stages new arguments for kernel task @p task: exactly as many as
+   * its launch had, of the same types (decayed, as a launch stores them).
+   * @throws keel::error invalid_state (scope finished), invalid_parameter
+   * (no such task, not a kernel, in a task group, other argument types).
+   */
+  template <class... Args>
+  void set_arguments(const task_info& task, Args&&... args) {
+    require_active("keel::task_update_scope::set_arguments");
+    using tuple_type = std::tuple<std::decay_t<Args>...>;
+    const tuple_type values(std::forward<Args>(args)...);
+    kernel_argument described[sizeof...(Args) > 0 ? sizeof...(Args) : 1];
+    std::size_t i = 0;
+    std::apply([&](const auto&... a) { ((described[i++] = describe_argument(a)), ...); }, values);
+    UB::task_update_set_kernel(model_, task, values, described, sizeof...(Args));
+  }
+
+  /**
+   * @brief Stages new addresses and size for copy task @p task (same
+   * direction); the caller keeps the memory alive as long as the model.
+   * @throws keel::error invalid_state, invalid_parameter, null_parameter.
+   */
+  void set_copy(const task_info& task, void* dst, const void* src, std::size_t bytes) {
+    require_active("keel::task_update_scope::set_copy");
+    UB::task_update_set_copy(model_, task, dst, src, bytes, task.copy.kind, nullptr, nullptr);
+  }
+  /**
+   * @brief Stages a copy of @p src into @p dst for copy task @p task: the
+   * spans' owners live as long as the task. @throws keel::error
+   * invalid_parameter (dst smaller than src, another direction, ...).
+   */
+  void set_copy(const task_info& task, const memory_span& dst, const memory_span& src) {
+    static constexpr const char* api = "keel::task_update_scope::set_copy";
+    require_active(api);
+    if (dst.bytes < src.bytes)
+      throw_error(errc::invalid_parameter, api,
+                  "the destination (" + std::to_string(dst.bytes) + " bytes) is smaller than the source (" +
+                      std::to_string(src.bytes) + " bytes); the task is unchanged");
+    UB::task_update_set_copy(model_, task, dst.data, src.data, src.bytes, copy_direction(dst.where, src.where),
+                             dst.owner, src.owner);
+  }
+
+  /** @brief Stages disabling kernel or copy task @p task (new parameters enable it again). @throws keel::error invalid_parameter. */
+  void disable(const task_info& task) {
+    require_active("keel::task_update_scope::disable");
+    UB::task_update_disable(model_, task);
+  }
+
+  /**
+   * @brief Commits every staged change in @p stream's order; the scope is
+   * finished whatever the outcome. An update with no change changes nothing.
+   * @throws keel::error invalid_state (already finished), capture_violation
+   * (a capturing stream: abandoned, the model unchanged).
+   */
+  void end(basic_stream_ref<B> stream) {
+    static constexpr const char* api = "keel::task_update_scope::end";
+    require_active(api);
+    auto s = detail::checked_handle(stream, api);
+    active_ = false;
+    UB::task_update_end(model_, s);
+  }
+  /** @brief Abandons the update; the model is unchanged; nothing when not active. Throws: nothing. */
+  void cancel() noexcept {
+    if (active_) UB::task_update_abort(model_);
+    active_ = false;
+  }
+  /// Whether the update is still open (neither end() nor cancel() finished it).
+  bool active() const noexcept { return active_; }
+
+ private:
+  void require_active(const char* api) const {
+    if (!active_) throw_error(errc::invalid_state, api, "the update already ended (end() or cancel())");
+  }
+  typename B::model_handle model_;
+  int exceptions_ = std::uncaught_exceptions();
+  bool active_ = true;
+};
+
+/**
+ * @brief Replaces every task of @p target with the task of @p source at the
+ * same place, in @p stream's order (executions issued to it before run the
+ * old tasks, those after the new ones; a running execution keeps its own).
+ * @p source must have the topology of @p target: the same streams, in each
+ * the same task kinds in the same order (kernel kinds, task-group
+ * membership), the same event pairing, captured in the same interleaving.
+ * Task groups keep their tasks (their updates set them). @p source stays
+ * usable; what its tasks use lives as long as either model runs them.
+ *
+ * @throws keel::error update_violation naming the first mismatching task
+ * (its stream, sequence id, the expected and the found kind) or a target
+ * being updated, capture_violation (a capturing stream), invalid_parameter
+ * (target and source are one model); the target is then unchanged.
+ */
+template <KEEL_CAPTURE_BACKEND B>
+void update_model(basic_model_ref<B> target, basic_model_ref<B> source, basic_stream_ref<B> stream) {
+  static constexpr const char* api = "keel::update_model";
+  using UB = typename detail::model_update_backend<B>::type;
+  UB::update_model(detail::checked_handle(target, api), detail::checked_handle(source, api),
+                   detail::checked_handle(stream, api));
+}
+
+/**
+ * @def KEEL_RUNTIME_MODEL_UPDATE_ALIASES
+ * @brief Declares `task_update_scope` for @p Backend in the enclosing
+ * namespace (what keel/host/host.hpp does for the host backend).
+ */
+#define KEEL_RUNTIME_MODEL_UPDATE_ALIASES(Backend) using task_update_scope = ::keel::basic_task_update_scope<Backend>;
+
+KEEL_END_NAMESPACE  // namespace keel

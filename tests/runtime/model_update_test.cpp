@@ -1,0 +1,448 @@
+// SPDX-License-Identifier: Apache-2.0
+// Per-task and whole-model updates (issue 17, parts 3 and 4): a kernel
+// task's arguments, a copy's addresses, disabling a task, committed in
+// stream order; a model updated from another capture of the same topology.
+// Each rule is broken once, its error checked, and the model shown to
+// execute with its old parameters. Typed arguments and copies on the host
+// backend (" - host"); disabling and update_model on both (" - acl": over
+// aclmdlRITaskDisable / GetParams / SetParams / aclmdlRIUpdate).
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "keel/runtime/model_update.hpp"
+#include "test_support.hpp"
+
+using keel::errc;
+using keel::task_type;
+using keel_test::matches;
+
+namespace {
+
+struct failure {
+  std::error_code code;
+  std::string what = "no error";
+};
+template <class F>
+failure error_of(F&& f) {
+  try {
+    f();
+  } catch (const keel::error& e) {
+    return {e.code(), e.what()};
+  }
+  return {};
+}
+
+constexpr keel::kernel_kind other_kind{"other"};
+
+// out = tmp + alpha * other, then copy out into copied; captured on s.
+struct captured {
+  keel::host::stream s{keel_test::test_device()};
+  float tmp = 1.0f, other = 2.0f, out = 0.0f, copied = 0.0f;
+  keel::host::model m;
+  explicit captured(float alpha = 1.0f) {
+    keel::host::capture_scope capture{s};
+    s.launch(keel_test::axpy_kind, &keel_test::axpy_kernel, &out, &tmp, &other, alpha);
+    s.copy_async(&copied, &out, sizeof(float), keel::copy_kind::host_to_host);
+    m = capture.end();
+  }
+  float run() {
+    out = copied = 0.0f;
+    m.execute(s);
+    s.synchronize();
+    return out;
+  }
+  keel::task_info kernel() const { return m.tasks().at(0); }
+  keel::task_info copy() const { return m.tasks().at(1); }
+};
+
+}  // namespace
+
+TEST_CASE("task update: new kernel arguments take effect at end(), and tasks() reports them - host",
+          "[runtime][model_update]") {
+  captured c(1.0f);
+  REQUIRE(c.run() == 3.0f);
+  keel::host::task_update_scope update{c.m};
+  update.set_arguments(c.kernel(), &c.out, &c.tmp, &c.other, 5.5f);
+  CHECK(c.run() == 3.0f);  // staged, not committed
+  update.end(c.s);
+  CHECK(c.run() == 12.0f);
+  CHECK(c.copied == 12.0f);
+  const keel::task_info k = c.kernel();
+  REQUIRE(k.kernel.argument_count == 4);
+  CHECK(k.kernel.arguments[3].floating == 5.5);
+}
+
+TEST_CASE("task update: arguments of another type are refused naming the argument; the model runs as before - host",
+          "[runtime][model_update]") {
+  captured c(1.0f);
+  keel::host::task_update_scope update{c.m};
+  auto e = error_of([&] { update.set_arguments(c.kernel(), &c.out, &c.tmp, &c.other, 5.5); });
+  CHECK(matches(e.code, errc::invalid_parameter));
+  CHECK_THAT(e.what, Catch::Contains("set_arguments") && Catch::Contains("argument 3 is float") &&
+                           Catch::Contains("passed double"));
+  e = error_of([&] { update.set_arguments(c.kernel(), &c.out, &c.tmp, 5.5f); });
+  CHECK_THAT(e.what, Catch::Contains("takes 4 arguments and the update passed 3"));
+  update.end(c.s);
+  CHECK(c.run() == 3.0f);
+}
+
+TEST_CASE("task update: a task named wrongly, or of a task group, is refused - host", "[runtime][model_update]") {
+  keel::host::stream s{keel_test::test_device()};
+  float tmp = 1.0f, other = 2.0f, out = 0.0f;
+  keel::host::model m;
+  keel::host::task_group group;
+  {
+    keel::host::capture_scope capture{s};
+    keel::host::task_group_scope mark{s};
+    s.launch(keel_test::axpy_kind, &keel_test::axpy_kernel, &out, &tmp, &other, 1.0f);
+    group = mark.end();
+    m = capture.end();
+  }
+  const keel::task_info in_group = m.tasks().at(0);
+  keel::host::task_update_scope update{m};
+  auto e = error_of([&] { update.set_arguments(in_group, &out, &tmp, &other, 2.0f); });
+  CHECK(matches(e.code, errc::invalid_parameter));
+  CHECK_THAT(e.what, Catch::Contains("belongs to task group") && Catch::Contains("update_scope"));
+  keel::task_info missing = in_group;
+  missing.sequence = 7;
+  e = error_of([&] { update.disable(missing); });
+  CHECK_THAT(e.what, Catch::Contains("has no task at stream 0, sequence 7"));
+  keel::task_info wrong_kind = in_group;
+  wrong_kind.kernel.kind = other_kind;
+  e = error_of([&] { update.disable(wrong_kind); });
+  CHECK_THAT(e.what, Catch::Contains("not the kernel task named"));
+  update.cancel();
+  out = 0.0f;
+  m.execute(s);
+  s.synchronize();
+  CHECK(out == 3.0f);
+}
+
+TEST_CASE("task update: one update of a model at a time, committed on a stream that is not capturing - host",
+          "[runtime][model_update]") {
+  captured c(1.0f);
+  {
+    keel::host::task_update_scope first{c.m};
+    auto e = error_of([&] { keel::host::task_update_scope second{c.m}; });
+    CHECK(matches(e.code, errc::update_violation));
+    CHECK_THAT(e.what, Catch::Contains("already being updated"));
+    e = error_of([&] { keel::update_model(c.m.ref(), captured(2.0f).m.ref(), c.s.ref()); });
+    CHECK(matches(e.code, errc::update_violation));
+    first.set_arguments(c.kernel(), &c.out, &c.tmp, &c.other, 9.0f);
+    keel::host::stream capturing{keel_test::test_device()};
+    keel::host::capture_scope capture{capturing};
+    e = error_of([&] { first.end(capturing); });
+    CHECK(matches(e.code, errc::capture_violation));
+    capture.cancel();
+    CHECK_FALSE(first.active());
+  }
+  CHECK(c.run() == 3.0f);                       // abandoned: unchanged
+  keel::host::task_update_scope again{c.m};  // and the model can be updated again
+  again.cancel();
+}
+
+TEST_CASE("task update: the commit is in stream order: executions issued before it run the old arguments - host",
+          "[runtime][model_update]") {
+  captured c(1.0f);
+  keel_test::gate g;
+  std::vector<float> seen;
+  g.hold(c.s.ref());
+  c.m.execute(c.s);
+  c.s.launch_host([&] { seen.push_back(c.out); });
+  keel::host::task_update_scope update{c.m};
+  update.set_arguments(c.kernel(), &c.out, &c.tmp, &c.other, 5.5f);
+  update.end(c.s);
+  c.m.execute(c.s);
+  c.s.launch_host([&] { seen.push_back(c.out); });
+  g.open();
+  c.s.synchronize();
+  CHECK(seen == std::vector<float>{3.0f, 12.0f});
+}
+
+TEST_CASE("task update: a copy takes new addresses (same direction only) and a task can be disabled - host",
+          "[runtime][model_update]") {
+  captured c(1.0f);
+  float elsewhere = 0.0f;
+  {
+    keel::host::task_update_scope update{c.m};
+    auto e = error_of([&] {
+      keel::task_info t = c.copy();
+      t.copy.kind = keel::copy_kind::device_to_host;
+      update.set_copy(t, &elsewhere, &c.out, sizeof(float));
+    });
+    CHECK(matches(e.code, errc::invalid_parameter));
+    CHECK_THAT(e.what, Catch::Contains("keeps its direction"));
+    update.set_copy(c.copy(), &elsewhere, &c.out, sizeof(float));
+    update.end(c.s);
+  }
+  CHECK(c.run() == 3.0f);
+  CHECK(elsewhere == 3.0f);
+  CHECK(c.copied == 0.0f);
+  CHECK(c.copy().copy.dst == &elsewhere);
+  {
+    keel::host::task_update_scope update{c.m};
+    update.disable(c.kernel());
+    update.end(c.s);
+  }
+  CHECK(c.run() == 0.0f);  // the kernel no longer runs
+  CHECK(c.kernel().disabled);
+  {
+    keel::host::task_update_scope update{c.m};
+    update.set_arguments(c.kernel(), &c.out, &c.tmp, &c.other, 2.0f);  // enables it again
+    update.end(c.s);
+  }
+  CHECK(c.run() == 5.0f);
+  CHECK_FALSE(c.kernel().disabled);
+}
+
+TEST_CASE("task update: event tasks cannot be disabled - host", "[runtime][model_update]") {
+  keel::host::stream s{keel_test::test_device()};
+  keel::host::event ev{keel_test::test_device(), keel::event_flags::external};
+  float tmp = 1.0f, other = 2.0f, out = 0.0f;
+  keel::host::model m;
+  {
+    keel::host::capture_scope capture{s};
+    s.launch(keel_test::axpy_kind, &keel_test::axpy_kernel, &out, &tmp, &other, 1.0f);
+    s.reset_event(ev);
+    m = capture.end();
+  }
+  keel::host::task_update_scope update{m};
+  auto e = error_of([&] { update.disable(m.tasks().at(1)); });
+  CHECK(matches(e.code, errc::invalid_parameter));
+  CHECK_THAT(e.what, Catch::Contains("event reset task: only kernels and copies are disabled"));
+  update.end(s);
+  m.execute(s);
+  s.synchronize();
+  CHECK(out == 3.0f);
+}
+
+TEST_CASE("update_model: every task takes the source's parameters; the source still runs its own - host",
+          "[runtime][model_update]") {
+  captured target(1.0f);
+  keel::host::stream s{keel_test::test_device()};
+  float tmp = 10.0f, other = 1.0f, out = 0.0f, copied = 0.0f;
+  keel::host::model source;
+  {
+    keel::host::capture_scope capture{s};
+    s.launch(keel_test::axpy_kind, &keel_test::axpy_kernel, &out, &tmp, &other, 3.0f);
+    s.copy_async(&copied, &out, sizeof(float), keel::copy_kind::host_to_host);
+    source = capture.end();
+  }
+  keel::update_model(target.m.ref(), source.ref(), target.s.ref());
+  target.m.execute(target.s);
+  target.s.synchronize();
+  CHECK(out == 13.0f);
+  CHECK(copied == 13.0f);
+  CHECK(target.kernel().kernel.arguments[3].floating == 3.0);
+  source = keel::host::model{};  // the target keeps what it runs alive
+  out = 0.0f;
+  target.m.execute(target.s);
+  target.s.synchronize();
+  CHECK(out == 13.0f);
+}
+
+TEST_CASE("update_model: a mismatch names the first mismatching task and leaves the model unchanged - host",
+          "[runtime][model_update]") {
+  captured target(1.0f);
+  keel::host::stream s{keel_test::test_device()};
+  float x = 0.0f, y = 0.0f;
+  keel::host::model other_kernel, shorter;
+  {
+    keel::host::capture_scope capture{s};
+    s.launch(keel_test::axpy_kind, &keel_test::axpy_kernel, &x, &x, &x, 3.0f);
+    s.launch(keel_test::copy_kind, &keel_test::copy_kernel, &y, &x);
+    other_kernel = capture.end();
+  }
+  {
+    keel::host::capture_scope capture{s};
+    s.launch(keel_test::axpy_kind, &keel_test::axpy_kernel, &x, &x, &x, 3.0f);
+    shorter = capture.end();
+  }
+  auto e = error_of([&] { keel::update_model(target.m.ref(), other_kernel.ref(), target.s.ref()); });
+  CHECK(matches(e.code, errc::update_violation));
+  CHECK_THAT(e.what, Catch::Contains("first mismatching task is stream 0, sequence 1: expected copy, found kernel 'copy'"));
+  e = error_of([&] { keel::update_model(target.m.ref(), shorter.ref(), target.s.ref()); });
+  CHECK_THAT(e.what, Catch::Contains("stream 0, sequence 1: expected copy, found no task"));
+  e = error_of([&] { keel::update_model(target.m.ref(), target.m.ref(), target.s.ref()); });
+  CHECK(matches(e.code, errc::invalid_parameter));
+  CHECK(target.run() == 3.0f);
+  CHECK(target.copied == 3.0f);
+  keel::host::task_update_scope free_again{target.m};  // a refusal gave the claim back
+  free_again.cancel();
+}
+
+TEST_CASE("task update: updates race executions on other streams; each execution runs one whole set - host",
+          "[runtime][model_update][concurrency]") {
+  keel::host::stream s{keel_test::test_device()};
+  float tmp = 1.0f, other = 1.0f;
+  constexpr int runners = 1;
+  float outs[runners] = {};
+  keel::host::model m;
+  {
+    keel::host::capture_scope capture{s};
+    s.launch(keel_test::axpy_kind, &keel_test::axpy_kernel, &outs[0], &tmp, &other, 1.0f);
+    m = capture.end();
+  }
+  const keel::task_info axpy = m.tasks().at(0);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  std::vector<keel::host::stream> streams;
+  for (int i = 0; i < runners; ++i) streams.emplace_back(keel_test::test_device());
+  std::atomic<int> bad{0};
+  for (int i = 0; i < runners; ++i) {
+    threads.emplace_back([&, i] {
+      std::vector<float> seen;
+      int rounds = 0;
+      while (!stop.load() || rounds < 10) {
+        m.execute(streams[i]);
+        streams[i].launch_host([&] { seen.push_back(outs[0]); });
+        streams[i].synchronize();
+        ++rounds;
+      }
+      (void)outs[i];
+      for (float v : seen)
+        if (v != 0.0f && (v < 2.0f || v > 101.0f)) bad.fetch_add(1);
+    });
+  }
+  keel::host::stream u{keel_test::test_device()};
+  for (int k = 1; k <= 100; ++k) {
+    keel::host::task_update_scope update{m};
+    update.set_arguments(axpy, &outs[0], &tmp, &other, static_cast<float>(k));
+    update.end(u);
+  }
+  stop.store(true);
+  for (auto& t : threads) t.join();
+  u.synchronize();
+  CHECK(bad.load() == 0);
+  outs[0] = 0.0f;
+  m.execute(s);
+  s.synchronize();
+  CHECK(outs[0] == 101.0f);
+}
+
+// ---- both backends: what ACL's aclmdlRITaskDisable / SetParams / Update give ----
+
+namespace {
+
+// Two axpy tasks (out = tmp + alpha * other, then out2 = out + alpha2 * other) on one stream.
+template <class F>
+struct two_kernels {
+  typename F::stream s{F::device()};
+  float tmp = 1.0f, other = 1.0f, out = 0.0f, out2 = 0.0f;
+  typename F::model m;
+  two_kernels(float alpha, float alpha2, bool second_is_copy = false) {
+    typename F::capture_scope capture{s};
+    F::axpy(s, &out, &tmp, &other, alpha);
+    if (second_is_copy) {
+      F::copy(s, &out2, &out);
+    } else {
+      F::axpy(s, &out2, &out, &other, alpha2);
+    }
+    m = capture.end();
+  }
+  std::pair<float, float> run() {
+    out = out2 = 0.0f;
+    m.execute(s);
+    s.synchronize();
+    return {out, out2};
+  }
+  keel::task_info kernel(std::size_t i) const {
+    std::size_t seen = 0;
+    for (const keel::task_info& t : m.tasks())
+      if (t.type == task_type::kernel && seen++ == i) return t;
+    FAIL("the model has no kernel task " << i);
+    return {};
+  }
+};
+
+}  // namespace
+
+KEEL_BACKEND_TEST("update_model: the target runs the source's parameters, task by task", "[runtime][model_update]") {
+  two_kernels<TestType> target(1.0f, 1.0f), source(3.0f, 10.0f);
+  REQUIRE(target.run() == std::make_pair(2.0f, 3.0f));
+  keel::update_model(target.m.ref(), source.m.ref(), target.s.ref());
+  target.out = target.out2 = source.out = source.out2 = 0.0f;
+  target.m.execute(target.s);
+  target.s.synchronize();
+  // The target's tasks now read and write what the source's read and write.
+  CHECK(source.out == 4.0f);
+  CHECK(source.out2 == 14.0f);
+  CHECK(target.out == 0.0f);
+}
+
+KEEL_BACKEND_TEST("update_model: a mismatch names the first mismatching task; the target runs as before",
+                  "[runtime][model_update]") {
+  two_kernels<TestType> target(1.0f, 1.0f), source(3.0f, 0.0f, true);
+  auto e = error_of([&] { keel::update_model(target.m.ref(), source.m.ref(), target.s.ref()); });
+  CHECK(matches(e.code, errc::update_violation));
+  CHECK_THAT(e.what, Catch::Contains("the first mismatching task is stream 0, sequence " +
+                                     std::to_string(target.kernel(1).sequence) + ": expected kernel '") &&
+                         Catch::Contains("found kernel '"));
+  CHECK(target.run() == std::make_pair(2.0f, 3.0f));
+}
+
+KEEL_BACKEND_TEST("task update: a disabled kernel no longer runs; one update of a model at a time",
+                  "[runtime][model_update]") {
+  two_kernels<TestType> c(1.0f, 1.0f);
+  {
+    typename keel::basic_task_update_scope<typename TestType::backend> update{c.m};
+    auto e = error_of([&] { typename keel::basic_task_update_scope<typename TestType::backend> second{c.m}; });
+    CHECK(matches(e.code, errc::update_violation));
+    update.disable(c.kernel(1));
+    CHECK(c.run() == std::make_pair(2.0f, 3.0f));  // staged only
+    update.end(c.s);
+  }
+  CHECK(c.run() == std::make_pair(2.0f, 0.0f));
+}
+
+#ifdef KEEL_ACL_EMULATION_DIR
+TEST_CASE("task update: ACL kernel tasks hold the runtime's argument block; typed arguments are refused - acl",
+          "[runtime][model_update]") {
+  two_kernels<acl> c(1.0f, 1.0f);
+  keel::acl::task_update_scope update{c.m};
+  auto e = error_of([&] { update.set_arguments(c.kernel(0), &c.out, &c.tmp, &c.other, 5.0f); });
+  CHECK(matches(e.code, errc::invalid_parameter));
+  CHECK_THAT(e.what, Catch::Contains("holds the runtime's argument block"));
+  update.end(c.s);
+  CHECK(c.run() == std::make_pair(2.0f, 3.0f));
+}
+#endif
+
+TEST_CASE("update_model: whole-model updates race an execution in flight; each execution runs one source's tasks - host",
+          "[runtime][model_update][concurrency]") {
+  keel::host::stream s{keel_test::test_device()}, runner{keel_test::test_device()}, u{keel_test::test_device()};
+  float tmp = 1.0f, other = 1.0f, out = 0.0f;
+  auto capture_with = [&](float alpha) {
+    keel::host::capture_scope capture{s};
+    s.launch(keel_test::axpy_kind, &keel_test::axpy_kernel, &out, &tmp, &other, alpha);
+    return capture.end();
+  };
+  keel::host::model target = capture_with(1.0f), a = capture_with(2.0f), b = capture_with(4.0f);
+  std::atomic<bool> stop{false};
+  std::atomic<int> bad{0};
+  std::thread executions([&] {
+    int rounds = 0;
+    while (!stop.load() || rounds < 10) {
+      target.execute(runner);
+      runner.launch_host([&] {
+        if (out != 2.0f && out != 3.0f && out != 5.0f) bad.fetch_add(1);
+      });
+      ++rounds;
+      if (rounds % 16 == 0) runner.synchronize();
+    }
+    runner.synchronize();
+  });
+  for (int k = 0; k < 200; ++k) keel::update_model(target.ref(), (k % 2 ? a : b).ref(), u.ref());
+  stop.store(true);
+  executions.join();
+  u.synchronize();
+  CHECK(bad.load() == 0);
+  out = 0.0f;
+  target.execute(s);
+  s.synchronize();
+  CHECK(out == 3.0f);  // the last update (k = 199) was from a
+}

@@ -193,6 +193,15 @@ struct capture_calls : stream_calls {
   static void captured_record(event_handle e, stream_handle s) { event_calls::record(e, s); }
   static void captured_wait(stream_handle s, event_handle e) { event_calls::wait(s, e); }
   static void captured_reset(stream_handle s, event_handle e) { event_calls::reset(s, e); }
+  // event_operation::external on a default event (one aclrtCreateEventExWithFlag made).
+  static void captured_record_external(event_handle e, stream_handle s) {
+    s->dev->check(entered(*s->dev).aclrtRecordEventWithFlag(e->native, s->native, record_flags::external),
+                  "aclrtRecordEventWithFlag");
+  }
+  static void captured_wait_external(stream_handle s, event_handle e) {  // timeout 0: the only one CANN takes
+    s->dev->check(entered(*s->dev).aclrtStreamWaitEventWithFlag(s->native, e->native, 0, wait_flags::external),
+                  "aclrtStreamWaitEventWithFlag");
+  }
   static void captured_execute(model_handle m, stream_handle s) {
     execute(m, s);
     if (m->host_calls) {  // the outer model replays them too

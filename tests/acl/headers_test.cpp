@@ -10,6 +10,7 @@
 #include <aclnnop/aclnn_addcmul.h>
 #include <aclnnop/aclnn_baddbmm.h>
 #include <aclnnop/aclnn_cast.h>
+#include <aclnnop/aclnn_mul.h>
 
 #include <catch2/catch.hpp>
 
@@ -109,7 +110,7 @@ static_assert(!same_abi_function<int (*)(keel::acl::data_type), int (*)(int)>::v
   X(aclSetAclOpExecutorRepeatable) X(aclDestroyAclOpExecutor) X(aclnnAddGetWorkspaceSize) X(aclnnAdd)         \
   X(aclnnAddcmulGetWorkspaceSize) X(aclnnAddcmul) X(aclnnCastGetWorkspaceSize) X(aclnnCast)                   \
   X(aclnnAdaptiveAvgPool2dGetWorkspaceSize) X(aclnnAdaptiveAvgPool2d) X(aclnnBaddbmmGetWorkspaceSize)         \
-  X(aclnnBaddbmm)
+  X(aclnnBaddbmm) X(aclnnMulGetWorkspaceSize) X(aclnnMul)
 
 #define KEEL_TEST_SAME_ABI(name)                                                                  \
   static_assert(same_abi_function<decltype(keel::acl::api::name)::pointer, decltype(&::name)>::value, \

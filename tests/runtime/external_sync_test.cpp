@@ -117,6 +117,37 @@ KEEL_BACKEND_TEST("external sync: one model records an event externally and anot
   s1.synchronize();
 }
 
+KEEL_BACKEND_TEST("external sync: a built model's external record, on a bound stream, is seen by a stream waiting "
+                  "after the execution",
+                  "[runtime][model][external][built]") {
+  KEEL_USING_BACKEND(TestType);
+  using B = typename TestType::backend;
+  stream runner{dev}, consumer{dev};
+  stream head{keel::make_persistent_stream<B>(dev)};
+  event done{dev};
+  float src = 4.0f, mid = 0.0f, dst = 0.0f;
+  model m;
+  {
+    keel::basic_model_builder<B> builder{dev};
+    builder.bind(head, keel::bound_stream::head);
+    TestType::copy(head, &mid, &src);
+    done.record(head, event_operation::external);
+    builder.end_task(head);
+    m = builder.end();
+  }
+  keel::testing::gate g;
+  g.hold(runner.ref());
+  m.execute(runner);
+  consumer.wait(done);
+  TestType::copy(consumer, &dst, &mid);
+  let_waiters_run();
+  CHECK_FALSE(consumer.query());
+  g.open();
+  consumer.synchronize();
+  CHECK(dst == src);
+  runner.synchronize();
+}
+
 KEEL_BACKEND_TEST("external sync: every rule of the external operations is checked and leaves the objects usable",
                   "[runtime][model][external][rules]") {
   KEEL_USING_BACKEND(TestType);

@@ -108,9 +108,10 @@ static_assert(!same_abi_function<int (*)(keel::acl::data_type), int (*)(int)>::v
   X(aclCreateTensor) X(aclCreateScalar)                                                                       \
   X(aclCreateIntArray) X(aclDestroyTensor) X(aclDestroyScalar) X(aclDestroyIntArray)                          \
   X(aclSetAclOpExecutorRepeatable) X(aclDestroyAclOpExecutor) X(aclnnAddGetWorkspaceSize) X(aclnnAdd)         \
-  X(aclnnAddcmulGetWorkspaceSize) X(aclnnAddcmul) X(aclnnCastGetWorkspaceSize) X(aclnnCast)                   \
+  X(aclnnAddcmulGetWorkspaceSize) X(aclnnAddcmul) X(aclnnMulGetWorkspaceSize) X(aclnnMul)                    \
+  X(aclnnCastGetWorkspaceSize) X(aclnnCast)                                                                   \
   X(aclnnAdaptiveAvgPool2dGetWorkspaceSize) X(aclnnAdaptiveAvgPool2d) X(aclnnBaddbmmGetWorkspaceSize)         \
-  X(aclnnBaddbmm) X(aclnnMulGetWorkspaceSize) X(aclnnMul)
+  X(aclnnBaddbmm)
 
 #define KEEL_TEST_SAME_ABI(name)                                                                  \
   static_assert(same_abi_function<decltype(keel::acl::api::name)::pointer, decltype(&::name)>::value, \

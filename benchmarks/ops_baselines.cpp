@@ -36,6 +36,10 @@ __attribute__((noinline)) void add_scalar_loop(float* out, const float* a, const
   for (std::size_t i = 0; i < n; ++i) out[i] = a[i] + alpha * b[i];
 }
 
+__attribute__((noinline)) void mul_scalar_loop(float* out, const float* a, const float* b, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = a[i] * b[i];
+}
+
 __attribute__((noinline)) void cast_f16_scalar_loop(std::uint16_t* out, const float* in, std::size_t n) {
 #ifdef __FLT16_MANT_DIG__
   for (std::size_t i = 0; i < n; ++i) {
@@ -61,6 +65,10 @@ __attribute__((noinline)) void add_eigen(float* out, const float* a, const float
   const auto s = static_cast<Eigen::Index>(n);
   array_map(out, s) = const_map(a, s) + alpha * const_map(b, s);
 }
+__attribute__((noinline)) void mul_eigen(float* out, const float* a, const float* b, std::size_t n) {
+  const auto s = static_cast<Eigen::Index>(n);
+  array_map(out, s) = const_map(a, s) * const_map(b, s);
+}
 __attribute__((noinline)) void addcmul_eigen(float* out, const float* s, const float* t1, const float* t2, float value,
                                              std::size_t n) {
   const auto len = static_cast<Eigen::Index>(n);
@@ -81,6 +89,7 @@ __attribute__((noinline)) void cast_bf16_eigen(std::uint16_t* out, const float* 
 bool have_eigen() { return false; }
 #endif
 void add_eigen(float*, const float*, const float*, float, std::size_t) {}
+void mul_eigen(float*, const float*, const float*, std::size_t) {}
 void addcmul_eigen(float*, const float*, const float*, const float*, float, std::size_t) {}
 void cast_f16_eigen(std::uint16_t*, const float*, std::size_t) {}
 void cast_bf16_eigen(std::uint16_t*, const float*, std::size_t) {}

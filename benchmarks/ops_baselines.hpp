@@ -21,11 +21,14 @@ namespace keel_bench::baseline {
 
 /** The obvious add(alpha) loop. */
 void add_scalar_loop(float* out, const float* a, const float* b, float alpha, std::size_t n);
+/** The obvious multiply loop. */
+void mul_scalar_loop(float* out, const float* a, const float* b, std::size_t n);
 /** The obvious f32 -> f16 loop through _Float16 where the compiler has it (RNE bit trick otherwise). */
 void cast_f16_scalar_loop(std::uint16_t* out, const float* in, std::size_t n);
 
 bool have_eigen();
 void add_eigen(float* out, const float* a, const float* b, float alpha, std::size_t n);
+void mul_eigen(float* out, const float* a, const float* b, std::size_t n);
 void addcmul_eigen(float* out, const float* s, const float* t1, const float* t2, float value, std::size_t n);
 void cast_f16_eigen(std::uint16_t* out, const float* in, std::size_t n);
 void cast_bf16_eigen(std::uint16_t* out, const float* in, std::size_t n);
@@ -42,10 +45,13 @@ namespace native {
 void triad(float* a, const float* b, const float* c, float s, std::size_t begin, std::size_t end);
 /** As baseline::add_scalar_loop, built for this CPU. */
 void add_scalar_loop(float* out, const float* a, const float* b, float alpha, std::size_t n);
+/** As baseline::mul_scalar_loop, built for this CPU. */
+void mul_scalar_loop(float* out, const float* a, const float* b, std::size_t n);
 /** As baseline::cast_f16_scalar_loop, built for this CPU. */
 void cast_f16_scalar_loop(std::uint16_t* out, const float* in, std::size_t n);
 /** As the baseline:: Eigen expressions, built for this CPU. */
 void add_eigen(float* out, const float* a, const float* b, float alpha, std::size_t n);
+void mul_eigen(float* out, const float* a, const float* b, std::size_t n);
 void addcmul_eigen(float* out, const float* s, const float* t1, const float* t2, float value, std::size_t n);
 void cast_f16_eigen(std::uint16_t* out, const float* in, std::size_t n);
 void cast_bf16_eigen(std::uint16_t* out, const float* in, std::size_t n);

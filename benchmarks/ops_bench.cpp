@@ -3,7 +3,7 @@
 //
 // Run (one line):
 //   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE build/benchmarks/keel_benchmarks
-//       --benchmark_filter='BM_(triad|add|addcmul|cast|adaptive|baddbmm|sgemm)'
+//       --benchmark_filter='BM_(triad|add|mul|addcmul|cast|adaptive|baddbmm|sgemm)'
 //       --benchmark_out=ops.json --benchmark_out_format=json
 // OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE must be UNSET for the sgemm
 // baseline: this machine's environment sets them (Haswell, 512), which forces
@@ -200,6 +200,31 @@ void BM_add_f32(benchmark::State& state) {
   set_bytes(state, 12 * static_cast<std::size_t>(n));
 }
 
+// mul's phase two, as BM_add_f32 (12 bytes an element: two reads, one write).
+void BM_mul_f32(benchmark::State& state) {
+  const auto n = static_cast<std::int64_t>(state.range(0));
+  const operands& o = shared_operands(static_cast<std::size_t>(n));
+  const ops::tensor ta(o.x.data(), ops::dtype::float32, {n}), tb(o.y.data(), ops::dtype::float32, {n}),
+      to(o.out.data(), ops::dtype::float32, {n});
+  ops::executor ex = ops::prepare_mul(kernels(), ta, tb, to);
+  for (auto _ : state) {
+    ex.run(nullptr, 0);
+    benchmark::ClobberMemory();
+  }
+  set_bytes(state, 12 * static_cast<std::size_t>(n));
+}
+
+template <auto MulLoop>
+void BM_mul_loop(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const operands& o = shared_operands(n);
+  for (auto _ : state) {
+    MulLoop(o.out.data(), o.x.data(), o.y.data(), n);
+    benchmark::ClobberMemory();
+  }
+  set_bytes(state, 12 * n);
+}
+
 void BM_add_f32_with_prepare(benchmark::State& state) {
   const auto n = static_cast<std::int64_t>(state.range(0));
   const operands& o = shared_operands(static_cast<std::size_t>(n));
@@ -324,6 +349,9 @@ BENCHMARK(BM_add_f32)->Apply(sizes);
 BENCHMARK_TEMPLATE(BM_add_loop, base::add_scalar_loop)->Name("BM_add_f32_scalar_loop")->Apply(sizes);
 BENCHMARK_TEMPLATE(BM_add_loop, base::native::add_scalar_loop)->Name("BM_add_f32_scalar_loop_native")->Apply(sizes);
 BENCHMARK(BM_add_f32_with_prepare)->Arg(4096)->Arg(1 << 16)->Arg(1 << 24);
+BENCHMARK(BM_mul_f32)->Apply(sizes);
+BENCHMARK_TEMPLATE(BM_mul_loop, base::mul_scalar_loop)->Name("BM_mul_f32_scalar_loop")->Apply(sizes);
+BENCHMARK_TEMPLATE(BM_mul_loop, base::native::mul_scalar_loop)->Name("BM_mul_f32_scalar_loop_native")->Apply(sizes);
 BENCHMARK(BM_addcmul_f32)->Apply(sizes);
 BENCHMARK_TEMPLATE(BM_cast, ops::dtype::float16)->Name("BM_cast_f32_f16")->Apply(sizes);
 BENCHMARK_TEMPLATE(BM_cast, ops::dtype::bfloat16)->Name("BM_cast_f32_bf16")->Apply(sizes);
@@ -346,6 +374,8 @@ BENCHMARK(BM_add_f32_2t)->Arg(1 << 16)->Arg(1 << 24)->UseRealTime();
   benchmark::RegisterBenchmark("BM_cast_f32_f16_eigen", BM_cast_loop<base::cast_f16_eigen>)->Apply(sizes);
   benchmark::RegisterBenchmark("BM_cast_f32_bf16_eigen", BM_cast_loop<base::cast_bf16_eigen>)->Apply(sizes);
   benchmark::RegisterBenchmark("BM_add_f32_eigen_native", BM_add_loop<base::native::add_eigen>)->Apply(sizes);
+  benchmark::RegisterBenchmark("BM_mul_f32_eigen", BM_mul_loop<base::mul_eigen>)->Apply(sizes);
+  benchmark::RegisterBenchmark("BM_mul_f32_eigen_native", BM_mul_loop<base::native::mul_eigen>)->Apply(sizes);
   benchmark::RegisterBenchmark("BM_addcmul_f32_eigen_native", BM_addcmul_eigen<base::native::addcmul_eigen>)
       ->Apply(sizes);
   benchmark::RegisterBenchmark("BM_cast_f32_f16_eigen_native", BM_cast_loop<base::native::cast_f16_eigen>)
@@ -358,6 +388,7 @@ BENCHMARK(BM_add_f32_2t)->Arg(1 << 16)->Arg(1 << 24)->UseRealTime();
 using keel_bench::measure;
 KEEL_BENCH_COMPARE("BM_add_f32", "BM_triad_baseline", ">= 0.9 at 16M (1 thread each)", measure::bandwidth);
 KEEL_BENCH_COMPARE("BM_addcmul_f32", "BM_triad_baseline", ">= 0.9 at 16M", measure::bandwidth);
+KEEL_BENCH_COMPARE("BM_mul_f32", "BM_triad_baseline", ">= 0.9 at 16M", measure::bandwidth);
 KEEL_BENCH_COMPARE("BM_cast_f32_f16", "BM_triad_baseline", ">= 0.9 at 16M", measure::bandwidth);
 KEEL_BENCH_COMPARE("BM_cast_f32_bf16", "BM_triad_baseline", ">= 0.9 at 16M", measure::bandwidth);
 KEEL_BENCH_COMPARE("BM_add_f32_2t", "BM_triad_baseline_2t", ">= 0.9 at 16M (2 threads each)", measure::bandwidth);
@@ -384,6 +415,8 @@ KEEL_BENCH_COMPARE("BM_add_f32_with_prepare", "BM_add_f32_eigen", "(phase one ev
   const pair pairs[] = {
       {"BM_add_f32", "BM_add_f32_scalar_loop", "> 1 at 64K"},
       {"BM_add_f32", "BM_add_f32_eigen", "> 1 at 64K"},
+      {"BM_mul_f32", "BM_mul_f32_scalar_loop", "> 1 at 64K"},
+      {"BM_mul_f32", "BM_mul_f32_eigen", "> 1 at 64K"},
       {"BM_addcmul_f32", "BM_add_f32_scalar_loop", "> 1 at 64K (scalar add loop)"},
       {"BM_addcmul_f32", "BM_addcmul_f32_eigen", "> 1 at 64K"},
       {"BM_cast_f32_f16", "BM_cast_f32_f16_scalar_loop", "> 1 at 64K"},

@@ -16,6 +16,8 @@
 #include "aclnnop/aclnn_baddbmm.h"
 #include "aclnnop/aclnn_cast.h"
 #include "aclnnop/aclnn_cast.h"
+#include "aclnnop/aclnn_mul.h"
+#include "aclnnop/aclnn_mul.h"
 
 /* C99 has no _Static_assert: a negative array size fails the build. */
 typedef char keel_c_check_event_external[(ACL_EVENT_EXTERNAL == 0x20U) ? 1 : -1];

@@ -10,6 +10,7 @@
 #include <aclnnop/aclnn_addcmul.h>
 #include <aclnnop/aclnn_baddbmm.h>
 #include <aclnnop/aclnn_cast.h>
+#include <aclnnop/aclnn_mul.h>
 
 #include <catch2/catch.hpp>
 
@@ -108,7 +109,8 @@ static_assert(!same_abi_function<int (*)(keel::acl::data_type), int (*)(int)>::v
   X(aclCreateTensor) X(aclCreateScalar)                                                                       \
   X(aclCreateIntArray) X(aclDestroyTensor) X(aclDestroyScalar) X(aclDestroyIntArray)                          \
   X(aclSetAclOpExecutorRepeatable) X(aclDestroyAclOpExecutor) X(aclnnAddGetWorkspaceSize) X(aclnnAdd)         \
-  X(aclnnAddcmulGetWorkspaceSize) X(aclnnAddcmul) X(aclnnCastGetWorkspaceSize) X(aclnnCast)                   \
+  X(aclnnAddcmulGetWorkspaceSize) X(aclnnAddcmul) X(aclnnMulGetWorkspaceSize) X(aclnnMul)                    \
+  X(aclnnCastGetWorkspaceSize) X(aclnnCast)                                                                   \
   X(aclnnAdaptiveAvgPool2dGetWorkspaceSize) X(aclnnAdaptiveAvgPool2d) X(aclnnBaddbmmGetWorkspaceSize)         \
   X(aclnnBaddbmm)
 

@@ -29,7 +29,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       // b: external event; query instead of synchronize; slow host callable.
       case kr::op_kind::new_event: case kr::op_kind::event_sync: o.a %= kr::n_events; o.b %= 2; break;
       case kr::op_kind::launch_host: o.a %= kr::n_streams; o.b %= 2; break;
-      case kr::op_kind::record: o.a %= kr::n_events; o.b %= kr::n_streams; break;
+      case kr::op_kind::record: case kr::op_kind::record_ext: o.a %= kr::n_events; o.b %= kr::n_streams; break;
+      case kr::op_kind::wait_ext: o.a %= kr::n_streams; o.b %= kr::n_events; break;
       case kr::op_kind::wait: o.a %= kr::n_streams; o.b %= kr::n_events; break;
       case kr::op_kind::cap_begin: o.a %= kr::n_streams; o.b %= 3; break;
       case kr::op_kind::cap_end: o.a %= kr::n_streams; o.b %= kr::n_models; break;

@@ -194,6 +194,115 @@ TEST_CASE("add: in place on self and on other", "[ops][kernels][add]") {
   }
 }
 
+TEST_CASE("mul: every target matches the scalar reference, broadcasting and promoting as torch.mul",
+          "[ops][kernels][mul]") {
+  using d = dtype;
+  const layout C = layout::contiguous, T = layout::transposed, S = layout::strided, O = layout::offset;
+  struct mcase {
+    std::vector<std::int64_t> self_shape, other_shape, out_shape;
+    dtype self_type, other_type, out_type;
+    layout self_layout, other_layout, out_layout;
+  };
+  const std::vector<mcase> cases = {
+      {{1}, {1}, {1}, d::float32, d::float32, d::float32, C, C, C},
+      {{7}, {7}, {7}, d::float32, d::float32, d::float32, C, C, C},
+      {{1017}, {1017}, {1017}, d::float32, d::float32, d::float32, O, S, C},
+      {{1017}, {}, {1017}, d::float32, d::float32, d::float32, C, C, C},  // zero-dim other broadcasts
+      {{5, 33}, {33}, {5, 33}, d::float32, d::float32, d::float32, C, C, C},
+      {{5, 33}, {5, 1}, {5, 33}, d::float32, d::float32, d::float32, T, C, C},
+      {{3, 1, 7}, {5, 1}, {3, 5, 7}, d::float32, d::float32, d::float32, C, C, S},  // both broadcast
+      {{257}, {257}, {257}, d::float16, d::float16, d::float16, C, C, C},
+      {{9, 31}, {31}, {9, 31}, d::bfloat16, d::bfloat16, d::bfloat16, S, C, C},
+      {{300}, {300}, {300}, d::float16, d::float32, d::float32, C, C, C},
+      {{300}, {300}, {300}, d::bfloat16, d::float16, d::float32, C, O, C},
+      {{300}, {300}, {300}, d::float32, d::float32, d::float16, C, C, C},  // round once into out
+      {{4, 77}, {77}, {4, 77}, d::int32, d::int32, d::int32, C, C, C},
+      {{4, 77}, {4, 77}, {4, 77}, d::int32, d::int32, d::int32, T, C, C},
+      {{123}, {123}, {123}, d::int64, d::int64, d::int64, S, C, C},
+      {{99}, {99}, {99}, d::int32, d::int64, d::int64, C, C, C},
+      {{99}, {99}, {99}, d::boolean, d::int32, d::float32, C, C, C},  // int32 result into float32
+      {{2, 50}, {}, {2, 50}, d::int8, d::float16, d::float16, C, C, C},  // int tensor with half: half
+  };
+  std::mt19937 rng(7);
+  for (const kernel_table* k : all_targets()) {
+    for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+      const mcase& c = cases[ci];
+      auto self = make_tensor(c.self_type, c.self_shape, c.self_layout);
+      auto other = make_tensor(c.other_type, c.other_shape, c.other_layout);
+      fill_random(self.view, rng);
+      fill_random(other.view, rng);
+      auto out = make_tensor(c.out_type, c.out_shape, c.out_layout);
+      mul(*k, self.view, other.view, out.view);
+      const dtype compute = *result_type({&self.view, &other.view});
+      std::string first;
+      const std::size_t bad = compare_out(out.view, [&](const std::int64_t* idx, unsigned char* want, unsigned char*) {
+        const char* a = element(self.view, idx, c.out_shape.size());
+        const char* b = element(other.view, idx, c.out_shape.size());
+        if (is_floating(compute)) {
+          // Operands converted to the common dtype, multiplied in float32
+          // (one rounding), rounded to the common dtype, then into out's.
+          const float x = read_as(compute, self.view, a), y = read_as(compute, other.view, b);
+          unsigned char tmp[8];
+          write_value(compute, tmp, x * y);
+          float back = 0;
+          detail::visit_dtype(compute, [&](auto tag) {
+            decltype(tag) v;
+            std::memcpy(&v, tmp, sizeof v);
+            back = detail::convert<float>(v);
+          });
+          write_value(out.view.type(), want, back);
+          return false;
+        }
+        const auto x = static_cast<std::uint64_t>(read_int(self.view, a));
+        const auto y = static_cast<std::uint64_t>(read_int(other.view, b));
+        const std::uint64_t r = x * y;  // wraps, as the kernels and PyTorch do
+        const std::int64_t in_compute = compute == dtype::int32 ? detail::wrap_int<std::int32_t>(r)
+                                                                : static_cast<std::int64_t>(r);
+        if (compute == dtype::int32 && is_floating(out.view.type())) {
+          write_value(out.view.type(), want, static_cast<std::int32_t>(in_compute));
+        } else {
+          write_value(out.view.type(), want, in_compute);
+        }
+        return false;
+      }, first);
+      INFO("target " << k->target << " case " << ci << " self " << dtype_name(c.self_type) << shape_text(c.self_shape)
+                     << " other " << dtype_name(c.other_type) << shape_text(c.other_shape) << " out "
+                     << dtype_name(c.out_type) << ": " << first);
+      CHECK(bad == 0);
+    }
+  }
+}
+
+TEST_CASE("mul: in place on self and on other, and integer products wrap", "[ops][kernels][mul]") {
+  std::mt19937 rng(13);
+  for (const kernel_table* k : all_targets()) {
+    for (int which = 0; which < 2; ++which) {
+      auto a = make_tensor(dtype::bfloat16, {7, 45}, layout::strided);
+      auto b = make_tensor(dtype::bfloat16, {7, 45}, layout::transposed);
+      fill_random(a.view, rng);
+      fill_random(b.view, rng);
+      auto expect = make_tensor(dtype::bfloat16, {7, 45});
+      mul(*k, a.view, b.view, expect.view);
+      const tensor& target = which == 0 ? a.view : b.view;
+      mul(*k, a.view, b.view, target);
+      std::size_t bad = 0;
+      for_each_index(target, [&](const std::int64_t* idx) {
+        bad += !same_element(dtype::bfloat16, element(target, idx, 2), element(expect.view, idx, 2));
+      });
+      INFO("target " << k->target << (which == 0 ? " out=self" : " out=other"));
+      CHECK(bad == 0);
+    }
+    std::int32_t big[2] = {std::numeric_limits<std::int32_t>::max(), -7};
+    std::int32_t prod[2] = {};
+    mul(*k, tensor(big, dtype::int32, {2}), tensor(big, dtype::int32, {2}), tensor(prod, dtype::int32, {2}));
+    CHECK(prod[0] == 1);  // (2^31 - 1)^2 mod 2^32
+    CHECK(prod[1] == 49);
+    std::int64_t huge[1] = {std::numeric_limits<std::int64_t>::min()}, minus_one[1] = {-1}, p64[1] = {};
+    mul(*k, tensor(huge, dtype::int64, {1}), tensor(minus_one, dtype::int64, {1}), tensor(p64, dtype::int64, {1}));
+    CHECK(p64[0] == std::numeric_limits<std::int64_t>::min());
+  }
+}
+
 TEST_CASE("addcmul: every target matches the scalar reference", "[ops][kernels][addcmul]") {
   using d = dtype;
   struct acase {

@@ -88,9 +88,52 @@ std::pair<std::size_t, std::size_t> add_every_way(Target& target, const Stream& 
   return {cache.hits(), cache.misses()};
 }
 
+// out = x * y twice through exec and the target's executor cache: one miss, one hit.
+template <class Target, class Stream>
+std::pair<std::size_t, std::size_t> mul_through_cache(Target& target, const Stream& s, const tensor& x, const tensor& y,
+                                                      const tensor& out) {
+  keel::ops::executor_cache_for<Target> cache(target, 4);
+  keel::ops::exec(cache, s, keel::ops::mul_op{}, x, y, out);
+  keel::ops::exec(cache, s, keel::ops::mul_op{}, x, y, out);
+  s.synchronize();
+  return {cache.hits(), cache.misses()};
+}
+
 }  // namespace
 
-KEEL_OPS_BACKEND_TEST("operators: the five operators through their two phases on a stream", "[ops][stream]") {
+KEEL_OPS_BACKEND_TEST("mul: broadcasting on a stream, exec through the cache, and a refused shape leaves out alone",
+                      "[ops][stream][mul]") {
+  using F = TestType;
+  typename F::stream s{F::device()};
+  floats<F> a(s, 6, 1.5f), b(s, 3, -2.0f), out(s, 6, 9.0f);
+  s.synchronize();
+  auto ex = keel::ops::prepare_mul(F::target(), a.view({2, 3}), b.view({3}), out.view({2, 3}));  // b broadcast over rows
+  CHECK(ex.op() == keel::ops::op_kind::mul);
+  run_now<F>(s, ex);
+  out.fetch(s);
+  s.synchronize();
+  CHECK(out.all(-3.0f));
+  const auto counts = mul_through_cache(F::target(), s, b.view({1, 3}), a.view({2, 3}), out.view({2, 3}));
+  CHECK(counts.first == 1);
+  CHECK(counts.second == 1);
+  out.fetch(s);
+  s.synchronize();
+  CHECK(out.all(-3.0f));
+  bool refused = false;
+  try {
+    (void)keel::ops::prepare_mul(F::target(), a.view({2, 3}), b.view({1, 2}), out.view({2, 3}));
+  } catch (const keel::error& e) {
+    INFO(e.what());
+    refused = true;
+    CHECK(keel_test::is(e.code(), keel::errc::invalid_parameter));
+  }
+  CHECK(refused);
+  out.fetch(s);
+  s.synchronize();
+  CHECK(out.all(-3.0f));
+}
+
+KEEL_OPS_BACKEND_TEST("operators: every operator through its two phases on a stream", "[ops][stream]") {
   using F = TestType;
   typename F::stream s{F::device()};
   floats<F> a(s, 4, 2.0f), b(s, 4, 3.0f), c(s, 4, 0.5f), out(s, 4, 0.0f);
@@ -100,6 +143,11 @@ KEEL_OPS_BACKEND_TEST("operators: the five operators through their two phases on
   out.fetch(s);
   s.synchronize();
   CHECK(out.all(8.0f));  // 2 + 2 * 3
+
+  run_now<F>(s, keel::ops::prepare_mul(F::target(), a.view(), b.view(), out.view()));
+  out.fetch(s);
+  s.synchronize();
+  CHECK(out.all(6.0f));  // 2 * 3
 
   run_now<F>(s, keel::ops::prepare_addcmul(F::target(), a.view(), b.view(), c.view(), scalar(4.0f), out.view()));
   out.fetch(s);

@@ -92,6 +92,36 @@ TEST_CASE("add: validation errors name the tensor and the rule and leave out unt
                E::invalid_parameter, "overlapping elements", out);
 }
 
+TEST_CASE("mul: validation errors name the tensor and the rule and leave out untouched", "[ops][operators][mul]") {
+  const kernel_table& k = dynamic_kernels();
+  auto a = make_tensor(dtype::float32, {4, 5});
+  auto b = make_tensor(dtype::float32, {4, 5});
+  auto out = make_tensor(dtype::float32, {4, 5});
+  std::mt19937 rng(2);
+  fill_random(out.view, rng);
+  using E = keel::errc;
+  expect_error([&] { mul(k, tensor(), b.view, out.view); }, E::null_parameter, "self", out);
+  expect_error([&] { mul(k, a.view, tensor(), out.view); }, E::null_parameter, "other", out);
+  expect_error([&] { mul(k, a.view, b.view, tensor(nullptr, dtype::float32, {4, 5})); }, E::null_parameter, "out", out);
+  auto c3 = make_tensor(dtype::float32, {3});
+  expect_error([&] { mul(k, a.view, c3.view, out.view); }, E::invalid_parameter, "not broadcastable", out);
+  auto wrong = make_tensor(dtype::float32, {4, 6});
+  expect_error([&] { mul(k, a.view, b.view, wrong.view); }, E::invalid_parameter, "out has shape", wrong);
+  auto ints = make_tensor(dtype::int32, {4, 5});
+  expect_error([&] { mul(k, a.view, b.view, ints.view); }, E::invalid_parameter, "can't be cast", ints);
+  auto i8 = make_tensor(dtype::int8, {4, 5});
+  auto u8 = make_tensor(dtype::uint8, {4, 5});
+  expect_error([&] { mul(k, i8.view, u8.view, out.view); }, E::invalid_parameter, "int16", out);
+  expect_error([&] { mul(k, i8.view, i8.view, out.view); }, E::invalid_parameter, "promote to int8", out);
+  std::vector<float> buf(64, 1.0f);
+  const tensor self(buf.data(), dtype::float32, {4, 5});
+  const tensor shifted(buf.data(), dtype::float32, {4, 5}, {5, 1}, 1);
+  expect_error([&] { mul(k, self, b.view, shifted); }, E::invalid_parameter, "partial overlap", out);
+  CHECK(std::all_of(buf.begin(), buf.end(), [](float f) { return f == 1.0f; }));
+  // Still usable: the refused arguments corrected run.
+  mul(k, a.view, b.view, out.view);
+}
+
 TEST_CASE("addcmul, cast: validation errors", "[ops][operators]") {
   const kernel_table& k = dynamic_kernels();
   auto a = make_tensor(dtype::float32, {3, 4});

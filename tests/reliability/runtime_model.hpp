@@ -68,6 +68,8 @@ enum class op_kind : std::uint8_t {
   drop_group,     // a: group
   upd_begin,      // a: stream, b: group
   upd_end,        // a: stream; then synchronizes the stream (second outcome)
+  record_ext,     // a: event, b: stream; event_operation::external (a model's record seen outside it)
+  wait_ext,       // a: stream, b: event; event_operation::external (a model's wait on an outside record)
   count_
 };
 
@@ -76,7 +78,7 @@ inline const char* name_of(op_kind k) {
                                       "launch_kernel", "launch_throw", "record",   "wait",          "sync",
                                       "sync_device", "copy_blocking", "event_sync", "cap_begin",   "cap_end",
                                       "cap_discard", "group_begin", "group_end",  "exec",          "drop_model",
-                                      "drop_group",  "upd_begin",   "upd_end"};
+                                      "drop_group",  "upd_begin",   "upd_end",     "record_ext",  "wait_ext"};
   return names[static_cast<int>(k)];
 }
 
@@ -134,8 +136,8 @@ inline std::string describe(const op& o) {
       return s + " s" + std::to_string(o.a) + " #" + std::to_string(o.token);
     case op_kind::launch_kernel:
       return s + " s" + std::to_string(o.a) + " k" + std::to_string(o.b) + " #" + std::to_string(o.token);
-    case op_kind::record: return s + " e" + std::to_string(o.a) + " on s" + std::to_string(o.b);
-    case op_kind::wait: return s + " s" + std::to_string(o.a) + " on e" + std::to_string(o.b);
+    case op_kind::record: case op_kind::record_ext: return s + " e" + std::to_string(o.a) + " on s" + std::to_string(o.b);
+    case op_kind::wait: case op_kind::wait_ext: return s + " s" + std::to_string(o.a) + " on e" + std::to_string(o.b);
     case op_kind::cap_begin:
       return s + " s" + std::to_string(o.a) + " " + std::string(keel::to_string(static_cast<keel::capture_mode>(o.b)));
     case op_kind::cap_end: return s + " s" + std::to_string(o.a) + " -> m" + std::to_string(o.b);
@@ -276,7 +278,31 @@ class reference {
           captures_[s.cap].nodes.push_back(node{node_kind::signal, 0, id});
           return r;
         }
+        event_recs_[static_cast<std::size_t>(id)].plain = true;
         issue_record(id, s);
+        return r;
+      }
+      case op_kind::record_ext:
+      case op_kind::wait_ext: {
+        // The rules of event_operation::external, in the order keel checks
+        // them: a default event, a capturing stream, no plain record of the
+        // event ever, one capture either records or waits on an event
+        // externally, and (as for any task) no task group being marked.
+        const bool rec = o.kind == op_kind::record_ext;
+        const int id = event_slots_[rec ? o.a : o.b];
+        rstream& s = streams_[rec ? o.b : o.a];
+        if (id < 0 || !s.alive) return err(keel::errc::invalid_handle);
+        const revent& e = event_recs_[static_cast<std::size_t>(id)];
+        if (e.external) return err(keel::errc::invalid_parameter);
+        if (s.upd_group >= 0) return unsupported();
+        if (s.cap < 0) return err(keel::errc::capture_violation);
+        if (e.plain) return err(keel::errc::invalid_state);
+        rcapture& c = captures_[s.cap];
+        const auto role = c.external_roles.find(id);
+        if (role != c.external_roles.end() && role->second != rec) return err(keel::errc::capture_violation);
+        if (group_stream_ >= 0) return err(keel::errc::capture_violation);
+        c.external_roles.emplace(id, rec);
+        c.nodes.push_back(node{rec ? node_kind::ext_record : node_kind::ext_wait, 0, id});
         return r;
       }
       case op_kind::wait: {
@@ -288,14 +314,7 @@ class reference {
         // An external wait blocks until the event is signalled: it would wait
         // forever (or for a record issued later) unless a record was issued.
         if (e.external && e.records == 0) return unsupported();
-        // The wait refers to the record that is the event's last one now. An
-        // external event is a flag any signal sets, earlier or later than
-        // the wait: the order is known only while exactly one signal is issued
-        // (a later one drops the barrier, see issue_record).
-        if (e.records > 0 && e.pos > 0 && (!e.external || e.records == 1)) {
-          e.waits.push_back(barriers_.size());
-          barriers_.push_back({e.uid, e.pos - 1, s.uid, logs_[s.uid].size(), false});
-        }
+        issue_wait(id, s);
         return r;
       }
       case op_kind::sync: {
@@ -430,6 +449,10 @@ class reference {
               if (reference_mutation() == 5 && (skipped || s.failed)) break;
               issue_record(n.id, s);
               break;
+            // An external operation takes its point when the execution is
+            // issued, in this stream's order, and runs after a failure too.
+            case node_kind::ext_record: issue_record(n.id, s); break;
+            case node_kind::ext_wait: issue_wait(n.id, s); break;
             case node_kind::group:
               if (!s.failed)
                 for (const task& t : groups_[n.id].tasks) logs_[s.uid].push_back(t.token);
@@ -530,6 +553,12 @@ class reference {
     return event_slots_[slot] >= 0 && event_recs_[static_cast<std::size_t>(event_slots_[slot])].external;
   }
   bool event_present(int slot) const { return event_slots_[slot] >= 0; }
+  // A default event no plain record has recorded: one an external operation takes.
+  bool event_external_ready(int slot) const {
+    if (event_slots_[slot] < 0) return false;
+    const revent& e = event_recs_[static_cast<std::size_t>(event_slots_[slot])];
+    return !e.external && !e.plain;
+  }
 
  private:
   struct task {
@@ -539,7 +568,8 @@ class reference {
   // work: a host callable or kernel that logs its token; fail: one that logs
   // and throws; group: a task group (id: its record); signal: an external
   // event's record (id: the event's record).
-  enum class node_kind : std::uint8_t { work, fail, group, signal };
+  // ext_record / ext_wait: a default event's external record or wait (id: the event's record).
+  enum class node_kind : std::uint8_t { work, fail, group, signal, ext_record, ext_wait };
   struct node {
     node_kind kind;
     std::uint32_t token;
@@ -566,6 +596,7 @@ class reference {
     bool complete = false;
     std::vector<std::uint64_t> unfinished;  // external: streams holding a signal not known to have run
     std::vector<std::size_t> waits;         // barriers of the waits on the last record
+    bool plain = false;                     // a plain record was issued (no external operation takes it)
   };
   struct rcapture {
     keel::capture_mode mode = keel::capture_mode::global;
@@ -573,6 +604,7 @@ class reference {
     std::vector<node> nodes;
     std::vector<int> groups;
     int open_group = -1;
+    std::map<int, bool> external_roles;  // event record -> whether this capture records (else waits on) it externally
   };
   struct rgroup {
     std::vector<task> tasks;
@@ -608,6 +640,17 @@ class reference {
   // A record of event `id` reaches stream s's queue (directly, or as a node
   // of a model executed there); records run even on a stream in its error
   // state.
+  // A wait issued on s: it refers to the record that is the event's last one
+  // now. An external event is a flag any signal sets, earlier or later than
+  // the wait: the order is known only while exactly one signal is issued (a
+  // later one drops the barrier, see issue_record).
+  void issue_wait(int id, const rstream& s) {
+    revent& e = event_recs_[static_cast<std::size_t>(id)];
+    if (e.records > 0 && e.pos > 0 && (!e.external || e.records == 1)) {
+      e.waits.push_back(barriers_.size());
+      barriers_.push_back({e.uid, e.pos - 1, s.uid, logs_[s.uid].size(), false});
+    }
+  }
   void issue_record(int id, const rstream& s) {
     revent& e = event_recs_[static_cast<std::size_t>(id)];
     if (e.external) {
@@ -850,6 +893,10 @@ class runner {
         break;
       case op_kind::record: r.first = code_of([&] { events_[o.a].record(streams_[o.b]); }); break;
       case op_kind::wait: r.first = code_of([&] { st.wait(events_[o.b]); }); break;
+      case op_kind::record_ext:
+        r.first = code_of([&] { events_[o.a].record(streams_[o.b], keel::event_operation::external); });
+        break;
+      case op_kind::wait_ext: r.first = code_of([&] { st.wait(events_[o.b], keel::event_operation::external); }); break;
       case op_kind::sync: r.first = code_of([&] { st.synchronize(); }); break;
       case op_kind::sync_device: r.first = code_of([&] { keel::host::synchronize(dev_); }); break;
       case op_kind::copy_blocking:
@@ -1285,7 +1332,8 @@ class generator {
         {op_kind::wait, 5},        {op_kind::sync, 6},          {op_kind::sync_device, 2},  {op_kind::copy_blocking, 2},
         {op_kind::event_sync, 2},  {op_kind::cap_begin, 6},     {op_kind::cap_end, 6},     {op_kind::cap_discard, 1},
         {op_kind::group_begin, 5}, {op_kind::group_end, 5},     {op_kind::exec, 9},        {op_kind::drop_model, 1},
-        {op_kind::drop_group, 1},  {op_kind::upd_begin, 5},     {op_kind::upd_end, 5}};
+        {op_kind::drop_group, 1},  {op_kind::upd_begin, 5},     {op_kind::upd_end, 5},     {op_kind::record_ext, 3},
+        {op_kind::wait_ext, 3}};
     int total = 0;
     for (const auto& w : weights) total += w.second;
     int x = pick(total);
@@ -1337,6 +1385,14 @@ class generator {
       case op_kind::cap_begin:
         o.a = static_cast<std::uint8_t>(slot(n_streams, [&](int s) { return alive(s) && !ref.capturing(s); }));
         o.b = static_cast<std::uint8_t>(pick(3));
+        break;
+      case op_kind::record_ext:  // mostly on a capturing stream and an event it takes (elsewhere: the rule's error)
+        o.a = static_cast<std::uint8_t>(slot(n_events, [&](int e) { return ref.event_external_ready(e); }));
+        o.b = static_cast<std::uint8_t>(slot(n_streams, [&](int s) { return ref.capturing(s); }));
+        break;
+      case op_kind::wait_ext:
+        o.a = static_cast<std::uint8_t>(slot(n_streams, [&](int s) { return ref.capturing(s); }));
+        o.b = static_cast<std::uint8_t>(slot(n_events, [&](int e) { return ref.event_external_ready(e); }));
         break;
       case op_kind::cap_end:
         o.a = static_cast<std::uint8_t>(slot(n_streams, [&](int s) { return ref.capturing(s); }));

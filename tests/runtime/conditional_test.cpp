@@ -6,6 +6,8 @@
 // the ACL backend; the last one calls the emulation's C API for CANN's statuses.
 #include <catch2/catch.hpp>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 
 #include "test_support.hpp"
@@ -263,6 +265,47 @@ KEEL_BACKEND_TEST("conditional: a body is captured once, while its parent's capt
 
 #ifdef KEEL_ACL_EMULATION_DIR
 // CANN's statuses, through the emulation's C API (the function table).
+TEST_CASE("conditional: host callables in bodies, nested too, run on the callback path on a stream that never "
+          "launched one - acl",
+          "[runtime][conditional][acl]") {
+  // The callback path (aclrtLaunchCallback and a reporting thread per
+  // stream): executing the parent must start the executing stream's
+  // reporting thread for its bodies' callables, or they never run.
+  keel::acl::device dev{keel::acl::device_options{0, KEEL_ACL_EMULATION_DIR, false}};
+  REQUIRE_FALSE(dev.functions().aclrtLaunchHostFunc);
+  using B = keel::acl::backend;
+  keel::acl::stream s{dev}, side{dev}, inner{dev};
+  std::atomic<int> outer_runs{0}, nested_runs{0};
+  keel::acl::model m;
+  {
+    keel::acl::capture_scope capture{s};
+    auto c = keel::make_condition<B>(s, 1, false);
+    auto then_body = keel::if_<B>(s, c);
+    {
+      keel::basic_body_capture_scope<B> into{side, then_body};
+      side.launch_host([&] { ++outer_runs; });
+      auto c2 = keel::make_condition<B>(side, 1, false);
+      auto nested = keel::if_<B>(side, c2);
+      {
+        keel::basic_body_capture_scope<B> deeper{inner, nested};
+        inner.launch_host([&] { ++nested_runs; });
+        deeper.end();
+      }
+      into.end();
+    }
+    m = capture.end();
+  }
+  keel::acl::stream runner{dev};  // no host callable was ever launched on it
+  m.execute(runner);
+  runner.synchronize(std::chrono::seconds(10));
+  CHECK(outer_runs == 1);
+  CHECK(nested_runs == 1);
+  m.execute(runner);
+  runner.synchronize(std::chrono::seconds(10));
+  CHECK(outer_runs == 2);
+  CHECK(nested_runs == 2);
+}
+
 TEST_CASE("conditional: the C API's statuses for the conditional rules - acl", "[runtime][conditional][rules][acl]") {
   const keel::acl::api& api = acl::device().functions();
   keel::acl::stream_handle s = nullptr, side = nullptr;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The five two-phase aclnn operators (aclnnop/*.h): aclnnXxxGetWorkspaceSize
+// The six two-phase aclnn operators (aclnnop/*.h): aclnnXxxGetWorkspaceSize
 // checks and prepares keel's reference operator, aclnnXxx enqueues it on a
 // stream. This is the library's only translation unit that compiles the
 // Highway kernels (for the static target: one compilation, no dispatch table).
@@ -11,6 +11,7 @@
 #include "aclnnop/aclnn_addcmul.h"
 #include "aclnnop/aclnn_baddbmm.h"
 #include "aclnnop/aclnn_cast.h"
+#include "aclnnop/aclnn_mul.h"
 #include "detail/aclnn_objects.hpp"
 #include "allocator.hpp"
 #include "detail/state.hpp"
@@ -83,6 +84,20 @@ aclnnStatus aclnnAddGetWorkspaceSize(const aclTensor* self, const aclTensor* oth
 }
 aclnnStatus aclnnAdd(void* workspace, std::uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) {
   return phase_two("aclnnAdd", keel::ops::op_kind::add, workspace, workspaceSize, executor, stream);
+}
+
+aclnnStatus aclnnMulGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out,
+                                     std::uint64_t* workspaceSize, aclOpExecutor** executor) {
+  static constexpr const char* api = "aclnnMulGetWorkspaceSize";
+  return phase_one(api, workspaceSize, executor, [&] {
+    require(self, api, "self");
+    require(other, api, "other");
+    require(out, api, "out");
+    return keel::ops::prepare_mul(kernels(), self->view, other->view, out->view, options());
+  });
+}
+aclnnStatus aclnnMul(void* workspace, std::uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) {
+  return phase_two("aclnnMul", keel::ops::op_kind::mul, workspace, workspaceSize, executor, stream);
 }
 
 aclnnStatus aclnnAddcmulGetWorkspaceSize(const aclTensor* self, const aclTensor* tensor1, const aclTensor* tensor2,

@@ -17,15 +17,29 @@ hb::event_handle event_of(aclrtEvent e, const char* function) {
   return static_cast<hb::event_handle>(e);
 }
 
+void require_ex_sync_event(aclrtEvent e, const char* function) {
+  bool ex = false;
+  {
+    std::lock_guard<std::mutex> lock(book().m);
+    ex = book().ex_events.count(e) != 0;
+  }
+  if (!ex || hb::flags_of(static_cast<hb::event_handle>(e)) != keel::event_flags::default_)
+    throw_rule(errc::invalid_parameter, function,
+               "an external record or wait takes an event aclrtCreateEventExWithFlag made with ACL_EVENT_SYNC "
+               "(or one made with ACL_EVENT_EXTERNAL)");
+}
+
 namespace {
-aclError create_event(aclrtEvent* event, keel::event_flags flags, const char* api) {
+aclError create_event(aclrtEvent* event, keel::event_flags flags, const char* api, bool ex = false) {
   return guarded(api, call::create_event, [&] {
     require(event, api, "event");
     hb::event_handle e = hb::create_event(dev(), flags);
     std::lock_guard<std::mutex> lock(book().m);
     try {
       book().events.insert(e);
+      if (ex) book().ex_events.insert(e);
     } catch (...) {
+      book().events.erase(e);
       hb::destroy_event(e);
       throw;
     }
@@ -66,7 +80,7 @@ aclError aclrtCreateEventExWithFlag(aclrtEvent* event, std::uint32_t flag) {
   keel::event_flags flags{};
   const aclError e = guarded("aclrtCreateEventExWithFlag", call::other,
                              [&] { flags = flags_from(flag, false, "aclrtCreateEventExWithFlag"); });
-  return e != ACL_SUCCESS ? e : create_event(event, flags, "aclrtCreateEventExWithFlag");
+  return e != ACL_SUCCESS ? e : create_event(event, flags, "aclrtCreateEventExWithFlag", true);
 }
 aclError aclrtDestroyEvent(aclrtEvent event) {
   return guarded("aclrtDestroyEvent", call::other, [&] {
@@ -74,6 +88,7 @@ aclError aclrtDestroyEvent(aclrtEvent event) {
     {
       std::lock_guard<std::mutex> lock(book().m);
       book().events.erase(event);
+      book().ex_events.erase(event);
     }
     hb::destroy_event(e);
   });
@@ -90,8 +105,13 @@ aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream, std::uin
     hb::stream_handle s = stream_of(stream, api);
     if (flag != ACL_EVENT_RECORD_DEFAULT && flag != ACL_EVENT_RECORD_EXTERNAL)
       throw_rule(errc::invalid_parameter, api, "flag must be ACL_EVENT_RECORD_DEFAULT or ACL_EVENT_RECORD_EXTERNAL");
-    if (flag == ACL_EVENT_RECORD_EXTERNAL && hb::flags_of(e) != keel::event_flags::external)
-      throw_rule(errc::invalid_parameter, api, "ACL_EVENT_RECORD_EXTERNAL needs an event created with ACL_EVENT_EXTERNAL");
+    // ACL_EVENT_RECORD_EXTERNAL signals an ACL_EVENT_EXTERNAL event; on an
+    // ACL_EVENT_SYNC event of aclrtCreateEventExWithFlag it is a model's
+    // record visible outside the model (capture only).
+    if (flag == ACL_EVENT_RECORD_EXTERNAL && hb::flags_of(e) != keel::event_flags::external) {
+      require_ex_sync_event(event, api);
+      return hb::record_external(e, s);
+    }
     hb::record(e, s);
   });
 }

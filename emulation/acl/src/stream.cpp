@@ -198,10 +198,17 @@ aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event, std:
     hb::event_handle e = event_of(event, api);
     if (flag != ACL_EVENT_WAIT_DEFAULT && flag != ACL_EVENT_WAIT_EXTERNAL)
       throw_rule(errc::invalid_parameter, api, "flag must be ACL_EVENT_WAIT_DEFAULT or ACL_EVENT_WAIT_EXTERNAL");
-    if (flag == ACL_EVENT_WAIT_EXTERNAL && (timeout != 0 || hb::flags_of(e) != keel::event_flags::external))
-      throw_rule(errc::invalid_parameter, api,
-                 "ACL_EVENT_WAIT_EXTERNAL needs an event created with ACL_EVENT_EXTERNAL and timeout 0");
-    hb::wait(s, e);
+    if (flag == ACL_EVENT_WAIT_DEFAULT) return hb::wait(s, e);
+    // CANN documents timeout 0 (never times out) with the external flag; its
+    // own sample passes -1 (UINT32_MAX as uint32_t), which means the same.
+    if (timeout != 0 && timeout != UINT32_MAX)
+      throw_rule(errc::invalid_parameter, api, "ACL_EVENT_WAIT_EXTERNAL takes timeout 0 (no timeout)");
+    // An ACL_EVENT_EXTERNAL event's wait blocks until its signal; on an
+    // ACL_EVENT_SYNC event of aclrtCreateEventExWithFlag it is a model's wait
+    // on a record made outside the model (capture only).
+    if (hb::flags_of(e) == keel::event_flags::external) return hb::wait(s, e);
+    require_ex_sync_event(event, api);
+    hb::wait_external(s, e);
   });
 }
 

@@ -183,6 +183,11 @@
                                                      ::aclOpExecutor** executor))                               \
   X(opapi, nn_status, aclnnAddcmul, (void* workspace, std::uint64_t workspaceSize, executor_handle executor,    \
                                      stream_handle stream))                                                     \
+  X(opapi, nn_status, aclnnMulGetWorkspaceSize, (const ::aclTensor* self, const ::aclTensor* other,             \
+                                                 ::aclTensor* out, std::uint64_t* workspaceSize,                \
+                                                 ::aclOpExecutor** executor))                                   \
+  X(opapi, nn_status, aclnnMul, (void* workspace, std::uint64_t workspaceSize, executor_handle executor,        \
+                                 stream_handle stream))                                                         \
   X(opapi, nn_status, aclnnCastGetWorkspaceSize, (const ::aclTensor* self, data_type dtype, ::aclTensor* out,   \
                                                   std::uint64_t* workspaceSize, ::aclOpExecutor** executor))    \
   X(opapi, nn_status, aclnnCast, (void* workspace, std::uint64_t workspaceSize, executor_handle executor,       \

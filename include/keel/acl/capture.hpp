@@ -53,6 +53,7 @@ struct capture_calls : stream_calls {
     std::lock_guard<std::mutex> lock(s->m);
     s->keeper = s;
     s->capture_host_calls = false;
+    s->capture_bodies.clear();
   }
 
   // s forks into origin's capture by waiting on e (ACL joins it to the capture).
@@ -78,6 +79,8 @@ struct capture_calls : stream_calls {
       body->keep.insert(body->keep.end(), std::make_move_iterator(s->keep.begin()), std::make_move_iterator(s->keep.end()));
       s->keep.clear();
       body->host_calls = std::exchange(s->capture_host_calls, false);
+      body->bodies.insert(body->bodies.end(), s->capture_bodies.begin(), s->capture_bodies.end());
+      s->capture_bodies.clear();
       s->keeper = nullptr;
       return body;
     }
@@ -92,6 +95,8 @@ struct capture_calls : stream_calls {
     std::lock_guard<std::mutex> lock(s->m);
     box->keep.swap(s->keep);  // the captured copies' owners (host callables too) live as long as the model
     box->host_calls = std::exchange(s->capture_host_calls, false);
+    box->bodies.swap(s->capture_bodies);
+    s->capture_bodies.clear();
     s->keeper = nullptr;
     return box.release();
   }
@@ -105,6 +110,7 @@ struct capture_calls : stream_calls {
       group_open = std::exchange(s->group_open, false);
       s->keeper = nullptr;
       s->capture_host_calls = false;
+      s->capture_bodies.clear();
     }
     if (!native_capturing(s)) return;  // ACL ended it already
     if (group_open && a.aclmdlRICaptureTaskGrpEnd.get() != nullptr) {
@@ -161,7 +167,9 @@ struct capture_calls : stream_calls {
   static void execute(model_handle m, stream_handle s) {
     device& dev = *s->dev;
     const api& a = entered(dev);
-    if (m->host_calls) (void)host_callbacks_of(s);
+    // Its conditional bodies' host callables too: a body's callback runs on
+    // the executing stream's reporting thread like the parent's own.
+    if (m->replays_host_calls()) (void)host_callbacks_of(s);
     const stream_handle keeper = keeper_of(s);
     {
       std::lock_guard<std::mutex> lock(keeper->m);
@@ -193,9 +201,18 @@ struct capture_calls : stream_calls {
   static void captured_record(event_handle e, stream_handle s) { event_calls::record(e, s); }
   static void captured_wait(stream_handle s, event_handle e) { event_calls::wait(s, e); }
   static void captured_reset(stream_handle s, event_handle e) { event_calls::reset(s, e); }
+  // event_operation::external on a default event (one aclrtCreateEventExWithFlag made).
+  static void captured_record_external(event_handle e, stream_handle s) {
+    s->dev->check(entered(*s->dev).aclrtRecordEventWithFlag(e->native, s->native, record_flags::external),
+                  "aclrtRecordEventWithFlag");
+  }
+  static void captured_wait_external(stream_handle s, event_handle e) {  // timeout 0: the only one CANN takes
+    s->dev->check(entered(*s->dev).aclrtStreamWaitEventWithFlag(s->native, e->native, 0, wait_flags::external),
+                  "aclrtStreamWaitEventWithFlag");
+  }
   static void captured_execute(model_handle m, stream_handle s) {
     execute(m, s);
-    if (m->host_calls) {  // the outer model replays them too
+    if (m->replays_host_calls()) {  // the outer model replays them too
       const stream_handle origin = keeper_of(s);
       std::lock_guard<std::mutex> lock(origin->m);
       origin->capture_host_calls = true;

@@ -76,6 +76,7 @@ struct conditional_calls : native_types {
     {
       std::lock_guard<std::mutex> lock(keeper->m);
       keeper->keep.reserve(keeper->keep.size() + n);
+      keeper->capture_bodies.reserve(keeper->capture_bodies.size() + n);
     }
     const cond_task_params params{c->native, static_cast<cond_task_type>(kind), static_cast<std::uint32_t>(n),
                                   natives.data()};
@@ -84,6 +85,7 @@ struct conditional_calls : native_types {
     for (std::size_t i = 0; i < n; ++i) {
       bodies[i]->native = natives[i];
       out[i] = bodies[i].get();
+      keeper->capture_bodies.push_back(bodies[i].get());  // reserved above: the parent asks them about host callables
       keeper->keep.push_back(std::move(bodies[i]));  // the parent owns its bodies (reserved above)
     }
   }

@@ -26,7 +26,14 @@ struct event_calls : native_types {
                                : flags == keel::event_flags::timing ? acl::event_flags::time_line
                                                               : acl::event_flags::sync;
     const api& a = entered(dev);
-    dev.check(a.aclrtCreateEventWithFlag(&box->native, flag), "aclrtCreateEventWithFlag");
+    // A default event comes from aclrtCreateEventExWithFlag where the runtime
+    // has it: only those take the external record and wait operations
+    // (event_operation::external), and they need no reset to be reused.
+    if (flags == keel::event_flags::default_ && a.aclrtCreateEventExWithFlag) {
+      dev.check(a.aclrtCreateEventExWithFlag(&box->native, flag), "aclrtCreateEventExWithFlag");
+    } else {
+      dev.check(a.aclrtCreateEventWithFlag(&box->native, flag), "aclrtCreateEventWithFlag");
+    }
     box->dev = &dev;
     box->flags = flags;
     try {

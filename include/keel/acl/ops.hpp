@@ -436,6 +436,11 @@ inline executor prepare_add(device& dev, const keel::ops::tensor& self, const ke
                             const keel::ops::scalar& alpha, const keel::ops::tensor& out) {
   return keel::ops::prepare_add(dev, self, other, alpha, out);
 }
+/** @brief Phase one of out = self * other (aclnnMul). */
+inline executor prepare_mul(device& dev, const keel::ops::tensor& self, const keel::ops::tensor& other,
+                            const keel::ops::tensor& out) {
+  return keel::ops::prepare_mul(dev, self, other, out);
+}
 /** @brief Phase one of out = self + value * tensor1 * tensor2 (aclnnAddcmul). */
 inline executor prepare_addcmul(device& dev, const keel::ops::tensor& self, const keel::ops::tensor& tensor1,
                                 const keel::ops::tensor& tensor2, const keel::ops::scalar& value,

@@ -208,7 +208,7 @@ inline constexpr std::uint32_t ipc = 0x40U;
 namespace record_flags {
 /// ACL_EVENT_RECORD_DEFAULT: a plain record.
 inline constexpr std::uint32_t none = 0x0U;
-/// ACL_EVENT_RECORD_EXTERNAL: signals an external event.
+/// ACL_EVENT_RECORD_EXTERNAL: signals an external event; on an aclrtCreateEventExWithFlag event inside a capture, a record visible outside the model.
 inline constexpr std::uint32_t external = 0x1U;
 }  // namespace record_flags
 
@@ -216,7 +216,7 @@ inline constexpr std::uint32_t external = 0x1U;
 namespace wait_flags {
 /// ACL_EVENT_WAIT_DEFAULT: a plain wait.
 inline constexpr std::uint32_t none = 0x0U;
-/// ACL_EVENT_WAIT_EXTERNAL: waits for an external event's signal.
+/// ACL_EVENT_WAIT_EXTERNAL: waits for an external event's signal; on an aclrtCreateEventExWithFlag event inside a capture, waits on a record made outside the model.
 inline constexpr std::uint32_t external = 0x1U;
 }  // namespace wait_flags
 

@@ -198,6 +198,9 @@ struct built_model_calls : native_types {
       for (; next < n; ++next) p.steps.push_back({built_step::op::task, next});
       for (const auto& g : rec.stream->target->groups) groups.push_back(g);
     }
+    std::vector<ref_ptr<external_slot>> externals = m->externals;  // each part's external records and waits
+    for (const auto& rec : b.parts)
+      externals.insert(externals.end(), rec.stream->target->externals.begin(), rec.stream->target->externals.end());
     std::vector<replay_task> nodes;
     nodes.emplace_back(make_failure_aware([prog = std::shared_ptr<const built_program>(program)](bool work) {
                          prog->run(work);
@@ -207,6 +210,7 @@ struct built_model_calls : native_types {
     for (std::size_t i = 0; i < b.parts.size(); ++i) program->parts[i].tasks = std::move(b.parts[i].stream->target->nodes);
     m->groups = std::move(groups);
     m->nodes = std::move(nodes);
+    m->externals = std::move(externals);
   }
 
   static void build_unbind(model_handle, stream_handle s) noexcept { s->bound = nullptr; }

@@ -87,6 +87,7 @@ struct capture_calls : native_types {
       body->nodes = std::move(c.nodes);
       body->groups = std::move(c.groups);
       body->owned = std::move(c.owned);
+      body->externals = std::move(c.externals);
       s->target = ref_ptr<capture_target>();
       s->capture_into = nullptr;
       return body;
@@ -94,6 +95,7 @@ struct capture_calls : native_types {
     auto* m = new model_state(*s->dev, std::move(c.nodes), std::move(c.groups));
     m->owned = std::move(c.owned);
     m->records = std::move(c.records);
+    m->externals = std::move(c.externals);
     try {
       m->index_tasks();
     } catch (...) {
@@ -101,6 +103,7 @@ struct capture_calls : native_types {
       c.nodes = std::move(m->nodes);
       c.groups = std::move(m->groups);
       c.owned = std::move(m->owned);
+      c.externals = std::move(m->externals);
       ref_ptr<model_state>::drop(m);
       throw;
     }
@@ -125,10 +128,24 @@ struct capture_calls : native_types {
   static auto execution(model_handle m, std::uint64_t ticket = model_state::ticket_at_run) {
     return make_failure_aware([keep = ref_ptr<model_state>(m), ticket](bool work) { keep->run(work, ticket); });
   }
-  /** Runs the model on the stream, after the stream's earlier work. */
+  /**
+   * Runs the model on the stream, after the stream's earlier work. A model
+   * with external records and waits takes their points now (external_ops.hpp):
+   * its records become their events' last records once the execution is issued.
+   */
   static void execute(model_handle m, stream_handle s) {
     // Runs in the error state too: the model's event operations still run.
-    s->submit<false>(execution(m, m->executions.fetch_add(1, std::memory_order_relaxed)));
+    if (m->externals.empty()) {
+      s->submit<false>(execution(m, m->executions.fetch_add(1, std::memory_order_relaxed)));
+      return;
+    }
+    auto frame = std::make_shared<const external_frame>(external_frame::prepare(m->externals));
+    const std::uint64_t ticket = m->executions.fetch_add(1, std::memory_order_relaxed);
+    s->submit<false>(make_failure_aware([keep = ref_ptr<model_state>(m), ticket, frame](bool work) {
+      const external_frame::scope current(frame.get());
+      keep->run(work, ticket);
+    }));
+    frame->install();
   }
 
   // The model's destroy callbacks, in registration order, on the destroying thread.
@@ -251,6 +268,34 @@ struct capture_calls : native_types {
                               replay_task::category::event));
     } catch (...) {
       s->target->records.pop_back();
+      throw;
+    }
+  }
+  // event_operation::external on a default event: a task of the model whose
+  // point each execution takes when it is issued (external_ops.hpp).
+  static void captured_record_external(event_handle e, stream_handle s) {
+    captured_external(s, e, true);
+  }
+  static void captured_wait_external(stream_handle s, event_handle e) { captured_external(s, e, false); }
+  static void captured_external(stream_handle s, event_handle e, bool record) {
+    note_event(s, record ? task_type::event_record : task_type::event_wait, e);
+    capture_target& c = *s->target;
+    c.records.back().external_event = true;  // it crosses models
+    try {
+      ref_ptr<external_slot> slot(new external_slot(ref_ptr<event_state>(e), record), {});
+      c.externals.push_back(slot);
+      try {
+        if (record) {
+          append(s, replay_task(external_record_task(slot), replay_task::category::event));
+        } else {
+          append(s, replay_task(external_wait_task(slot), replay_task::category::event));
+        }
+      } catch (...) {
+        c.externals.pop_back();
+        throw;
+      }
+    } catch (...) {
+      c.records.pop_back();
       throw;
     }
   }

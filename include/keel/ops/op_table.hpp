@@ -17,7 +17,8 @@
   X(addcmul, Addcmul)                     \
   X(cast, Cast)                           \
   X(adaptive_avg_pool2d, AdaptiveAvgPool2d) \
-  X(baddbmm, Baddbmm)
+  X(baddbmm, Baddbmm)                     \
+  X(mul, Mul)
 
 #include "keel/core/config.hpp"
 

@@ -7,6 +7,7 @@
 #include "keel/ops/adaptive_avg_pool2d.hpp"
 #include "keel/ops/add.hpp"
 #include "keel/ops/addcmul.hpp"
+#include "keel/ops/mul.hpp"
 #include "keel/ops/baddbmm.hpp"
 #include "keel/ops/cast.hpp"
 #include "keel/ops/result_type.hpp"

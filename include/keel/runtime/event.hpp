@@ -42,6 +42,25 @@ class event_ops {
     B::record(checked("keel::event::record"), checked_handle(stream, "keel::event::record"));
   }
   /**
+   * @brief record() with an operation flag: event_operation::external records
+   * the event inside the capture on @p stream so that the model's record is
+   * visible outside it (a stream or another model waits on it); each
+   * execution makes the record when it is issued, completed when the model
+   * reaches it. event_operation::default_ is record(). Offered when the
+   * backend has external operations.
+   * @throws keel::error invalid_parameter (not a default event),
+   * capture_violation (the stream is not capturing, or the same capture waits
+   * on the event externally), invalid_state (a plain record recorded the
+   * event before: CANN refuses it); the event and the capture are unchanged.
+   */
+  template <class EB = B>
+  auto record(basic_stream_ref<B> stream, event_operation op) const
+      -> decltype(EB::record_external(std::declval<typename EB::event_handle>(),
+                                      std::declval<typename EB::stream_handle>())) {
+    if (op == event_operation::default_) return record(stream);
+    EB::record_external(checked("keel::event::record"), checked_handle(stream, "keel::event::record"));
+  }
+  /**
    * @brief Whether the last record has been reached (external: whether signalled).
    * @throws keel::error capture_violation for an event recorded inside a
    * capture still in progress, when the capture mode refuses it.

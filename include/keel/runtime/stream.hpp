@@ -247,6 +247,25 @@ class stream_ops {
   }
 
   /**
+   * @brief wait() with an operation flag: event_operation::external waits,
+   * inside the capture on this stream, on a record made outside the model
+   * (a stream's record, or another model's external record); each execution
+   * waits for the event's last record when the execution is issued.
+   * event_operation::default_ is wait(). Offered when the backend has
+   * external operations.
+   * @throws keel::error invalid_parameter (not a default event),
+   * capture_violation (this stream is not capturing, or the same capture
+   * records the event externally), invalid_state (a plain record recorded
+   * the event before: CANN refuses it); the stream and its capture are unchanged.
+   */
+  template <class Event, class EB = B>
+  auto wait(const Event& event, event_operation op) const
+      -> decltype(EB::wait_external(std::declval<typename EB::stream_handle>(), handle_of(event))) {
+    if (op == event_operation::default_) return wait(event);
+    EB::wait_external(checked("keel::stream::wait"), checked_handle(event, "keel::stream::wait"));
+  }
+
+  /**
    * @brief wait(), bounded: if the event's last record (external: its
    * signal) has not come within @p timeout of the wait's turn on the stream,
    * the wait fails like a task that throws errc::timeout (the stream enters

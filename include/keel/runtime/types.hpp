@@ -38,6 +38,22 @@ constexpr std::string_view to_string(capture_mode mode) noexcept {
  */
 enum class event_flags : std::uint8_t { default_, timing, external };
 
+/**
+ * @brief How a record or a wait inside a capture treats a default event
+ * (the flag of the operation, not of the event). `default_`: the record is
+ * an edge inside the model and a wait must be on an event recorded in the
+ * same capture. `external`: the model's record is visible outside it (a
+ * stream or another model may wait on it) and the model's wait waits on a
+ * record made outside it (a stream's, or another model's external record):
+ * CANN's ACL_EVENT_RECORD_EXTERNAL / ACL_EVENT_WAIT_EXTERNAL. Each execution
+ * of the model makes its external records and takes what its external waits
+ * wait for when it is issued, in the executing stream's order, as a
+ * stream's record and wait are. Only on a capturing stream (or a stream
+ * bound to a model being built), only on default events, and one capture
+ * may not both record and wait on the same event externally.
+ */
+enum class event_operation : std::uint8_t { default_, external };
+
 /** @brief Direction of a copy; `host_to_host` exists for completeness. */
 enum class copy_kind : std::uint8_t { host_to_host, host_to_device, device_to_host, device_to_device };
 

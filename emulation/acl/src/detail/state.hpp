@@ -148,6 +148,9 @@ struct model_box {
 struct books {
   std::mutex m;
   std::unordered_set<void*> streams, events, groups;
+  // The events aclrtCreateEventExWithFlag made: only they take the external
+  // record and wait operations on an ACL_EVENT_SYNC event (event.cpp).
+  std::unordered_set<void*> ex_events;
   std::unordered_set<model_box*> models;
   std::unordered_map<hb::stream_handle, model_box*> capturing;  // origin stream → its model-to-be
   std::unordered_map<void*, std::size_t> device_memory, host_memory;
@@ -178,6 +181,9 @@ aclError destroy_stream_checked(aclrtStream stream, const char* function, bool f
 
 hb::stream_handle stream_of(aclrtStream s, const char* function);  // stream.cpp
 hb::event_handle event_of(aclrtEvent e, const char* function);     // event.cpp
+// An event an external operation (ACL_EVENT_RECORD_EXTERNAL / ACL_EVENT_WAIT_EXTERNAL)
+// may take as a default event: one aclrtCreateEventExWithFlag made with ACL_EVENT_SYNC (event.cpp).
+void require_ex_sync_event(aclrtEvent e, const char* function);
 
 // ---- host callbacks (callback.cpp) ------------------------------------------
 

@@ -29,6 +29,15 @@ struct model_box {
   device* dev = nullptr;
   std::vector<std::shared_ptr<void>> keep;  // what the captured copies use (host callables included)
   bool host_calls = false;  // it replays host callables: its executing stream needs a reporting thread
+  std::vector<model_box*> bodies;  // its conditional bodies (owned through keep), which may replay host callables too
+
+  // Whether an execution replays host callables, its bodies' (at any depth) included.
+  bool replays_host_calls() const noexcept {
+    if (host_calls) return true;
+    for (const model_box* b : bodies)
+      if (b->replays_host_calls()) return true;
+    return false;
+  }
   // Whether the device owns the record (its keel owner released it): keel
   // never destroys the ACL model then. Changed under the registry's lock.
   std::atomic<bool> adopted{false};

@@ -104,6 +104,9 @@ struct stream_box {
   // what captured work uses. Set by the native capture calls.
   stream_box* keeper = nullptr;
   bool capture_host_calls = false;  // the capture this stream began holds host callables
+  // The conditional bodies the capture this stream began made (their host
+  // callables are known only when their own captures end): moved into the model.
+  std::vector<model_box*> capture_bodies;
   bool group_open = false;          // ACL has a task group open on it (capture_discard ends it)
   model_box* capture_into = nullptr;  // the conditional body its next capture fills (keel/acl/conditional.hpp)
   // The checked layer's books (keel/runtime/checked/books.hpp).

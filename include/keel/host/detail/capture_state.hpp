@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "keel/host/detail/external_ops.hpp"
 #include "keel/host/detail/group_state.hpp"
 #include "keel/host/detail/spin.hpp"
 #include "keel/host/detail/task.hpp"
@@ -38,6 +39,7 @@ struct capture_target : ref_counted {
   ref_ptr<group_state> open_group;
   const stream_state* group_stream = nullptr;
   std::vector<std::shared_ptr<void>> owned;  // what the model owns beyond its tasks (conditions)
+  std::vector<ref_ptr<external_slot>> externals;  // its external records and waits (external_ops.hpp)
 };
 
 // What an updated model's executions run (keel/host/model_update.hpp): one
@@ -80,6 +82,8 @@ struct model_state : ref_counted {
   checked::model_books books;  // the checked layer's: the counts capture kept, the model's life
   std::shared_ptr<void> built;  // a built model's build (keel/host/built_model.hpp); null for a captured one
   std::vector<std::shared_ptr<void>> owned;  // what its capture made beyond tasks (conditions, keel/host/conditional.hpp)
+  // Its external records and waits: each execution takes their points when issued (external_ops.hpp).
+  std::vector<ref_ptr<external_slot>> externals;
   // A conditional body (keel/host/conditional.hpp): the checked layer's books
   // of its parent capture; null for any other model.
   std::unique_ptr<checked::body_books<stream_state*>> body;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The plan of the element-wise operators (add, addcmul, cast): broadcasting,
+// The plan of the element-wise operators (add, mul, addcmul, cast): broadcasting,
 // ATen's promotion through a common dtype, dimension merging and chunking.
 #pragma once
 
@@ -289,6 +289,18 @@ class elementwise_plan final : public plan {
         } else {
           k_->add_i64(static_cast<std::int64_t*>(out), static_cast<const std::int64_t*>(in[0]), s[0],
                       static_cast<const std::int64_t*>(in[1]), s[1], sw.i, n);
+        }
+        break;
+      case op_kind::mul:
+        if (opmath_ == dtype::float32) {
+          k_->mul_f32(static_cast<float*>(out), static_cast<const float*>(in[0]), s[0], static_cast<const float*>(in[1]),
+                      s[1], n);
+        } else if (opmath_ == dtype::int32) {
+          k_->mul_i32(static_cast<std::int32_t*>(out), static_cast<const std::int32_t*>(in[0]), s[0],
+                      static_cast<const std::int32_t*>(in[1]), s[1], n);
+        } else {
+          k_->mul_i64(static_cast<std::int64_t*>(out), static_cast<const std::int64_t*>(in[0]), s[0],
+                      static_cast<const std::int64_t*>(in[1]), s[1], n);
         }
         break;
       case op_kind::addcmul:

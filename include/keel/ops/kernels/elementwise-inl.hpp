@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Per-target row kernels for add (with alpha) and addcmul (with value).
+// Per-target row kernels for add (with alpha), mul and addcmul (with value).
 // Re-included once per Highway target: no include guard, a toggle guard.
 
 #if defined(KEEL_OPS_KERNELS_ELEMENTWISE_INL_HPP_) == defined(HWY_TARGET_TOGGLE)
@@ -196,6 +196,36 @@ inline void add_i64(std::int64_t* out, const std::int64_t* a, std::ptrdiff_t sa,
     const auto x = static_cast<std::uint64_t>(a[static_cast<std::ptrdiff_t>(i) * sa]);
     const auto y = static_cast<std::uint64_t>(b[static_cast<std::ptrdiff_t>(i) * sb]);
     out[i] = static_cast<std::int64_t>(x + y * static_cast<std::uint64_t>(alpha));
+  }
+}
+
+// out = a * b: one multiply, one rounding, so nothing depends on FMA or on
+// the includer's flags (there is no add to contract it with); partial
+// vectors run the vector body's instructions as add's do.
+inline void mul_f32(float* out, const float* a, std::ptrdiff_t sa, const float* b, std::ptrdiff_t sb, std::size_t n) {
+  const auto op = [](auto, auto va, auto vb) HWY_ATTR { return hn::Mul(va, vb); };
+  const std::size_t streams = 1 + (sa != 0) + (sb != 0);  // arrays the call reads or writes
+  if (use_stream(out, n * sizeof(float) * streams)) {
+    binary_row_dispatch<true>(out, a, sa, b, sb, n, op);
+  } else {
+    binary_row_dispatch(out, a, sa, b, sb, n, op);
+  }
+}
+
+inline void mul_i32(std::int32_t* out, const std::int32_t* a, std::ptrdiff_t sa, const std::int32_t* b,
+                    std::ptrdiff_t sb, std::size_t n) {
+  // Vector integer multiplication keeps the low 32 bits: it wraps, as PyTorch's does.
+  binary_row_dispatch(out, a, sa, b, sb, n, [](auto, auto va, auto vb) HWY_ATTR { return hn::Mul(va, vb); });
+}
+
+inline void mul_i64(std::int64_t* out, const std::int64_t* a, std::ptrdiff_t sa, const std::int64_t* b,
+                    std::ptrdiff_t sb, std::size_t n) {
+  // Highway 1.0.3 multiplies 64-bit lanes only on AVX-512: a scalar loop,
+  // unsigned, so overflow wraps defined.
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto x = static_cast<std::uint64_t>(a[static_cast<std::ptrdiff_t>(i) * sa]);
+    const auto y = static_cast<std::uint64_t>(b[static_cast<std::ptrdiff_t>(i) * sb]);
+    out[i] = static_cast<std::int64_t>(x * y);
   }
 }
 

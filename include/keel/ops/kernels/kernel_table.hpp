@@ -106,6 +106,15 @@ struct kernel_table {
   /// out = a + alpha * b, int64 (wrapping), strides as add_f32.
   void (*add_i64)(std::int64_t* out, const std::int64_t* a, std::ptrdiff_t sa, const std::int64_t* b,
                   std::ptrdiff_t sb, std::int64_t alpha, std::size_t n) = nullptr;
+  /// out = a * b, float32 (one rounding: nothing to fuse), strides as add_f32.
+  void (*mul_f32)(float* out, const float* a, std::ptrdiff_t sa, const float* b, std::ptrdiff_t sb,
+                  std::size_t n) = nullptr;
+  /// out = a * b, int32 (wrapping), strides as add_f32.
+  void (*mul_i32)(std::int32_t* out, const std::int32_t* a, std::ptrdiff_t sa, const std::int32_t* b,
+                  std::ptrdiff_t sb, std::size_t n) = nullptr;
+  /// out = a * b, int64 (wrapping), strides as add_f32.
+  void (*mul_i64)(std::int64_t* out, const std::int64_t* a, std::ptrdiff_t sa, const std::int64_t* b,
+                  std::ptrdiff_t sb, std::size_t n) = nullptr;
   /// out = s + value * t1 * t2, float32, with element strides ss, s1, s2 (0 broadcasts).
   void (*addcmul_f32)(float* out, const float* s, std::ptrdiff_t ss, const float* t1, std::ptrdiff_t s1,
                       const float* t2, std::ptrdiff_t s2, float value, std::size_t n) = nullptr;

@@ -36,6 +36,9 @@ inline kernel_table make_kernel_table() {
   t.add_f32 = &add_f32;
   t.add_i32 = &add_i32;
   t.add_i64 = &add_i64;
+  t.mul_f32 = &mul_f32;
+  t.mul_i32 = &mul_i32;
+  t.mul_i64 = &mul_i64;
   t.addcmul_f32 = &addcmul_f32;
   t.f32_to_f16 = &f32_to_f16;
   t.f16_to_f32 = &f16_to_f32;

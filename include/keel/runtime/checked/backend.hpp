@@ -208,6 +208,10 @@ struct backend : Native {
 
   static void record(event_handle e, stream_handle s);
   static void wait(stream_handle s, event_handle e);
+  /** A default event's record inside a capture that is visible outside the model (event_operation::external). */
+  static void record_external(event_handle e, stream_handle s);
+  /** A wait inside a capture on a default event's record made outside the model (event_operation::external). */
+  static void wait_external(stream_handle s, event_handle e);
   /** wait(), bounded: refused while capturing or updating (a bounded wait cannot be replayed). */
   static void wait_for(stream_handle s, event_handle e, std::chrono::microseconds timeout);
   /** Clears an external event's signal, in stream order. */
@@ -359,6 +363,10 @@ struct backend : Native {
       }
     }
   }
+
+  // record_external / wait_external (checked/event.hpp): their rules, then issue_native into the capture.
+  template <class Issue>
+  static void external_operation(event_handle e, stream_handle s, bool record, const char* api, Issue&& issue_native);
 
   // Any task but a kernel, on a stream that is not running its work now.
   template <class Captured>

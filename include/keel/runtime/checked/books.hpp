@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "keel/runtime/types.hpp"
@@ -116,6 +117,12 @@ struct event_books {
   std::shared_ptr<capture_books<Stream>> session;
   std::size_t lane = 0;
   std::size_t position = 0;  // the recording lane's task count at the record
+  // External operations (event_operation::external): whether a plain record
+  // ever recorded the event (CANN then refuses them), and the captures that
+  // record (true) or wait on (false) it externally, so that one capture
+  // never does both.
+  std::atomic<bool> plain_recorded{false};
+  std::vector<std::pair<std::weak_ptr<capture_books<Stream>>, bool>> external_uses;
   /// @endcond
 };
 

@@ -7,6 +7,9 @@
 // it. Included by checked/backend.hpp.
 #pragma once
 
+#include <algorithm>
+#include <string>
+
 #include "keel/runtime/checked/backend.hpp"
 
 #include "keel/core/config.hpp"
@@ -20,6 +23,8 @@ void backend<Native>::record(event_handle e, stream_handle s) {
   auto& sb = N::books(s);
   auto& eb = N::books(e);
   auto& db = N::books(N::device_of(s));
+  // One relaxed load on the record path; the store happens once per event.
+  if (!eb.plain_recorded.load(std::memory_order_relaxed)) eb.plain_recorded.store(true, std::memory_order_relaxed);
   if (sb.redirect.load(std::memory_order_acquire) != 0) {
     std::unique_lock<std::mutex> lock(db.m);
     if (!sb.session) refuse_if_updating(s, task_kind::event, api);
@@ -76,8 +81,8 @@ void backend<Native>::wait(stream_handle s, event_handle e) {
       if (!from_capture || eb.session.get() != &c)
         ::keel::detail::throw_composed(
             errc::capture_violation, api,
-            {"a capturing stream may wait only on events recorded in the same capture (or on external "
-             "events); ",
+            {"a capturing stream may wait only on events recorded in the same capture, on external "
+             "events, or, with event_operation::external, on a record made outside the model; ",
              detail::describe_capture(c, N::id_of(s))});
       N::captured_wait(s, e);
       // Join: the waiting lane depends on the recording lane up to there.
@@ -88,6 +93,66 @@ void backend<Native>::wait(stream_handle s, event_handle e) {
     if (from_capture) return fork_locked(db, s, e, api);
   }
   N::wait(s, e);
+}
+
+// The rules of an external operation (07_event_management.md,
+// aclrtRecordEventWithFlag / aclrtStreamWaitEventWithFlag): a default event,
+// a capturing stream, no plain record of the event before, and one capture
+// either records or waits on the event externally, never both. Issues the
+// operation into the capture; a refused one changes nothing.
+template <class Native>
+template <class Issue>
+void backend<Native>::external_operation(event_handle e, stream_handle s, bool record, const char* api,
+                                         Issue&& issue_native) {
+  const char* what = record ? "an external record" : "an external wait";
+  if (N::flags_of(e) != event_flags::default_)
+    throw_error(errc::invalid_parameter, api,
+                std::string(what) + " (event_operation::external) takes an event made with the default flags; " +
+                    (N::flags_of(e) == event_flags::external
+                         ? "an external event's plain record and wait already cross models"
+                         : "a timing event cannot cross models"));
+  auto& sb = N::books(s);
+  auto& eb = N::books(e);
+  auto& db = N::books(N::device_of(s));
+  std::unique_lock<std::mutex> lock(db.m);
+  if (!sb.session) {
+    refuse_if_updating(s, task_kind::event, api);
+    throw_error(errc::capture_violation, api,
+                std::string(what) + " (event_operation::external) is made only on a capturing stream (or one bound "
+                    "to a model being built); " + detail::describe_stream(N::id_of(s)) +
+                    " is not capturing: record or wait plainly");
+  }
+  if (eb.plain_recorded.load(std::memory_order_relaxed))
+    throw_error(errc::invalid_state, api,
+                std::string(what) + " (event_operation::external) takes an event no plain record has recorded "
+                    "(CANN refuses it); use another event");
+  auto& uses = eb.external_uses;
+  uses.erase(std::remove_if(uses.begin(), uses.end(), [](const auto& u) { return u.first.expired(); }), uses.end());
+  for (const auto& u : uses) {
+    if (u.first.lock() == sb.session && u.second != record)
+      throw_error(errc::capture_violation, api,
+                  std::string("one capture may not both record and wait on the same event externally; this capture ") +
+                      (u.second ? "records" : "waits on") + " it already; " +
+                      detail::describe_capture(*sb.session, N::id_of(s)));
+  }
+  const bool known = std::any_of(uses.begin(), uses.end(), [&](const auto& u) { return u.first.lock() == sb.session; });
+  if (!known) uses.emplace_back(sb.session, record);
+  try {
+    issue_locked(lock, s, task_kind::event, api, std::forward<Issue>(issue_native));
+  } catch (...) {
+    if (!known) uses.pop_back();
+    throw;
+  }
+}
+
+template <class Native>
+void backend<Native>::record_external(event_handle e, stream_handle s) {
+  external_operation(e, s, true, "keel::event::record", [&] { N::captured_record_external(e, s); });
+}
+
+template <class Native>
+void backend<Native>::wait_external(stream_handle s, event_handle e) {
+  external_operation(e, s, false, "keel::stream::wait", [&] { N::captured_wait_external(s, e); });
 }
 
 template <class Native>

@@ -85,20 +85,7 @@ struct built_program {
       switch (s.what) {
         case built_step::op::task: {
           const replay_task& t = p.tasks[s.index];
-          if (work) {
-            try {
-              t();
-            } catch (...) {
-              failure = std::current_exception();
-              work = false;
-            }
-          } else if (t.runs_when_failed()) {
-            try {
-              t.run_failed();
-            } catch (...) {
-              if (!failure) failure = std::current_exception();
-            }
-          }
+          run_replay_task(t, work, failure);
           break;
         }
         case built_step::op::activate:

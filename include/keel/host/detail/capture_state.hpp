@@ -227,20 +227,7 @@ struct model_state : ref_counted {
         failure = aborted();
         work = false;
       }
-      if (work) {
-        try {
-          t();
-        } catch (...) {
-          failure = std::current_exception();
-          work = false;
-        }
-      } else if (t.runs_when_failed()) {
-        try {
-          t.run_failed();
-        } catch (...) {
-          if (!failure) failure = std::current_exception();
-        }
-      }
+      run_replay_task(t, work, failure);
     }
     if (failure) std::rethrow_exception(failure);
   }

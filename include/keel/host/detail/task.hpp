@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <new>
 #include <string>
@@ -392,6 +393,29 @@ class replay_task {
   bool skips_itself_ = false;  // takes the work flag (a model execution)
   alignas(std::max_align_t) unsigned char storage_[48];
 };
+
+// Runs one replayed task the way every replay loop does (a captured model's,
+// a built model's part, a conditional body): while the replay is healthy
+// (work) the task runs, and the first exception is kept in `failure` and
+// turns `work` off; after that only tasks that must run on failure (event
+// operations, so a stream waiting on this replay never hangs) run their
+// failed path, and their exception is kept only if none came first.
+inline void run_replay_task(const replay_task& t, bool& work, std::exception_ptr& failure) noexcept {
+  if (work) {
+    try {
+      t();
+    } catch (...) {
+      failure = std::current_exception();
+      work = false;
+    }
+  } else if (t.runs_when_failed()) {
+    try {
+      t.run_failed();
+    } catch (...) {
+      if (!failure) failure = std::current_exception();
+    }
+  }
+}
 /// @endcond
 
 } KEEL_END_NAMESPACE  // namespace keel::host::detail

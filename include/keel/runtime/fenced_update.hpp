@@ -136,15 +136,14 @@ class basic_fenced_model {
     if (!issue) throw_error(errc::null_parameter, api, "the update's issue function is empty");
     std::lock_guard<std::mutex> lock(m_);
     if (index >= fences_.size())
-      throw_error(errc::invalid_parameter, api,
-                  "fence " + std::to_string(index) + " does not exist (the model has " + std::to_string(fences_.size()) +
-                      " fences)");
+      ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                     {"fence ", index, " does not exist (the model has ", fences_.size(), " fences)"});
     fence& f = fences_[index];
     if (workspace_bytes > f.workspace)
-      throw_error(errc::resource_limit, api,
-                  "the replacement for fence " + std::to_string(index) + " needs " + std::to_string(workspace_bytes) +
-                      " bytes of workspace and its group was captured with " + std::to_string(f.workspace) +
-                      " bytes; capture it with the larger workspace (the model is unchanged)");
+      ::keel::detail::throw_composed(errc::resource_limit, api,
+                                     {"the replacement for fence ", index, " needs ", workspace_bytes,
+                                      " bytes of workspace and its group was captured with ", f.workspace,
+                                      " bytes; capture it with the larger workspace (the model is unchanged)"});
     f.pending = std::move(issue);
   }
 
@@ -162,11 +161,12 @@ class basic_fenced_model {
     static constexpr const char* api = "keel::fenced_model::apply";
     std::lock_guard<std::mutex> lock(m_);
     if (signals_ > executions_)
-      throw_error(errc::invalid_state, api,
-                  "the fences were signalled for execution " + std::to_string(signals_) + ", which has not been "
-                  "issued (" + std::to_string(executions_) + " executions so far): a second signal before an "
-                  "execution consumed the first would be lost and the next execution would wait forever; "
-                  "call execute() first (nothing was issued)");
+      ::keel::detail::throw_composed(
+          errc::invalid_state, api,
+          {"the fences were signalled for execution ", signals_, ", which has not been issued (", executions_,
+           " executions so far): a second signal before an execution consumed the first "
+           "would be lost and the next execution would wait forever; call execute() first "
+           "(nothing was issued)"});
     std::exception_ptr refused;
     for (fence& f : fences_) {
       issue_function pending = std::move(f.pending);

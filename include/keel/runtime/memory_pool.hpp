@@ -90,10 +90,10 @@ class basic_pool_buffer {
     static constexpr const char* api = "keel::pool_buffer::release";
     detail::pool_block<B>* b = checked(api);
     if (detail::checked_handle(stream, api) != b->bound)
-      throw_error(errc::invalid_parameter, api,
-                  pool_->pool_text() + ": wrong stream: the allocation is ordered on stream " +
-                      std::to_string(B::id_of(b->bound)) + ", released on stream " + std::to_string(stream.id()) +
-                      " (rebind() it to that stream after ordering the stream behind its uses)");
+      ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                     {pool_->pool_text(), ": wrong stream: the allocation is ordered on stream ",
+                                      B::id_of(b->bound), ", released on stream ", stream.id(),
+                                      " (rebind() it to that stream after ordering the stream behind its uses)"});
     reset();
   }
   /**
@@ -176,8 +176,9 @@ class basic_memory_pool_ref {
     static constexpr const char* api = "keel::memory_pool::release";
     core(api);
     if (buffer && buffer.pool_ != core_)
-      throw_error(errc::invalid_parameter, api,
-                  core_->pool_text() + ": the allocation comes from another pool (" + buffer.pool_->pool_text() + ")");
+      ::keel::detail::throw_composed(
+          errc::invalid_parameter, api,
+          {core_->pool_text(), ": the allocation comes from another pool (", buffer.pool_->pool_text(), ")"});
     buffer.release(stream);
   }
   /**

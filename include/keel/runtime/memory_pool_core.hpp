@@ -159,8 +159,9 @@ class pool_core final : public capture_memory_source<B> {
   block* allocate(stream_handle s, std::size_t bytes) {
     static constexpr const char* api = "keel::memory_pool::allocate";
     if (bytes > static_cast<std::size_t>(PTRDIFF_MAX))
-      throw_error(errc::out_of_memory, api,
-                  pool_text() + ": cannot allocate " + std::to_string(bytes) + " bytes: larger than the largest object");
+      ::keel::detail::throw_composed(
+          errc::out_of_memory, api,
+          {pool_text(), ": cannot allocate ", bytes, " bytes: larger than the largest object"});
     const std::size_t cls = pool_size_class(bytes);
     pool_model_memory<B>* capture = nullptr;
     bool capturing = false;
@@ -235,9 +236,9 @@ class pool_core final : public capture_memory_source<B> {
     {
       std::lock_guard<pool_spin_lock> lock(lock_);
       if (keep < used_)
-        throw_error(errc::invalid_parameter, "keel::memory_pool::trim_to",
-                    pool_text() + ": cannot trim to " + std::to_string(keep) + " bytes: " + std::to_string(used_) +
-                        " bytes are in use (trim_to never takes memory that is handed out)");
+        ::keel::detail::throw_composed(errc::invalid_parameter, "keel::memory_pool::trim_to",
+                                       {pool_text(), ": cannot trim to ", keep, " bytes: ", used_,
+                                        " bytes are in use (trim_to never takes memory that is handed out)"});
       collect_idle(reserved_ - keep, false, victims);
     }
     free_blocks(victims, true);
@@ -313,11 +314,11 @@ class pool_core final : public capture_memory_source<B> {
       finished = true;  // the execution failed: it runs no more
     }
     if (!finished)
-      throw_error(errc::invalid_state, "keel::model::execute",
-                  pool_text() + ": models sharing its memory would execute concurrently: an execution on stream " +
-                      std::to_string(B::id_of(last_exec_)) + " has not finished and this one is on stream " +
-                      std::to_string(B::id_of(s)) +
-                      " (order them with an event, or capture them into separate pools)");
+      ::keel::detail::throw_composed(
+          errc::invalid_state, "keel::model::execute",
+          {pool_text(), ": models sharing its memory would execute concurrently: an execution on stream ",
+           B::id_of(last_exec_), " has not finished and this one is on stream ", B::id_of(s),
+           " (order them with an event, or capture them into separate pools)"});
   }
   void note_exclusive(stream_handle s) noexcept {
     std::lock_guard<std::mutex> lock(exec_m_);
@@ -458,10 +459,9 @@ class pool_core final : public capture_memory_source<B> {
     {
       std::lock_guard<pool_spin_lock> lock(lock_);
       if (max_size_ != 0 && (cls > max_size_ || reserved_ > max_size_ - cls))
-        throw_error(errc::out_of_memory, api,
-                    pool_text() + ": cannot allocate " + std::to_string(bytes) + " bytes (size class " +
-                        std::to_string(cls) + "): " + std::to_string(reserved_) + " of its max_size " +
-                        std::to_string(max_size_) + " bytes are reserved");
+        ::keel::detail::throw_composed(errc::out_of_memory, api,
+                                       {pool_text(), ": cannot allocate ", bytes, " bytes (size class ", cls,
+                                        "): ", reserved_, " of its max_size ", max_size_, " bytes are reserved"});
     }
     auto fresh = std::make_unique<block>();
     fresh->released.reserve(2);
@@ -469,8 +469,9 @@ class pool_core final : public capture_memory_source<B> {
       fresh->data = reserve(s, cls, capture != nullptr, fresh->buffer);
     } catch (const error& e) {
       if (e.code() != make_error_code(errc::out_of_memory)) throw;
-      throw_error(errc::out_of_memory, api, pool_text() + ": cannot reserve " + std::to_string(cls) +
-                                                " bytes for an allocation of " + std::to_string(bytes) + ": " + e.what());
+      ::keel::detail::throw_composed(
+          errc::out_of_memory, api,
+          {pool_text(), ": cannot reserve ", cls, " bytes for an allocation of ", bytes, ": ", e.what()});
     }
     fresh->cls = cls;
     block* b = fresh.release();

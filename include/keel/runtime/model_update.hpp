@@ -128,9 +128,9 @@ class [[nodiscard]] basic_task_update_scope {
     static constexpr const char* api = "keel::task_update_scope::set_copy";
     require_active(api);
     if (dst.bytes < src.bytes)
-      throw_error(errc::invalid_parameter, api,
-                  "the destination (" + std::to_string(dst.bytes) + " bytes) is smaller than the source (" +
-                      std::to_string(src.bytes) + " bytes); the task is unchanged");
+      ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                     {"the destination (", dst.bytes, " bytes) is smaller than the source (", src.bytes,
+                                      " bytes); the task is unchanged"});
     UB::task_update_set_copy(model_, task, dst.data, src.data, src.bytes, copy_direction(dst.where, src.where),
                              dst.owner, src.owner);
   }

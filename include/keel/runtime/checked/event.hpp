@@ -106,34 +106,36 @@ void backend<Native>::external_operation(event_handle e, stream_handle s, bool r
                                          Issue&& issue_native) {
   const char* what = record ? "an external record" : "an external wait";
   if (N::flags_of(e) != event_flags::default_)
-    throw_error(errc::invalid_parameter, api,
-                std::string(what) + " (event_operation::external) takes an event made with the default flags; " +
-                    (N::flags_of(e) == event_flags::external
-                         ? "an external event's plain record and wait already cross models"
-                         : "a timing event cannot cross models"));
+    ::keel::detail::throw_composed(
+        errc::invalid_parameter, api,
+        {what, " (event_operation::external) takes an event made with the default flags; ",
+         (N::flags_of(e) == event_flags::external ? "an external event's plain record and wait already cross models"
+                                                  : "a timing event cannot cross models")});
   auto& sb = N::books(s);
   auto& eb = N::books(e);
   auto& db = N::books(N::device_of(s));
   std::unique_lock<std::mutex> lock(db.m);
   if (!sb.session) {
     refuse_if_updating(s, task_kind::event, api);
-    throw_error(errc::capture_violation, api,
-                std::string(what) + " (event_operation::external) is made only on a capturing stream (or one bound "
-                    "to a model being built); " + detail::describe_stream(N::id_of(s)) +
-                    " is not capturing: record or wait plainly");
+    ::keel::detail::throw_composed(errc::capture_violation, api,
+                                   {what,
+                                    " (event_operation::external) is made only on a capturing stream (or one bound "
+                                    "to a model being built); ",
+                                    detail::describe_stream(N::id_of(s)), " is not capturing: record or wait plainly"});
   }
   if (eb.plain_recorded.load(std::memory_order_relaxed))
-    throw_error(errc::invalid_state, api,
-                std::string(what) + " (event_operation::external) takes an event no plain record has recorded "
-                    "(CANN refuses it); use another event");
+    ::keel::detail::throw_composed(errc::invalid_state, api,
+                                   {what,
+                                    " (event_operation::external) takes an event no plain record has recorded "
+                                    "(CANN refuses it); use another event"});
   auto& uses = eb.external_uses;
   uses.erase(std::remove_if(uses.begin(), uses.end(), [](const auto& u) { return u.first.expired(); }), uses.end());
   for (const auto& u : uses) {
     if (u.first.lock() == sb.session && u.second != record)
-      throw_error(errc::capture_violation, api,
-                  std::string("one capture may not both record and wait on the same event externally; this capture ") +
-                      (u.second ? "records" : "waits on") + " it already; " +
-                      detail::describe_capture(*sb.session, N::id_of(s)));
+      ::keel::detail::throw_composed(
+          errc::capture_violation, api,
+          {"one capture may not both record and wait on the same event externally; this capture ",
+           (u.second ? "records" : "waits on"), " it already; ", detail::describe_capture(*sb.session, N::id_of(s))});
   }
   const bool known = std::any_of(uses.begin(), uses.end(), [&](const auto& u) { return u.first.lock() == sb.session; });
   if (!known) uses.emplace_back(sb.session, record);

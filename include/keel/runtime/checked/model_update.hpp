@@ -78,9 +78,10 @@ struct model_updates {
 
   static void task_update_begin(model_t m) {
     if (!N::try_claim_model(m))
-      throw_error(errc::update_violation, "keel::task_update_scope",
-                  "model #" + std::to_string(N::books(m).id) +
-                      " is already being updated: one task update or whole-model update of a model at a time");
+      ::keel::detail::throw_composed(
+          errc::update_violation, "keel::task_update_scope",
+          {"model #", N::books(m).id,
+           " is already being updated: one task update or whole-model update of a model at a time"});
   }
   static void task_update_abort(model_t m) noexcept { N::end_model_claim(m); }
 
@@ -94,19 +95,21 @@ struct model_updates {
     if constexpr (keel::detail::is_detected_v<detail::stage_kernel_call, N>) {
       const void* signature = N::kernel_signature(m, index);
       if (signature == nullptr)
-        throw_error(errc::invalid_parameter, api,
-                    describe(m, found) + " was not launched through stream::launch with copyable arguments: "
-                                         "its arguments cannot be replaced; the task is unchanged");
+        ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                       {describe(m, found),
+                                        " was not launched through stream::launch with copyable arguments: "
+                                        "its arguments cannot be replaced; the task is unchanged"});
       if (signature != keel::detail::signature_of<Tuple>()) refuse_arguments(m, found, described, count);
       N::stage_kernel(m, index, &args, described, count);
     } else {
       (void)args;
       (void)described;
       (void)count;
-      throw_error(errc::invalid_parameter, api,
-                  describe(m, found) + " holds the runtime's argument block, not typed arguments (the " +
-                      std::string(N::name) + " backend): give it another task's parameters (update_model) or "
-                                             "disable it; the task is unchanged");
+      ::keel::detail::throw_composed(
+          errc::invalid_parameter, api,
+          {describe(m, found), " holds the runtime's argument block, not typed arguments (the ", N::name,
+           " backend): give it another task's parameters (update_model) or "
+           "disable it; the task is unchanged"});
     }
   }
 
@@ -117,18 +120,18 @@ struct model_updates {
     const std::size_t index = locate(m, task, api, found);
     require_updatable(m, index, found, task_type::copy, api);
     if ((dst == nullptr || src == nullptr) && bytes != 0)
-      throw_error(errc::null_parameter, api, "a copy of " + std::to_string(bytes) + " bytes needs both addresses");
+      ::keel::detail::throw_composed(errc::null_parameter, api, {"a copy of ", bytes, " bytes needs both addresses"});
     if (kind != found.copy.kind)
-      throw_error(errc::invalid_parameter, api,
-                  describe(m, found) + " copies " + std::string(detail::copy_kind_name(found.copy.kind)) +
-                      " and the update asked for " + std::string(detail::copy_kind_name(kind)) +
-                      ": a copy task keeps its direction; the task is unchanged");
+      ::keel::detail::throw_composed(
+          errc::invalid_parameter, api,
+          {describe(m, found), " copies ", detail::copy_kind_name(found.copy.kind), " and the update asked for ",
+           detail::copy_kind_name(kind), ": a copy task keeps its direction; the task is unchanged"});
     if constexpr (keel::detail::is_detected_v<detail::stage_copy_call, N>) {
       N::stage_copy(m, index, dst, src, bytes, kind, std::move(keep_dst), std::move(keep_src));
     } else {
-      throw_error(errc::invalid_parameter, api,
-                  describe(m, found) + ": the " + std::string(N::name) +
-                      " backend's runtime reports no copy parameters to set; the task is unchanged");
+      ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                     {describe(m, found), ": the ", N::name,
+                                      " backend's runtime reports no copy parameters to set; the task is unchanged"});
     }
   }
 
@@ -137,10 +140,10 @@ struct model_updates {
     task_info found;
     const std::size_t index = locate(m, task, api, found);
     if (found.type != task_type::kernel && found.type != task_type::copy)
-      throw_error(errc::invalid_parameter, api,
-                  describe(m, found) + " is a " + std::string(to_string(found.type)) +
-                      " task: only kernels and copies are disabled (an event or host task's partner would wait "
-                      "for it forever); the model is unchanged");
+      ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                     {describe(m, found), " is a ", to_string(found.type),
+                                      " task: only kernels and copies are disabled (an event or host task's partner "
+                                      "would wait for it forever); the model is unchanged"});
     require_updatable(m, index, found, found.type, api);
     N::stage_disable(m, index);
   }
@@ -155,20 +158,22 @@ struct model_updates {
     const std::size_t index = locate(m, task, api, found);
     const std::size_t source_index = locate(source, from, api, given);
     if (found.type != task_type::kernel && found.type != task_type::copy)
-      throw_error(errc::invalid_parameter, api,
-                  describe(m, found) + " is a " + std::string(to_string(found.type)) +
-                      " task: only kernels and copies take another task's parameters; the task is unchanged");
+      ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                     {describe(m, found), " is a ", to_string(found.type),
+                                      " task: only kernels and copies take another task's parameters; the task is "
+                                      "unchanged"});
     require_updatable(m, index, found, found.type, api);
     require_updatable(source, source_index, given, found.type, api);
     if (found.type == task_type::kernel && !(found.kernel.kind == given.kernel.kind))
-      throw_error(errc::invalid_parameter, api,
-                  describe(m, found) + " cannot take the parameters of kernel '" +
-                      std::string(given.kernel.kind.name()) + "': a kernel task keeps its kernel; the task is unchanged");
+      ::keel::detail::throw_composed(
+          errc::invalid_parameter, api,
+          {describe(m, found), " cannot take the parameters of kernel '", given.kernel.kind.name(),
+           "': a kernel task keeps its kernel; the task is unchanged"});
     if (found.type == task_type::copy && found.copy.kind != given.copy.kind)
-      throw_error(errc::invalid_parameter, api,
-                  describe(m, found) + " copies " + std::string(detail::copy_kind_name(found.copy.kind)) +
-                      " and the source task " + std::string(detail::copy_kind_name(given.copy.kind)) +
-                      ": a copy task keeps its direction; the task is unchanged");
+      ::keel::detail::throw_composed(
+          errc::invalid_parameter, api,
+          {describe(m, found), " copies ", detail::copy_kind_name(found.copy.kind), " and the source task ",
+           detail::copy_kind_name(given.copy.kind), ": a copy task keeps its direction; the task is unchanged"});
     N::stage_from(m, index, source, source_index);
   }
 
@@ -183,9 +188,10 @@ struct model_updates {
     static constexpr const char* api = "keel::task_update_scope::end";
     if (N::books(s).session) {
       N::end_model_claim(m);
-      throw_error(errc::capture_violation, api,
-                  "updates are committed on a stream that is not capturing; " + detail::describe_stream(N::id_of(s)) +
-                      " is capturing (the update is abandoned, the model is unchanged)");
+      ::keel::detail::throw_composed(
+          errc::capture_violation, api,
+          {"updates are committed on a stream that is not capturing; ", detail::describe_stream(N::id_of(s)),
+           " is capturing (the update is abandoned, the model is unchanged)"});
     }
     if (N::staged_changes(m) == 0) return N::end_model_claim(m);  // nothing changed
     N::commit_task_update(m, s);
@@ -196,13 +202,14 @@ struct model_updates {
     if (target == source)
       throw_error(errc::invalid_parameter, api, "a model is updated from another model, not from itself");
     if (N::books(s).session)
-      throw_error(errc::capture_violation, api,
-                  "updates are committed on a stream that is not capturing; " + detail::describe_stream(N::id_of(s)) +
-                      " is capturing (the model is unchanged)");
+      ::keel::detail::throw_composed(errc::capture_violation, api,
+                                     {"updates are committed on a stream that is not capturing; ",
+                                      detail::describe_stream(N::id_of(s)), " is capturing (the model is unchanged)"});
     if (!N::try_claim_model(target))
-      throw_error(errc::update_violation, api,
-                  "model #" + std::to_string(N::books(target).id) +
-                      " is already being updated: one task update or whole-model update of a model at a time");
+      ::keel::detail::throw_composed(
+          errc::update_violation, api,
+          {"model #", N::books(target).id,
+           " is already being updated: one task update or whole-model update of a model at a time"});
     struct release {
       model_t m;
       bool armed = true;
@@ -227,28 +234,30 @@ struct model_updates {
   static std::size_t locate(model_t m, const task_info& task, const char* api, task_info& found) {
     std::size_t index = 0;
     if (!N::task_index(m, task, index, found))
-      throw_error(errc::invalid_parameter, api,
-                  "model #" + std::to_string(N::books(m).id) + " has no task at stream " + std::to_string(task.stream) +
-                      ", sequence " + std::to_string(task.sequence) + " (name tasks as model.tasks() lists them)");
+      ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                     {"model #", N::books(m).id, " has no task at stream ", task.stream, ", sequence ",
+                                      task.sequence, " (name tasks as model.tasks() lists them)"});
     if (found.type != task.type || (found.type == task_type::kernel && !(found.kernel.kind == task.kernel.kind)))
-      throw_error(errc::invalid_parameter, api,
-                  describe(m, found) + " is a " + std::string(to_string(found.type)) + " task, not the " +
-                      std::string(to_string(task.type)) + " task named (a task_info of another model?)");
+      ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                     {describe(m, found), " is a ", to_string(found.type), " task, not the ",
+                                      to_string(task.type), " task named (a task_info of another model?)"});
     return index;
   }
 
   static void require_updatable(model_t m, std::size_t index, const task_info& found, task_type type,
                                 const char* api) {
     if (found.type != type)
-      throw_error(errc::invalid_parameter, api,
-                  describe(m, found) + " is a " + std::string(to_string(found.type)) + " task, not a " +
-                      std::string(to_string(type)) + " task; the task is unchanged");
+      ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                     {describe(m, found), " is a ", to_string(found.type), " task, not a ",
+                                      to_string(type), " task; the task is unchanged"});
     if (found.group != 0)
-      throw_error(errc::invalid_parameter, api,
-                  describe(m, found) + " belongs to task group #" + std::to_string(found.group) +
-                      ": a group's tasks are replaced by an update_scope of the group; the task is unchanged");
+      ::keel::detail::throw_composed(
+          errc::invalid_parameter, api,
+          {describe(m, found), " belongs to task group #", found.group,
+           ": a group's tasks are replaced by an update_scope of the group; the task is unchanged"});
     if (!N::task_has_node(m, index))
-      throw_error(errc::invalid_parameter, api, describe(m, found) + " cannot be replaced; the task is unchanged");
+      ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                     {describe(m, found), " cannot be replaced; the task is unchanged"});
   }
 
   // The first argument whose type differs (or the counts): out of line, so
@@ -257,20 +266,21 @@ struct model_updates {
     static constexpr const char* api = "keel::task_update_scope::set_arguments";
     const std::size_t recorded = found.kernel.argument_count;
     if (count != recorded)
-      throw_error(errc::invalid_parameter, api,
-                  describe(m, found) + " takes " + std::to_string(recorded) + " arguments and the update passed " +
-                      std::to_string(count) + "; the task is unchanged");
+      ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                     {describe(m, found), " takes ", recorded, " arguments and the update passed ",
+                                      count, "; the task is unchanged"});
     for (std::size_t i = 0; i < count; ++i) {
       const kernel_argument& r = found.kernel.arguments[i];
       if (r.type != given[i].type || r.size != given[i].size)
-        throw_error(errc::invalid_parameter, api,
-                    describe(m, found) + " argument " + std::to_string(i) + " is " + std::string(r.type) + " (" +
-                        std::to_string(r.size) + " bytes) and the update passed " + std::string(given[i].type) +
-                        " (" + std::to_string(given[i].size) + " bytes); the task is unchanged");
+        ::keel::detail::throw_composed(
+            errc::invalid_parameter, api,
+            {describe(m, found), " argument ", i, " is ", r.type, " (", r.size, " bytes) and the update passed ",
+             given[i].type, " (", given[i].size, " bytes); the task is unchanged"});
     }
-    throw_error(errc::invalid_parameter, api,
-                describe(m, found) + " was launched with other argument types than the update passed (same "
-                                     "names and sizes, other C++ types); the task is unchanged");
+    ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                   {describe(m, found),
+                                    " was launched with other argument types than the update passed (same "
+                                    "names and sizes, other C++ types); the task is unchanged"});
   }
 
   // Same streams, same tasks in each (type, kernel kind, task group or not,
@@ -283,23 +293,21 @@ struct model_updates {
                        });
     const long differs = N::interleaving_mismatch(target, source);
     if (differs >= 0)
-      throw_error(errc::update_violation, api,
-                  "updating model #" + std::to_string(N::books(target).id) + " from model #" +
-                      std::to_string(N::books(source).id) +
-                      ": the streams' tasks match but were captured in another interleaving (task " +
-                      std::to_string(differs) + " in issue order differs); capture the source as the target was; "
-                      "the model is unchanged");
+      ::keel::detail::throw_composed(
+          errc::update_violation, api,
+          {"updating model #", N::books(target).id, " from model #", N::books(source).id,
+           ": the streams' tasks match but were captured in another interleaving (task ", differs,
+           " in issue order differs); capture the source as the target was; "
+           "the model is unchanged"});
   }
   static void check_lists(model_t target, model_t source, const char* api, const std::vector<model_stream>& ts,
                           const std::vector<task_info>& tt, const std::vector<model_stream>& ss,
                           const std::vector<task_info>& st) {
-    auto models = [&] {
-      return "model #" + std::to_string(N::books(target).id) + " from model #" + std::to_string(N::books(source).id);
-    };
     if (ts.size() != ss.size())
-      throw_error(errc::update_violation, api,
-                  "updating " + models() + ": the target has " + std::to_string(ts.size()) + " streams and the source " +
-                      std::to_string(ss.size()) + "; the model is unchanged");
+      ::keel::detail::throw_composed(
+          errc::update_violation, api,
+          {"updating model #", N::books(target).id, " from model #", N::books(source).id, ": the target has ",
+           ts.size(), " streams and the source ", ss.size(), "; the model is unchanged"});
     auto kind_of = [](const task_info& t) {
       std::string k(to_string(t.type));
       if (t.type == task_type::kernel) k += " '" + std::string(t.kernel.kind.name()) + "'";
@@ -315,24 +323,27 @@ struct model_updates {
         const bool same = a.type == b.type && (a.type != task_type::kernel || a.kernel.kind == b.kernel.kind) &&
                           (a.group != 0) == (b.group != 0) && a.external_event == b.external_event;
         if (!same)
-          throw_error(errc::update_violation, api,
-                      "updating " + models() + ": the first mismatching task is stream " + std::to_string(k) +
-                          ", sequence " + std::to_string(a.sequence) + ": expected " + kind_of(a) + ", found " +
-                          kind_of(b) + "; the model is unchanged");
+          ::keel::detail::throw_composed(
+              errc::update_violation, api,
+              {"updating model #", N::books(target).id, " from model #", N::books(source).id,
+               ": the first mismatching task is stream ", k, ", sequence ", a.sequence, ": expected ", kind_of(a),
+               ", found ", kind_of(b), "; the model is unchanged"});
         if (a.type == task_type::conditional || a.type == task_type::activation || a.type == task_type::switch_ ||
             a.type == task_type::other)
-          throw_error(errc::update_violation, api,
-                      "updating " + models() + ": stream " + std::to_string(k) + ", sequence " +
-                          std::to_string(a.sequence) + " is a " + kind_of(a) +
-                          " task, which a whole-model update does not replace; the model is unchanged");
+          ::keel::detail::throw_composed(
+              errc::update_violation, api,
+              {"updating model #", N::books(target).id, " from model #", N::books(source).id, ": stream ", k,
+               ", sequence ", a.sequence, " is a ", kind_of(a),
+               " task, which a whole-model update does not replace; the model is unchanged"});
       }
       if (ts[k].task_count != ss[k].task_count) {
         const bool target_longer = ts[k].task_count > ss[k].task_count;
-        throw_error(errc::update_violation, api,
-                    "updating " + models() + ": the first mismatching task is stream " + std::to_string(k) +
-                        ", sequence " + std::to_string(n) + ": expected " +
-                        (target_longer ? kind_of(tt[at + n]) : std::string("no task")) + ", found " +
-                        (target_longer ? std::string("no task") : kind_of(st[at + n])) + "; the model is unchanged");
+        ::keel::detail::throw_composed(
+            errc::update_violation, api,
+            {"updating model #", N::books(target).id, " from model #", N::books(source).id,
+             ": the first mismatching task is stream ", k, ", sequence ", n, ": expected ",
+             (target_longer ? kind_of(tt[at + n]) : std::string("no task")), ", found ",
+             (target_longer ? std::string("no task") : kind_of(st[at + n])), "; the model is unchanged"});
       }
       at += ts[k].task_count;
     }
@@ -341,10 +352,12 @@ struct model_updates {
       if (tt[i].event == 0) continue;
       for (std::size_t j = 0; j < i; ++j) {
         if ((tt[j].event == tt[i].event) != (st[j].event == st[i].event))
-          throw_error(errc::update_violation, api,
-                      "updating " + models() + ": the first mismatching task is stream " + std::to_string(tt[i].stream) +
-                          ", sequence " + std::to_string(tt[i].sequence) + ": its " + kind_of(tt[i]) +
-                          " pairs with another task than in the target (a different dependency); the model is unchanged");
+          ::keel::detail::throw_composed(
+              errc::update_violation, api,
+              {"updating model #", N::books(target).id, " from model #", N::books(source).id,
+               ": the first mismatching task is stream ", tt[i].stream, ", sequence ", tt[i].sequence, ": its ",
+               kind_of(tt[i]),
+               " pairs with another task than in the target (a different dependency); the model is unchanged"});
       }
     }
   }

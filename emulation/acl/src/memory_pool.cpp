@@ -18,6 +18,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include <unistd.h>
+
 #include "acl/acl.h"
 #include "keel/host/host.hpp"
 #include "keel/host/memory_pool.hpp"
@@ -25,6 +27,17 @@
 namespace {
 
 using hb = keel::host::backend;
+
+// The emulated device has as much memory as this host. A larger request is
+// the device's out of memory (207001), refused before anything is reserved:
+// handed to the host's allocator it would throw std::bad_alloc in a plain
+// build but abort a sanitizer build ("requested allocation size exceeds
+// maximum supported size").
+std::size_t emulated_device_memory() noexcept {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return SIZE_MAX;  // unknown: the allocator decides
+  return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page);
+}
 
 // The emulation's aclrtStream is a host stream's native handle: a view of it.
 keel::host::stream_ref host_stream(aclrtStream stream) {
@@ -216,6 +229,7 @@ aclError aclrtMemPoolMallocAsync(void** ptr, size_t size, aclrtMemPool memPool, 
     std::lock_guard<std::mutex> lock(books().m);
     soma_pool* p = live(memPool);
     if (p == nullptr) return ACL_ERROR_INVALID_PARAM;
+    if (size > emulated_device_memory()) return ACL_ERROR_RT_MEMORY_ALLOCATION;
     auto buffer = p->pool.allocate(host_stream(stream), size);
     void* data = buffer.data();
     books().allocations.emplace(data, soma_allocation{std::move(buffer)});

@@ -42,20 +42,49 @@ constexpr std::size_t pool_class_index(std::size_t cls) noexcept {
 }
 inline constexpr std::size_t pool_class_count = pool_class_index(pool_size_class(PTRDIFF_MAX)) + 1;
 
+// pool_size_class(bytes) and its free list's index with one bit scan, for the
+// hot path (cls - 1 has the top bit of bytes - 1: rounding up never reaches
+// the next power of two's classes).
+struct pool_class {
+  std::size_t bytes;
+  std::size_t index;
+};
+constexpr pool_class pool_class_of(std::size_t bytes) noexcept {
+  if (bytes <= 512) return {512, 0};
+  const unsigned lg = pool_floor_log2(bytes - 1);
+  const std::size_t step = std::size_t{1} << (lg - 2);
+  const std::size_t cls = (bytes + step - 1) & ~(step - 1);
+  return {cls, 1 + (lg - 9) * 4 + ((cls >> (lg - 2)) - 5)};
+}
+constexpr bool pool_class_of_agrees(std::size_t bytes) noexcept {
+  return pool_class_of(bytes).bytes == pool_size_class(bytes) &&
+         pool_class_of(bytes).index == pool_class_index(pool_size_class(bytes));
+}
+static_assert(pool_class_of_agrees(1) && pool_class_of_agrees(513) && pool_class_of_agrees(640) &&
+              pool_class_of_agrees(641) && pool_class_of_agrees(1023) && pool_class_of_agrees(1024) &&
+              pool_class_of_agrees(1025) && pool_class_of_agrees(4096) && pool_class_of_agrees(8191) &&
+              pool_class_of_agrees(std::size_t{64} << 20) && pool_class_of_agrees((std::size_t{64} << 20) + 1) &&
+              pool_class_of_agrees(PTRDIFF_MAX));
+
 // A test-and-set lock: a pool hit holds it for a few dozen instructions,
 // cheaper than a mutex's lock and unlock.
 class pool_spin_lock {
  public:
   void lock() noexcept {
-    for (int spins = 0; locked_.exchange(true, std::memory_order_acquire); ++spins) {
-      while (locked_.load(std::memory_order_relaxed)) {
-        if (++spins > 64) std::this_thread::yield();
-      }
-    }
+    if (!locked_.exchange(true, std::memory_order_acquire)) return;  // uncontended: one exchange, inline
+    lock_contended();
   }
   void unlock() noexcept { locked_.store(false, std::memory_order_release); }
 
  private:
+  KEEL_NOINLINE void lock_contended() noexcept {
+    for (int spins = 0;; ++spins) {
+      while (locked_.load(std::memory_order_relaxed)) {
+        if (++spins > 64) std::this_thread::yield();
+      }
+      if (!locked_.exchange(true, std::memory_order_acquire)) return;
+    }
+  }
   std::atomic<bool> locked_{false};
 };
 
@@ -84,6 +113,7 @@ struct pool_block {
   typename B::buffer_handle buffer{};
   void* data = nullptr;
   std::size_t cls = 0;      // its size class (bytes reserved)
+  std::size_t list = 0;     // its size class's free list (pool_class_index(cls))
   std::size_t bytes = 0;    // the current allocation's request
   long refs = 0;            // the allocation's owner, spans, models
   stream_handle bound{};    // the stream its current allocation is ordered on (retained)
@@ -156,39 +186,36 @@ class pool_core final : public capture_memory_source<B> {
 
   // ---- allocation ------------------------------------------------------
 
+  // The hot path is a hit on the top of its size class's free list, by a
+  // block released last on s (or on no stream) and not captured: a few dozen
+  // instructions under the lock. Everything else is allocate_slow().
   block* allocate(stream_handle s, std::size_t bytes) {
-    static constexpr const char* api = "keel::memory_pool::allocate";
-    if (bytes > static_cast<std::size_t>(PTRDIFF_MAX))
-      ::keel::detail::throw_composed(
-          errc::out_of_memory, api,
-          {pool_text(), ": cannot allocate ", bytes, " bytes: larger than the largest object"});
-    const std::size_t cls = pool_size_class(bytes);
-    pool_model_memory<B>* capture = nullptr;
-    bool capturing = false;
-    if (active_captures_.load(std::memory_order_acquire) > 0) {
-      const capture_info info = stream_capture_status<B>(s);
-      capturing = info.state != capture_state::none;
-      if (info.capturing()) capture = capture_of(info.capture_id);
-    } else if (capture_seen_.load(std::memory_order_relaxed)) {
-      capturing = stream_capture_status<B>(s).state != capture_state::none;
-    }
-    {
+    if (bytes > static_cast<std::size_t>(PTRDIFF_MAX)) throw_too_large(bytes);
+    const pool_class cls = pool_class_of(bytes);
+    if (active_captures_.load(std::memory_order_acquire) == 0 &&
+        (!capture_seen_.load(std::memory_order_relaxed) || stream_capture_status<B>(s).state == capture_state::none)) {
       std::lock_guard<pool_spin_lock> lock(lock_);
-      block* b = capture != nullptr ? take_shared(cls) : nullptr;
-      if (b == nullptr) b = take_free(cls, s, capturing);
-      if (b != nullptr) {
-        hand_out(b, s, bytes, capture);
+      if (block* b = take_same_stream(cls.index, s)) {
+        hand_out_free(b, s, bytes);
         ++hits_;
         return b;
       }
     }
-    return allocate_new(s, bytes, cls, capture);
+    return allocate_slow(s, bytes, cls.bytes);
   }
 
   // The owner releases its allocation in stream @p s's order.
   bool release(block* b, stream_handle s) noexcept {
     const bool capturing = capture_seen_.load(std::memory_order_relaxed) && capturing_noexcept(s);
     std::lock_guard<pool_spin_lock> lock(lock_);
+    if (!b->from_capture && b->released.empty() && b->released.capacity() != 0) {
+      // The hot path: the first release point, with room made for it when
+      // the block was made (push_back cannot allocate); the allocation's
+      // retain of s passes to the release record.
+      b->released.push_back(s);
+      b->bound = stream_handle{};
+      return drop_locked(b);
+    }
     if (b->from_capture && capturing) {
       // Released inside the capture: the model keeps it; later captures of
       // models that never run concurrently with this one may share it.
@@ -454,6 +481,63 @@ class pool_core final : public capture_memory_source<B> {
   // Caller holds lock_; b came from a free list (refs 0) or the shared list (refs > 0).
   void hand_out(block* b, stream_handle s, std::size_t bytes, pool_model_memory<B>* capture) noexcept;
 
+  KEEL_NOINLINE KEEL_COLD void throw_too_large(std::size_t bytes) const {
+    ::keel::detail::throw_composed(
+        errc::out_of_memory, "keel::memory_pool::allocate",
+        {pool_text(), ": cannot allocate ", bytes, " bytes: larger than the largest object"});
+  }
+
+  // The top of a size class's free list when an allocation on s not captured with the
+  // pool may take it at once (released last on s alone, or on no stream),
+  // taken out of the list; else null. Caller holds lock_.
+  block* take_same_stream(std::size_t list_index, stream_handle s) noexcept {
+    auto& list = free_[list_index];
+    if (list.empty()) return nullptr;
+    block* b = list.back();
+    if (!b->released.empty() && (b->released.size() != 1 || b->released.front() != s)) return nullptr;
+    list.pop_back();
+    return b;
+  }
+  // hand_out() for a block from a free list, outside a capture. Caller holds lock_.
+  void hand_out_free(block* b, stream_handle s, std::size_t bytes) noexcept {
+    used_ += b->cls;
+    used_high_ = std::max(used_high_, used_);
+    ++holders_;
+    b->refs = 1;  // the owner
+    b->bytes = bytes;
+    if (b->released.empty())
+      pool_retain<B>(s);
+    else
+      b->released.clear();  // released on s alone: the release record's retain passes to the allocation
+    pool_unretain<B>(std::exchange(b->bound, s));
+    ++allocations_;  // its free list keeps the capacity it had with b in it
+  }
+
+  // Every allocation the hot path does not serve: inside a capture given the
+  // pool, on a capturing stream, reuse across streams, a miss.
+  KEEL_NOINLINE block* allocate_slow(stream_handle s, std::size_t bytes, std::size_t cls) {
+    pool_model_memory<B>* capture = nullptr;
+    bool capturing = false;
+    if (active_captures_.load(std::memory_order_acquire) > 0) {
+      const capture_info info = stream_capture_status<B>(s);
+      capturing = info.state != capture_state::none;
+      if (info.capturing()) capture = capture_of(info.capture_id);
+    } else if (capture_seen_.load(std::memory_order_relaxed)) {
+      capturing = stream_capture_status<B>(s).state != capture_state::none;
+    }
+    {
+      std::lock_guard<pool_spin_lock> lock(lock_);
+      block* b = capture != nullptr ? take_shared(cls) : nullptr;
+      if (b == nullptr) b = take_free(cls, s, capturing);
+      if (b != nullptr) {
+        hand_out(b, s, bytes, capture);
+        ++hits_;
+        return b;
+      }
+    }
+    return allocate_new(s, bytes, cls, capture);
+  }
+
   block* allocate_new(stream_handle s, std::size_t bytes, std::size_t cls, pool_model_memory<B>* capture) {
     static constexpr const char* api = "keel::memory_pool::allocate";
     {
@@ -474,6 +558,7 @@ class pool_core final : public capture_memory_source<B> {
           {pool_text(), ": cannot reserve ", cls, " bytes for an allocation of ", bytes, ": ", e.what()});
     }
     fresh->cls = cls;
+    fresh->list = pool_class_index(cls);
     block* b = fresh.release();
     std::lock_guard<pool_spin_lock> lock(lock_);
     reserved_ += cls;
@@ -524,21 +609,22 @@ class pool_core final : public capture_memory_source<B> {
   // Caller holds lock_. true when the pool must be deleted.
   bool drop_locked(block* b) noexcept {
     if (--b->refs > 0) return false;
-    if (b->in_capture_free) {
-      capture_free_.erase(std::find(capture_free_.begin(), capture_free_.end(), b));
-      b->in_capture_free = false;
-    }
+    if (b->in_capture_free) leave_capture_free(b);
     b->from_capture = false;
     b->shared = false;
     pool_unretain<B>(std::exchange(b->bound, stream_handle{}));
     used_ -= b->cls;
-    free_[pool_class_index(b->cls)].push_back(b);  // capacity for every block is reserved when it is made
+    free_[b->list].push_back(b);  // capacity for every block is reserved when it is made
     if (reserved_ - used_ > attributes_.release_threshold) trim_idle_locked();
     return --holders_ == 0;
   }
+  KEEL_NOINLINE void leave_capture_free(block* b) noexcept {
+    capture_free_.erase(std::find(capture_free_.begin(), capture_free_.end(), b));
+    b->in_capture_free = false;
+  }
 
   // Frees idle blocks whose releases have passed until under the threshold.
-  void trim_idle_locked() noexcept {
+  KEEL_NOINLINE void trim_idle_locked() noexcept {
     std::vector<block*> victims;
     try {
       collect_idle(reserved_ - used_ - attributes_.release_threshold, true, victims);
@@ -613,7 +699,7 @@ class pool_core final : public capture_memory_source<B> {
       } else {
         std::lock_guard<pool_spin_lock> lock(lock_);
         reserved_ += b->cls;
-        free_[pool_class_index(b->cls)].push_back(b);
+        free_[b->list].push_back(b);
       }
     }
     blocks.clear();
@@ -723,7 +809,7 @@ void pool_core<B>::hand_out(block* b, stream_handle s, std::size_t bytes, pool_m
       b->from_capture = b->refs > 1;
     }
   }
-  free_[pool_class_index(b->cls)].reserve(free_[pool_class_index(b->cls)].size() + 1);
+  free_[b->list].reserve(free_[b->list].size() + 1);
   ++allocations_;
 }
 

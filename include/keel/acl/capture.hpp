@@ -6,6 +6,7 @@
 // asked (CANN would end a capture it refuses, and destroy its model).
 #pragma once
 
+#include <algorithm>
 #include <iterator>
 #include <memory>
 #include <mutex>
@@ -67,7 +68,8 @@ struct capture_calls : stream_calls {
     s->dev->check(entered(*s->dev).aclrtStreamWaitEvent(s->native, e->native), "aclrtStreamWaitEvent");
     {
       std::lock_guard<std::mutex> lock(origin->m);
-      origin->capture_streams.push_back(s->native);
+      auto& joined = origin->capture_streams;
+      if (std::find(joined.begin(), joined.end(), s->native) == joined.end()) joined.push_back(s->native);
     }
     std::lock_guard<std::mutex> lock(s->m);
     s->keeper = origin;

@@ -97,6 +97,16 @@ struct introspection_calls : native_types {
     return tasks;
   }
 
+  // Task @p index of model_tasks' list (stream by stream), as ACL's handle.
+  static task_handle native_task(model_handle m, std::size_t index) {
+    for (acl::stream_handle st : native_streams(m)) {
+      const std::vector<task_handle> tasks = native_tasks(*m->dev, st);
+      if (index < tasks.size()) return tasks[index];
+      index -= tasks.size();
+    }
+    throw_error(keel::errc::invalid_parameter, "aclmdlRIGetTasksByStream", "the model has no such task");
+  }
+
   // ACL numbers a model's streams itself: keel reports the model's stream i as id i + 1.
   static std::vector<model_stream> model_streams(model_handle m) {
     std::vector<model_stream> out;
@@ -187,6 +197,27 @@ struct introspection_calls : native_types {
       for (std::size_t at = next[k]; at < m->launches.size(); ++at)
         if (m->launches[at].stream == m->launch_streams[k]) return std::vector<const typed_launch*>(tasks.size(), nullptr);
     }
+    return out;
+  }
+
+  // aclmdlRIKernelTaskGetAttribute for each attribute CANN lets be queried,
+  // on task @p index of model_tasks' list.
+  static kernel_attributes kernel_task_attributes(model_handle m, std::size_t index) {
+    const device& dev = *m->dev;
+    const api& a = entered(dev);
+    const task_handle task = native_task(m, index);
+    auto query = [&](kernel_attribute id) {
+      kernel_attribute_value v{};
+      dev.check(a.aclmdlRIKernelTaskGetAttribute(task, id, &v), "aclmdlRIKernelTaskGetAttribute");
+      return v;
+    };
+    kernel_attributes out;
+    out.schedule_mode = query(kernel_attribute::schedule_mode).schedule_mode;
+    out.dynamic_ub_bytes = query(kernel_attribute::dynamic_ub_size).dynamic_ub_bytes;
+    out.data_dump = query(kernel_attribute::data_dump).data_dump != 0;
+    out.timeout_s = query(kernel_attribute::timeout).timeout;
+    const kernel_attribute_value us = query(kernel_attribute::timeout_us);
+    out.timeout_us = (static_cast<std::uint64_t>(us.timeout_us.high) << 32) | us.timeout_us.low;
     return out;
   }
 

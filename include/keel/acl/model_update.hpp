@@ -242,7 +242,7 @@ struct model_update_calls : native_types {
       for (void* t : introspection_calls::native_tasks(*m->dev, st)) out.push_back(t);
     return out;
   }
-  static void* native_task(model_handle m, std::size_t index) { return all_tasks(m).at(index); }
+  static void* native_task(model_handle m, std::size_t index) { return introspection_calls::native_task(m, index); }
   static void drop_staged_launch(model_handle m, std::size_t index) noexcept {
     auto& v = m->staged_launches;
     v.erase(std::remove_if(v.begin(), v.end(), [&](const model_box::staged_launch& s) { return s.task == index; }),

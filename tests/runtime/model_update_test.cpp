@@ -453,6 +453,35 @@ TEST_CASE("task update: a later change of the same operator task replaces the ea
   }
   CHECK(c.run() == std::make_pair(2.0f, 5.0f));  // 2 + 3 * 1
 }
+
+TEST_CASE("task update: kernel tasks that do not pair one to one with launches take no typed arguments - acl",
+          "[runtime][model_update]") {
+  acl::stream s{acl::device()};
+  float tmp = 1.0f, other = 1.0f, out = 0.0f;
+  acl::model m;
+  {
+    acl::capture_scope capture{s};
+    s.launch(other_kind, [](keel::acl::launch_context&, int) {}, 1);  // a launch that issues no ACL task
+    acl::axpy(s, &out, &tmp, &other, 1.0f);
+    m = capture.end();
+  }
+  keel::task_info add;
+  for (const keel::task_info& t : m.tasks())
+    if (t.type == task_type::kernel) add = t;
+  REQUIRE(add.type == task_type::kernel);
+  CHECK(add.kernel.argument_count == 0);  // keel cannot tell which launch issued it
+  auto alpha5 =
+      keel::acl::prepare_add(acl::device(), acl::one(&tmp), acl::one(&other), keel::ops::scalar(5.0f), acl::one(&out));
+  void* const no_workspace = nullptr;
+  keel::acl::task_update_scope update{m};
+  auto e = error_of([&] { update.set_arguments(add, alpha5.plan(), no_workspace); });
+  CHECK(matches(e.code, errc::invalid_parameter));
+  CHECK_THAT(e.what, Catch::Contains("do not pair") && Catch::Contains("the task is unchanged"));
+  update.end(s);
+  m.execute(s);
+  s.synchronize();
+  CHECK(out == 2.0f);
+}
 #endif
 
 TEST_CASE("update_model: whole-model updates race an execution in flight; each execution runs one source's tasks - host",

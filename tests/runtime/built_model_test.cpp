@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "test_support.hpp"
 
@@ -76,6 +77,17 @@ KEEL_BACKEND_TEST("built model: the head runs, a switch that holds jumps to its 
   three_streams<TestType> t;
   model m = t.build();
   CHECK(m.task_count() == 9);  // 4 on head, 3 on branch, 2 on extra (end tasks included)
+  // tasks() lists each stream's tasks with its switch, activation and end
+  // tasks (CANN's aclmdlRITaskType has no type for them: other on ACL).
+  {
+    using tt = keel::task_type;
+    const auto control = [](tt t) { return TestType::is_host ? t : tt::other; };
+    std::vector<tt> kinds;
+    for (const keel::task_info& task : m.tasks()) kinds.push_back(task.type);
+    CHECK(kinds == std::vector<tt>{tt::kernel, control(tt::switch_), tt::kernel, tt::other, tt::kernel,
+                                   control(tt::activation), tt::other, tt::kernel, tt::other});
+    CHECK(m.streams().size() == 3);
+  }
   stream s{dev};
   CHECK(t.out[0] == 0.0f);  // recorded, not run
   m.execute(s);

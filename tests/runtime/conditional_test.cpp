@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <vector>
 
 #include "test_support.hpp"
 
@@ -76,6 +77,12 @@ KEEL_BACKEND_TEST("conditional: IF runs its then body when the condition is not 
     m = capture.end();
   }
   CHECK(m.task_count() == 1);
+  {
+    // tasks() lists the conditional (CANN's aclmdlRITaskType has no type for it: other on ACL).
+    const std::vector<keel::task_info> listed = m.tasks();
+    REQUIRE(listed.size() == 1);
+    CHECK(listed[0].type == (TestType::is_host ? keel::task_type::conditional : keel::task_type::other));
+  }
   m.execute(s);
   s.synchronize();
   CHECK(then_runs == 1.0f);

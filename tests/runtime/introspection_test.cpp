@@ -244,6 +244,39 @@ KEEL_BACKEND_TEST("model: streams() and tasks() list each stream's tasks in orde
   CHECK(copied == 3.0f);
 }
 
+KEEL_BACKEND_TEST("model: kernel_attributes reads a kernel task's launch attributes; other and unknown tasks are refused",
+                  "[runtime][introspection]") {
+  KEEL_USING_BACKEND(TestType);
+  stream s{TestType::device()};
+  float tmp = 1.0f, other = 2.0f, out = 0.0f;
+  device_buffer staging{s, sizeof(float)};
+  model m;
+  {
+    capture_scope capture{s};
+    TestType::axpy(s, &out, &tmp, &other, 1.0f);
+    s.copy_async(staging.span(), keel::host_span(&out, sizeof(float)));
+    m = capture.end();
+  }
+  keel::task_info kernel, copy;
+  for (const keel::task_info& t : m.tasks()) (t.type == task_type::kernel ? kernel : copy) = t;
+  REQUIRE(kernel.type == task_type::kernel);
+  REQUIRE(copy.type != task_type::kernel);
+  // The launches set no attribute: each reads as the runtime's default.
+  const keel::kernel_attributes a = m.kernel_attributes(kernel);
+  CHECK(a.schedule_mode == 0);
+  CHECK(a.dynamic_ub_bytes == 0);
+  CHECK_FALSE(a.data_dump);
+  CHECK(a.timeout_s == 0);
+  CHECK(a.timeout_us == 0);
+  KEEL_REQUIRE_ERROR(m.kernel_attributes(copy), errc::invalid_parameter, "only kernel tasks have launch attributes");
+  keel::task_info missing = kernel;
+  missing.sequence = 1000;
+  KEEL_REQUIRE_ERROR(m.kernel_attributes(missing), errc::invalid_parameter, "has no task at stream 0, sequence 1000");
+  m.execute(s);
+  s.synchronize();
+  CHECK(out == 3.0f);
+}
+
 KEEL_BACKEND_TEST("model: to_dot and to_json show every stream and task of the model",
                   "[runtime][introspection][dump]") {
   captured<TestType> c;

@@ -3,7 +3,8 @@
 // task's arguments, a copy's addresses, disabling a task, committed in
 // stream order; a model updated from another capture of the same topology.
 // Each rule is broken once, its error checked, and the model shown to
-// execute with its old parameters. Typed arguments and copies on the host
+// execute with its old parameters. Typed arguments on both backends (on
+// ACL an operator task takes a new executor's plan), copies on the host
 // backend (" - host"); disabling and update_model on both (" - acl": over
 // aclmdlRITaskDisable / GetParams / SetParams / aclmdlRIUpdate).
 #include <catch2/catch.hpp>
@@ -400,15 +401,86 @@ KEEL_BACKEND_TEST("task update: a disabled kernel no longer runs; one update of 
 }
 
 #ifdef KEEL_ACL_EMULATION_DIR
-TEST_CASE("task update: ACL kernel tasks hold the runtime's argument block; typed arguments are refused - acl",
+// run_on is a launch of (plan, workspace): an operator task takes another
+// executor's plan, typed, through aclmdlRITaskGetParams / SetParams / Update.
+TEST_CASE("task update: an operator task takes a new executor's plan; other argument types are refused - acl",
           "[runtime][model_update]") {
   two_kernels<acl> c(1.0f, 1.0f);
-  keel::acl::task_update_scope update{c.m};
-  auto e = error_of([&] { update.set_arguments(c.kernel(0), &c.out, &c.tmp, &c.other, 5.0f); });
-  CHECK(matches(e.code, errc::invalid_parameter));
-  CHECK_THAT(e.what, Catch::Contains("holds the runtime's argument block"));
-  update.end(c.s);
+  const keel::task_info add = c.kernel(0);
+  REQUIRE(add.kernel.argument_count == 2);  // the plan and the workspace, as run_on launched them
+  auto alpha5 = keel::acl::prepare_add(acl::device(), acl::one(&c.tmp), acl::one(&c.other), keel::ops::scalar(5.0f),
+                                       acl::one(&c.out));
+  void* const no_workspace = nullptr;
+  {
+    keel::acl::task_update_scope update{c.m};
+    auto e = error_of([&] { update.set_arguments(add, alpha5.plan(), 5.0f); });
+    CHECK(matches(e.code, errc::invalid_parameter));
+    CHECK_THAT(e.what, Catch::Contains("set_arguments") && Catch::Contains("argument 1 is ") &&
+                           Catch::Contains("passed float (4 bytes)") && Catch::Contains("the task is unchanged"));
+    e = error_of([&] { update.set_arguments(add, alpha5.plan()); });
+    CHECK_THAT(e.what, Catch::Contains("takes 2 arguments and the update passed 1"));
+    CHECK(c.run() == std::make_pair(2.0f, 3.0f));  // nothing staged by the refusals
+    update.set_arguments(add, alpha5.plan(), no_workspace);
+    CHECK(c.run() == std::make_pair(2.0f, 3.0f));  // staged only
+    update.end(c.s);
+  }
+  CHECK(c.run() == std::make_pair(6.0f, 7.0f));  // 1 + 5 * 1, then 6 + 1 * 1
+  CHECK(c.kernel(0).kernel.argument_count == 2);
+  // The executor may go: the model keeps the plan its task runs.
+  alpha5 = keel::acl::executor{};
+  CHECK(c.run() == std::make_pair(6.0f, 7.0f));
+}
+
+TEST_CASE("task update: a later change of the same operator task replaces the earlier; a refused scope changes nothing - acl",
+          "[runtime][model_update]") {
+  two_kernels<acl> c(1.0f, 1.0f);
+  auto alpha3 = keel::acl::prepare_add(acl::device(), acl::one(&c.out), acl::one(&c.other), keel::ops::scalar(3.0f),
+                                       acl::one(&c.out2));
+  auto alpha9 = keel::acl::prepare_add(acl::device(), acl::one(&c.out), acl::one(&c.other), keel::ops::scalar(9.0f),
+                                       acl::one(&c.out2));
+  void* const no_workspace = nullptr;
+  {
+    keel::acl::task_update_scope update{c.m};
+    update.set_arguments(c.kernel(1), alpha9.plan(), no_workspace);
+    update.cancel();
+  }
   CHECK(c.run() == std::make_pair(2.0f, 3.0f));
+  {
+    keel::acl::task_update_scope update{c.m};
+    update.set_arguments(c.kernel(1), alpha9.plan(), no_workspace);
+    update.set_arguments(c.kernel(1), alpha3.plan(), no_workspace);
+    update.end(c.s);
+  }
+  CHECK(c.run() == std::make_pair(2.0f, 5.0f));  // 2 + 3 * 1
+}
+
+TEST_CASE("task update: kernel tasks that do not pair one to one with launches take no typed arguments - acl",
+          "[runtime][model_update]") {
+  acl::stream s{acl::device()};
+  float tmp = 1.0f, other = 1.0f, out = 0.0f;
+  acl::model m;
+  {
+    acl::capture_scope capture{s};
+    s.launch(other_kind, [](keel::acl::launch_context&, int) {}, 1);  // a launch that issues no ACL task
+    acl::axpy(s, &out, &tmp, &other, 1.0f);
+    m = capture.end();
+  }
+  keel::task_info add;
+  for (const keel::task_info& t : m.tasks())
+    if (t.type == task_type::kernel) add = t;
+  REQUIRE(add.type == task_type::kernel);
+  CHECK(add.kernel.argument_count == 0);  // keel cannot tell which launch issued it
+  auto alpha5 =
+      keel::acl::prepare_add(acl::device(), acl::one(&tmp), acl::one(&other), keel::ops::scalar(5.0f), acl::one(&out));
+  void* const no_workspace = nullptr;
+  keel::acl::task_update_scope update{m};
+  auto e = error_of([&] { update.set_arguments(add, alpha5.plan(), no_workspace); });
+  CHECK(matches(e.code, errc::invalid_parameter));
+  CHECK_THAT(e.what, Catch::Contains("do not pair") && Catch::Contains("the task is unchanged"));
+  update.end(s);
+  m.execute(s);
+  s.synchronize();
+  CHECK(out == 2.0f);
 }
 #endif
 

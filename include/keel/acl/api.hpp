@@ -155,6 +155,8 @@
   X(ascendcl, status, aclmdlRITaskGetSeqId, (task_handle task, std::uint32_t * id))                            \
   X(ascendcl, status, aclmdlRITaskGetParams, (task_handle task, ri_task_params * params))                      \
   X(ascendcl, status, aclmdlRITaskSetParams, (task_handle task, ri_task_params * params))                      \
+  X(ascendcl, status, aclmdlRIKernelTaskGetAttribute, (task_handle task, kernel_attribute attrId,               \
+                                                       kernel_attribute_value * attrValue))                     \
   X(ascendcl, status, aclmdlRITaskDisable, (task_handle task))                                                  \
   X(ascendcl, status, aclmdlRIUpdate, (model_handle modelRI))                                                   \
   X(ascendcl, status, aclrtGetFunctionName, (function_handle funcHandle, std::uint32_t maxLen, char* name))    \

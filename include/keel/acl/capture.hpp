@@ -6,15 +6,20 @@
 // asked (CANN would end a capture it refuses, and destroy its model).
 #pragma once
 
+#include <algorithm>
 #include <iterator>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "keel/acl/detail/handles.hpp"
 #include "keel/acl/event.hpp"
 #include "keel/acl/stream.hpp"
+#include "keel/runtime/model_tasks.hpp"
+#include "keel/runtime/stream.hpp"
 
 #include "keel/core/config.hpp"
 
@@ -54,11 +59,18 @@ struct capture_calls : stream_calls {
     s->keeper = s;
     s->capture_host_calls = false;
     s->capture_bodies.clear();
+    s->capture_launches.clear();
+    s->capture_streams.assign(1, s->native);
   }
 
   // s forks into origin's capture by waiting on e (ACL joins it to the capture).
   static void capture_join(stream_handle s, stream_handle origin, event_handle e) {
     s->dev->check(entered(*s->dev).aclrtStreamWaitEvent(s->native, e->native), "aclrtStreamWaitEvent");
+    {
+      std::lock_guard<std::mutex> lock(origin->m);
+      auto& joined = origin->capture_streams;
+      if (std::find(joined.begin(), joined.end(), s->native) == joined.end()) joined.push_back(s->native);
+    }
     std::lock_guard<std::mutex> lock(s->m);
     s->keeper = origin;
   }
@@ -82,6 +94,11 @@ struct capture_calls : stream_calls {
       body->bodies.insert(body->bodies.end(), s->capture_bodies.begin(), s->capture_bodies.end());
       s->capture_bodies.clear();
       s->keeper = nullptr;
+      std::lock_guard<std::mutex> launches(body->launch_m);
+      body->launches.swap(s->capture_launches);
+      body->launch_streams.swap(s->capture_streams);
+      s->capture_launches.clear();
+      s->capture_streams.clear();
       return body;
     }
     box->native = native;
@@ -98,6 +115,8 @@ struct capture_calls : stream_calls {
     box->bodies.swap(s->capture_bodies);
     s->capture_bodies.clear();
     s->keeper = nullptr;
+    box->launches.swap(s->capture_launches);
+    box->launch_streams.swap(s->capture_streams);
     return box.release();
   }
 
@@ -111,6 +130,8 @@ struct capture_calls : stream_calls {
       s->keeper = nullptr;
       s->capture_host_calls = false;
       s->capture_bodies.clear();
+      s->capture_launches.clear();
+      s->capture_streams.clear();
     }
     if (!native_capturing(s)) return;  // ACL ended it already
     if (group_open && a.aclmdlRICaptureTaskGrpEnd.get() != nullptr) {
@@ -126,9 +147,14 @@ struct capture_calls : stream_calls {
   static void destroy_model(model_handle m) noexcept {
     if (m->adopted) return;  // released: its new owner destroys it; the record stays with the device
     m->dev->models_.remove(m->native, m);
-    const auto destroy = entered(*m->dev).aclmdlRIDestroy.get();
+    const api& a = entered(*m->dev);
+    const auto destroy = a.aclmdlRIDestroy.get();
     const status st = destroy != nullptr ? destroy(m->native) : 0;
     if (st != 0) report_error(make_status_code(st), "aclmdlRIDestroy", "the model could not be destroyed");
+    // The models its tasks took typed arguments' parameters from, then the
+    // stream those were captured on.
+    m->argument_sources.clear();
+    if (m->scratch != nullptr && a.aclrtDestroyStream.get() != nullptr) a.aclrtDestroyStream.get()(m->scratch);
     delete m;
   }
 
@@ -190,10 +216,55 @@ struct capture_calls : stream_calls {
   static void captured_launch_host(stream_handle s, F&& f) {
     launch_host_call(s, std::forward<F>(f), true, keeper_of(s));
   }
+  // A kernel that stream::launch issued with copyable arguments is recorded
+  // for the model (typed_launch) before its body issues its ACL work.
   template <class F>
   static void captured_launch_kernel(stream_handle s, kernel_kind kind, F&& f) {
+    typed_launch record;
+    stream_handle keeper = nullptr;
+    if (launch_typing<std::decay_t<F>>::note(record, f, s->native)) {
+      std::lock_guard<std::mutex> lock(s->m);
+      keeper = s->keeper;  // null: a capture keel did not begin keeps no books
+    }
+    if (keeper != nullptr) {
+      std::lock_guard<std::mutex> lock(keeper->m);
+      keeper->capture_launches.reserve(keeper->capture_launches.size() + 1);
+    }
     launch_kernel(s, kind, std::forward<F>(f));
+    if (keeper != nullptr) {
+      std::lock_guard<std::mutex> lock(keeper->m);
+      keeper->capture_launches.push_back(std::move(record));  // reserved above: cannot throw
+    }
   }
+  template <class F>
+  struct launch_typing {
+    static bool note(typed_launch&, const F&, acl::stream_handle) noexcept { return false; }
+  };
+  template <class Fn, class... Args>
+  struct launch_typing<keel::detail::bound_kernel<Fn, Args...>> {
+    using args_type = std::tuple<Args...>;
+    static bool note(typed_launch& r, const keel::detail::bound_kernel<Fn, Args...>& k, acl::stream_handle native) {
+      if constexpr (std::is_copy_constructible_v<Fn> && std::is_copy_constructible_v<args_type>) {
+        r.stream = native;
+        r.signature = keel::detail::signature_of<args_type>();
+        r.kernel = std::make_shared<const Fn>(k.fn);
+        r.reissue = &reissue;
+        r.arguments.resize(sizeof...(Args));
+        k.describe_arguments([](const auto& a) { return describe_argument(a); }, r.arguments.data());
+        return true;
+      } else {
+        (void)r;
+        (void)k;
+        (void)native;
+        return false;
+      }
+    }
+    static void reissue(const void* kernel, device& dev, acl::stream_handle stream, const void* args) {
+      const Fn& fn = *static_cast<const Fn*>(kernel);
+      launch_context ctx(dev, stream);
+      std::apply([&](const auto&... a) { fn(ctx, a...); }, *static_cast<const args_type*>(args));
+    }
+  };
   static void captured_copy_async(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind kind,
                                   std::shared_ptr<void> keep_dst, std::shared_ptr<void> keep_src) {
     copy_async(s, dst, src, bytes, kind, std::move(keep_dst), std::move(keep_src));

@@ -77,12 +77,13 @@ struct introspection_calls : native_types {
   }
   static void abort_model(model_handle m) { m->dev->check(entered(*m->dev).aclmdlRIAbort(m->native), "aclmdlRIAbort"); }
 
-  static std::vector<acl::stream_handle> native_streams(model_handle m) {
-    const api& a = entered(*m->dev);
+  static std::vector<acl::stream_handle> native_streams(model_handle m) { return native_streams(*m->dev, m->native); }
+  static std::vector<acl::stream_handle> native_streams(const device& dev, acl::model_handle native) {
+    const api& a = entered(dev);
     std::uint32_t n = 0;
-    m->dev->check(a.aclmdlRIGetStreams(m->native, nullptr, &n), "aclmdlRIGetStreams");
+    dev.check(a.aclmdlRIGetStreams(native, nullptr, &n), "aclmdlRIGetStreams");
     std::vector<acl::stream_handle> streams(n);
-    if (n != 0) m->dev->check(a.aclmdlRIGetStreams(m->native, streams.data(), &n), "aclmdlRIGetStreams");
+    if (n != 0) dev.check(a.aclmdlRIGetStreams(native, streams.data(), &n), "aclmdlRIGetStreams");
     streams.resize(n);
     return streams;
   }
@@ -96,6 +97,16 @@ struct introspection_calls : native_types {
     return tasks;
   }
 
+  // Task @p index of model_tasks' list (stream by stream), as ACL's handle.
+  static task_handle native_task(model_handle m, std::size_t index) {
+    for (acl::stream_handle st : native_streams(m)) {
+      const std::vector<task_handle> tasks = native_tasks(*m->dev, st);
+      if (index < tasks.size()) return tasks[index];
+      index -= tasks.size();
+    }
+    throw_error(keel::errc::invalid_parameter, "aclmdlRIGetTasksByStream", "the model has no such task");
+  }
+
   // ACL numbers a model's streams itself: keel reports the model's stream i as id i + 1.
   static std::vector<model_stream> model_streams(model_handle m) {
     std::vector<model_stream> out;
@@ -106,6 +117,19 @@ struct introspection_calls : native_types {
   }
 
   static std::vector<task_info> model_tasks(model_handle m) {
+    std::vector<task_info> out = model_tasks_unpaired(m);
+    // Kernels stream::launch issued report the arguments they run with.
+    std::lock_guard<std::mutex> lock(m->launch_m);
+    const std::vector<const typed_launch*> launches = launches_of(m, out);
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if (launches[i] == nullptr || out[i].group != 0) continue;  // a group's tasks are its updates'
+      out[i].kernel.arguments = launches[i]->arguments.data();
+      out[i].kernel.argument_count = launches[i]->arguments.size();
+    }
+    return out;
+  }
+  // The tasks as ACL reports them (no kernel arguments).
+  static std::vector<task_info> model_tasks_unpaired(model_handle m) {
     const device& dev = *m->dev;
     const api& a = entered(dev);
     std::vector<task_info> out;
@@ -145,6 +169,55 @@ struct introspection_calls : native_types {
         out.push_back(info);
       }
     }
+    return out;
+  }
+
+  // The typed launch behind each task of @p tasks (null where there is
+  // none). ACL does not say which launch issued a task: keel pairs them in
+  // order. The model's stream k is the k-th aclrtStream to join its capture
+  // (or to be bound to it), and that stream's kernel tasks are, in order,
+  // the kernels stream::launch issued to it, one task each. When any
+  // stream's counts differ (a launch issued no kernel task, or several, or
+  // kernels came from elsewhere), nothing is paired: all null. Under m->launch_m.
+  static std::vector<const typed_launch*> launches_of(model_handle m, const std::vector<task_info>& tasks) {
+    std::vector<const typed_launch*> out(tasks.size(), nullptr);
+    std::size_t streams = 0;
+    for (const task_info& t : tasks) streams = std::max(streams, t.stream + 1);
+    if (m->launches.empty() || streams != m->launch_streams.size()) return out;
+    std::vector<std::size_t> next(streams, 0);  // per stream: the next launch index into m->launches to try
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+      if (tasks[i].type != task_type::kernel) continue;
+      const acl::stream_handle native = m->launch_streams[tasks[i].stream];
+      std::size_t& at = next[tasks[i].stream];
+      while (at < m->launches.size() && m->launches[at].stream != native) ++at;
+      if (at == m->launches.size()) return std::vector<const typed_launch*>(tasks.size(), nullptr);
+      out[i] = &m->launches[at++];
+    }
+    for (std::size_t k = 0; k < streams; ++k) {  // no launch left unpaired
+      for (std::size_t at = next[k]; at < m->launches.size(); ++at)
+        if (m->launches[at].stream == m->launch_streams[k]) return std::vector<const typed_launch*>(tasks.size(), nullptr);
+    }
+    return out;
+  }
+
+  // aclmdlRIKernelTaskGetAttribute for each attribute CANN lets be queried,
+  // on task @p index of model_tasks' list.
+  static kernel_attributes kernel_task_attributes(model_handle m, std::size_t index) {
+    const device& dev = *m->dev;
+    const api& a = entered(dev);
+    const task_handle task = native_task(m, index);
+    auto query = [&](kernel_attribute id) {
+      kernel_attribute_value v{};
+      dev.check(a.aclmdlRIKernelTaskGetAttribute(task, id, &v), "aclmdlRIKernelTaskGetAttribute");
+      return v;
+    };
+    kernel_attributes out;
+    out.schedule_mode = query(kernel_attribute::schedule_mode).schedule_mode;
+    out.dynamic_ub_bytes = query(kernel_attribute::dynamic_ub_size).dynamic_ub_bytes;
+    out.data_dump = query(kernel_attribute::data_dump).data_dump != 0;
+    out.timeout_s = query(kernel_attribute::timeout).timeout;
+    const kernel_attribute_value us = query(kernel_attribute::timeout_us);
+    out.timeout_us = (static_cast<std::uint64_t>(us.timeout_us.high) << 32) | us.timeout_us.low;
     return out;
   }
 

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -188,6 +189,16 @@ struct built_model_calls : native_types {
     std::vector<ref_ptr<external_slot>> externals = m->externals;  // each part's external records and waits
     for (const auto& rec : b.parts)
       externals.insert(externals.end(), rec.stream->target->externals.begin(), rec.stream->target->externals.end());
+    // Introspection lists every part's tasks, its control steps among them.
+    // Their replay nodes are the parts' own, which no per-task update
+    // replaces (the model's one node is the program).
+    std::vector<task_record> records;
+    for (const auto& rec : b.parts)
+      records.insert(records.end(), rec.stream->target->records.begin(), rec.stream->target->records.end());
+    for (task_record& r : records) r.node = task_record::no_node;
+    std::vector<model_stream> streams = model_state::build_streams(records);
+    std::vector<task_info> tasks = model_state::build_tasks(records);  // views the records' arguments, which stay put
+    std::vector<std::uint32_t> order = model_state::build_order(records, streams);
     std::vector<replay_task> nodes;
     nodes.emplace_back(make_failure_aware([prog = std::shared_ptr<const built_program>(program)](bool work) {
                          prog->run(work);
@@ -198,15 +209,30 @@ struct built_model_calls : native_types {
     m->groups = std::move(groups);
     m->nodes = std::move(nodes);
     m->externals = std::move(externals);
+    std::lock_guard<std::mutex> lock(m->meta_m);
+    m->records.swap(records);
+    m->stream_list.swap(streams);
+    m->task_list.swap(tasks);
+    m->task_records.swap(order);
   }
 
   static void build_unbind(model_handle, stream_handle s) noexcept { s->bound = nullptr; }
 
  private:
   static built_state& state(model_handle m) noexcept { return *static_cast<built_state*>(m->built.get()); }
+  // The step, and its task record for introspection: an activation, a
+  // switch, or an end task (which CANN's aclmdlRIEndTask adds; keel calls it other).
   static void control(stream_handle s, built_step step) {
     auto& rec = s->bound->parts[s->bound_part];
+    auto& records = s->target->records;
+    records.reserve(records.size() + 1);
     rec.controls.emplace_back(s->target->nodes.size(), step);
+    task_record r;
+    r.type = step.what == built_step::op::activate    ? task_type::activation
+             : step.what == built_step::op::switch_to ? task_type::switch_
+                                                      : task_type::other;
+    r.stream_id = s->id;
+    records.push_back(std::move(r));  // reserved above: cannot throw
   }
 };
 /// @endcond

@@ -61,6 +61,8 @@ struct introspection_calls : native_types {
     std::lock_guard<std::mutex> lock(m->meta_m);  // a committed update rewrites entries
     return m->task_list;
   }
+  // The host launches no kernel with attributes: each reads as CANN's default.
+  static kernel_attributes kernel_task_attributes(model_handle, std::size_t) noexcept { return {}; }
 };
 /// @endcond
 

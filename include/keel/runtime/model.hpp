@@ -103,6 +103,14 @@ class model_ops {
   std::vector<model_stream> streams() const { return introspected<B>::model_streams(checked("keel::model::streams")); }
   /** @brief Every task, stream by stream (as streams() lists them), each stream's in its order. */
   std::vector<task_info> tasks() const { return introspected<B>::model_tasks(checked("keel::model::tasks")); }
+  /**
+   * @brief The launch attributes of kernel task @p task (named as tasks()
+   * lists it): aclmdlRIKernelTaskGetAttribute on ACL.
+   * @throws keel::error invalid_parameter (no such task, or not a kernel).
+   */
+  ::keel::kernel_attributes kernel_attributes(const task_info& task) const {
+    return introspected<B>::kernel_task_attributes(checked("keel::model::kernel_attributes"), task);
+  }
   /** @brief The tasks of one of the model's streams, in its order. */
   std::vector<task_info> tasks(const model_stream& stream) const {
     std::vector<task_info> all = tasks(), mine;

@@ -173,6 +173,24 @@ struct copy_params {
 };
 
 /**
+ * @brief A kernel task's launch attributes, as CANN's
+ * aclmdlRIKernelTaskGetAttribute reports those it lets be queried
+ * (aclrtLaunchKernelAttrValue; the engine type, the block offset and the
+ * prefetch flag cannot be queried). A field the launch did not set reads as
+ * the runtime's default, 0; the host backend launches no kernel with
+ * attributes, so every field is 0 there.
+ *
+ * Ownership: a value. Thread safety: a value.
+ */
+struct kernel_attributes {
+  std::uint8_t schedule_mode = 0;      ///< 0: starts when one of its cores is free; 1 (batch): when all are
+  std::uint32_t dynamic_ub_bytes = 0;  ///< the vector cores' UB buffer a SIMT kernel needs (dynUBufSize)
+  bool data_dump = false;              ///< its data is dumped (isDataDump)
+  std::uint16_t timeout_s = 0;         ///< its timeout in seconds (timeout; 0: the runtime's)
+  std::uint64_t timeout_us = 0;        ///< its timeout in microseconds (timeoutUs; set instead of timeout_s)
+};
+
+/**
  * @brief One task of a model, as introspection reports it: its type, its
  * stream (an index into the model's streams()), its sequence id (its
  * position in that stream's order), its task group (0: none) and, by type,

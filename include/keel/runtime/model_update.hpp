@@ -51,7 +51,12 @@ struct model_update_backend {
  * execution already running keeps the tasks it started with).
  *
  * Tasks are named as `model.tasks()` lists them (their stream and sequence
- * id). The tasks of a task group are not changed here (an update_scope of
+ * id). On ACL a kernel takes new arguments when stream::launch issued it
+ * while the model was captured or built (an operator's run_on is such a
+ * launch: its task takes another executor's plan); its launch is issued
+ * again with them and the task takes the parameters of the kernel task that
+ * yields (aclmdlRITaskGetParams / SetParams / aclmdlRIUpdate). CANN's task
+ * parameters have no copy task, so set_copy is refused there. The tasks of a task group are not changed here (an update_scope of
  * the group replaces them). Each call checks its rule and changes nothing
  * when it fails; a later change of the same task replaces an earlier one.
  * Finishes as every keel scope does: end() commits, cancel() abandons (the

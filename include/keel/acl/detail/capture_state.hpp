@@ -5,10 +5,13 @@
 
 #include <atomic>
 
+#include <cstddef>
 #include <memory>
+#include <mutex>
 #include <utility>
 #include <vector>
 
+#include "keel/acl/detail/stream_state.hpp"
 #include "keel/acl/types.hpp"
 #include "keel/runtime/checked/books.hpp"
 #include "keel/runtime/checked/build_books.hpp"
@@ -57,6 +60,25 @@ struct model_box {
   // parameters it takes (null: disable it). Claim holder only.
   std::atomic<bool> update_claimed{false};
   std::vector<std::pair<void*, void*>> staged;
+  // Typed kernel arguments staged for a task (set_arguments): the task's
+  // index in the model's list, its new arguments, and the model of the one
+  // kernel task the launch issued again with them (whose parameters the
+  // task takes). Claim holder only.
+  struct staged_launch {
+    std::size_t task = 0;
+    std::vector<kernel_argument> arguments;
+    std::shared_ptr<void> source;
+  };
+  std::vector<staged_launch> staged_launches;
+  // The kernels stream::launch issued while the model was captured (or
+  // built), the aclrtStreams in the order they joined, and per task whose
+  // arguments an update set, the model its parameters came from (kept while
+  // this model may run them). Guarded by launch_m.
+  std::mutex launch_m;
+  std::vector<typed_launch> launches;
+  std::vector<stream_handle> launch_streams;
+  std::vector<std::pair<std::size_t, std::shared_ptr<void>>> argument_sources;
+  stream_handle scratch = nullptr;  // the aclrtStream set_arguments issues launches again on (destroyed with the model)
 };
 /// @endcond
 

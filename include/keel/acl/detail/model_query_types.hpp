@@ -52,6 +52,26 @@ struct ri_task_params {
   };
 };
 static_assert(sizeof(ri_task_params) == 4 * 4 + 3 * sizeof(void*) + 32 + 128, "aclmdlRITaskParams' layout");
+
+/// aclrtLaunchKernelAttrId: the attributes aclmdlRIKernelTaskGetAttribute answers for.
+enum class kernel_attribute : int { schedule_mode = 1, dynamic_ub_size = 2, data_dump = 6, timeout = 7, timeout_us = 8 };
+
+/// aclrtTimeoutUs.
+struct timeout_us_value {
+  std::uint32_t low;   ///< timeoutLow
+  std::uint32_t high;  ///< timeoutHigh
+};
+
+/// aclrtLaunchKernelAttrValue (the members keel reads; the layout is CANN's).
+union kernel_attribute_value {
+  std::uint8_t schedule_mode;       ///< schemMode
+  std::uint32_t dynamic_ub_bytes;   ///< dynUBufSize
+  std::uint8_t data_dump;           ///< isDataDump
+  std::uint16_t timeout;            ///< timeout (seconds)
+  timeout_us_value timeout_us;      ///< timeoutUs
+  std::uint32_t rsv[4];
+};
+static_assert(sizeof(kernel_attribute_value) == 16, "aclrtLaunchKernelAttrValue's layout");
 /// @endcond
 
 } KEEL_END_NAMESPACE  // namespace keel::acl

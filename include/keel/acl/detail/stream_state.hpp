@@ -14,6 +14,7 @@
 #include "keel/acl/api.hpp"
 #include "keel/acl/types.hpp"
 #include "keel/runtime/checked/books.hpp"
+#include "keel/runtime/model_tasks.hpp"
 
 #include "keel/core/config.hpp"
 
@@ -81,6 +82,20 @@ struct host_call_of final : host_call {
   F f;
 };
 
+// A kernel that stream::launch issued while capturing, with copyable
+// arguments: enough to issue it again with new arguments of the same types
+// (a per-task update, keel/acl/model_update.hpp) and to report its
+// arguments (keel/acl/introspection.hpp).
+struct typed_launch {
+  stream_handle stream = nullptr;     // the aclrtStream its body issued to
+  const void* signature = nullptr;    // keel::detail::signature_of its arguments' std::tuple
+  std::shared_ptr<const void> kernel;  // the launch's callable (without its arguments)
+  // Runs the callable with the arguments behind args (a std::tuple of the
+  // recorded types) on stream of dev: it issues the kernel's ACL work there.
+  void (*reissue)(const void* kernel, device& dev, stream_handle stream, const void* args) = nullptr;
+  std::vector<kernel_argument> arguments;  // as captured, then as the last update set them
+};
+
 struct stream_box {
   stream_handle native = nullptr;
   device* dev = nullptr;
@@ -107,6 +122,10 @@ struct stream_box {
   // The conditional bodies the capture this stream began made (their host
   // callables are known only when their own captures end): moved into the model.
   std::vector<model_box*> capture_bodies;
+  // The capture's typed kernel launches, and the aclrtStreams in the order
+  // they joined it (on the stream that began it): moved into the model.
+  std::vector<typed_launch> capture_launches;
+  std::vector<stream_handle> capture_streams;
   bool group_open = false;          // ACL has a task group open on it (capture_discard ends it)
   model_box* capture_into = nullptr;  // the conditional body its next capture fills (keel/acl/conditional.hpp)
   // The checked layer's books (keel/runtime/checked/books.hpp).

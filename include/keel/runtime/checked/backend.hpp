@@ -248,6 +248,7 @@ struct backend : Native {
   static void abort_model(model_handle m);
   static std::vector<model_stream> model_streams(model_handle m);
   static std::vector<task_info> model_tasks(model_handle m);
+  static kernel_attributes kernel_task_attributes(model_handle m, const task_info& task);
 
   // ---- task groups and updates -------------------------------------------------
 

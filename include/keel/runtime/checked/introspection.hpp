@@ -103,6 +103,25 @@ template <class Native>
 std::vector<task_info> backend<Native>::model_tasks(model_handle m) {
   return N::model_tasks(m);
 }
+
+// The task is named by its stream and sequence id, as model_tasks lists it.
+template <class Native>
+kernel_attributes backend<Native>::kernel_task_attributes(model_handle m, const task_info& task) {
+  static constexpr const char* api = "keel::model::kernel_attributes";
+  const std::vector<task_info> tasks = N::model_tasks(m);
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    if (tasks[i].stream != task.stream || tasks[i].sequence != task.sequence) continue;
+    if (tasks[i].type != task_type::kernel)
+      ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                     {"task (stream ", task.stream, ", sequence ", task.sequence, ") of model #",
+                                      model_id(m), " is a ", to_string(tasks[i].type),
+                                      " task: only kernel tasks have launch attributes"});
+    return N::kernel_task_attributes(m, i);
+  }
+  ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                 {"model #", model_id(m), " has no task at stream ", task.stream, ", sequence ",
+                                  task.sequence, " (name tasks as model.tasks() lists them)"});
+}
 /// @endcond
 
 } KEEL_END_NAMESPACE  // namespace keel::checked

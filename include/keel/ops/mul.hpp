@@ -49,20 +49,20 @@ inline executor prepare_mul(const kernel_table& k, const tensor& self, const ten
   detail::check_out_shape(api, out, shape, "the broadcast shape of self and other");
   const auto rt = result_type({&self, &other});
   if (!rt) {
-    throw_error(errc::invalid_parameter, api,
-                std::string("self (") + dtype_name(self.type()) + ") and other (" + dtype_name(other.type()) +
-                    ") promote to int16, which keel does not have");
+    ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                   {"self (", dtype_name(self.type()), ") and other (", dtype_name(other.type()),
+                                    ") promote to int16, which keel does not have"});
   }
   const dtype compute = *rt;
   if (!(is_floating(compute) || compute == dtype::int32 || compute == dtype::int64)) {
-    throw_error(errc::invalid_parameter, api,
-                std::string("self and other promote to ") + dtype_name(compute) +
-                    "; mul supports float32, float16, bfloat16, int32 and int64");
+    ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                   {"self and other promote to ", dtype_name(compute),
+                                    "; mul supports float32, float16, bfloat16, int32 and int64"});
   }
   if (!can_cast(compute, out.type())) {
-    throw_error(errc::invalid_parameter, api,
-                std::string("result type ") + dtype_name(compute) + " can't be cast to out's dtype " +
-                    dtype_name(out.type()));
+    ::keel::detail::throw_composed(
+        errc::invalid_parameter, api,
+        {"result type ", dtype_name(compute), " can't be cast to out's dtype ", dtype_name(out.type())});
   }
   detail::check_out_writable(api, out);
   detail::check_overlap(api, out, self, "self", true);

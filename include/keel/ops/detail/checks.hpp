@@ -22,7 +22,7 @@ KEEL_BEGIN_NAMESPACE namespace ops::detail {
 
 inline void check_present(const char* api, const tensor& t, const char* name) {
   if (t.data() == nullptr && t.numel() != 0) {
-    throw_error(errc::null_parameter, api, std::string(name) + " is null (no data pointer)");
+    ::keel::detail::throw_composed(errc::null_parameter, api, {name, " is null (no data pointer)"});
   }
 }
 
@@ -48,9 +48,9 @@ inline shape_buf broadcast_shapes(const char* api, std::initializer_list<std::pa
       }
       std::string names;
       for (const auto& x : ins) names += std::string(names.empty() ? "" : ", ") + x.second + " " + x.first->shape_string();
-      throw_error(errc::invalid_parameter, api,
-                  "shapes are not broadcastable (" + names + "): " + name + " has size " + std::to_string(s) +
-                      " where another input has " + std::to_string(o) + " at dimension " + std::to_string(off + i));
+      ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                     {"shapes are not broadcastable (", names, "): ", name, " has size ", s,
+                                      " where another input has ", o, " at dimension ", off + i});
     }
   }
   return out;
@@ -62,8 +62,9 @@ inline void check_out_shape(const char* api, const tensor& out, const shape_buf&
   if (!ok) {
     std::string w = "[";
     for (std::size_t i = 0; i < want.n; ++i) w += (i ? ", " : "") + std::to_string(want.d[i]);
-    throw_error(errc::invalid_parameter, api,
-                "out has shape " + out.shape_string() + " but " + what + " is " + w + "]; keel does not resize out");
+    ::keel::detail::throw_composed(
+        errc::invalid_parameter, api,
+        {"out has shape ", out.shape_string(), " but ", what, " is ", w, "]; keel does not resize out"});
   }
 }
 
@@ -72,10 +73,10 @@ inline void check_out_shape(const char* api, const tensor& out, const shape_buf&
 inline void check_overlap(const char* api, const tensor& out, const tensor& in, const char* name, bool in_place_ok) {
   if (in_place_ok && same_view(out, in)) return;
   if (may_overlap(out, in)) {
-    throw_error(errc::invalid_parameter, api,
-                std::string("out overlaps ") + name +
-                    (in_place_ok ? " without being exactly the same view (partial overlap)"
-                                 : " (this operator cannot write over its input)"));
+    ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                   {"out overlaps ", name,
+                                    in_place_ok ? " without being exactly the same view (partial overlap)"
+                                                : " (this operator cannot write over its input)"});
   }
 }
 

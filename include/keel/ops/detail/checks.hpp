@@ -14,6 +14,7 @@
 #include "keel/core/error.hpp"
 #include "keel/ops/dtype.hpp"
 #include "keel/ops/executor.hpp"
+#include "keel/ops/result_type.hpp"
 #include "keel/ops/tensor.hpp"
 
 #include "keel/core/config.hpp"
@@ -111,6 +112,47 @@ inline void check_workspace(const char* api, const plan& p, std::size_t workers)
     return "the workspace (" + std::to_string(p.shared_bytes) + " shared bytes and " + std::to_string(workers) +
            " per-worker slices of " + std::to_string(p.scratch_bytes) + " bytes)";
   });
+}
+
+// A binary elementwise operator's (add, mul) checks before its own scalar
+// rules: the three tensors present, self and other broadcast to out's shape,
+// and a common dtype keel's kernels compute in (float32, float16, bfloat16,
+// int32, int64), which it returns. @p op names the operator in the message.
+inline dtype check_binary_operands(const char* api, const char* op, const tensor& self, const tensor& other,
+                                   const tensor& out) {
+  check_present(api, self, "self");
+  check_present(api, other, "other");
+  check_present(api, out, "out");
+  const auto shape = broadcast_shapes(api, {{&self, "self"}, {&other, "other"}});
+  check_out_shape(api, out, shape, "the broadcast shape of self and other");
+  const auto rt = result_type({&self, &other});
+  if (!rt) {
+    ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                   {"self (", dtype_name(self.type()), ") and other (", dtype_name(other.type()),
+                                    ") promote to int16, which keel does not have"});
+  }
+  const dtype compute = *rt;
+  if (!(is_floating(compute) || compute == dtype::int32 || compute == dtype::int64)) {
+    ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                   {"self and other promote to ", dtype_name(compute), "; ", op,
+                                    " supports float32, float16, bfloat16, int32 and int64"});
+  }
+  return compute;
+}
+
+// A binary elementwise operator's checks of out, after its own scalar rules:
+// the result type casts to out's dtype, out is writable, and out is self or
+// other exactly (in place) or overlaps neither.
+inline void check_binary_out(const char* api, dtype compute, const tensor& self, const tensor& other,
+                             const tensor& out) {
+  if (!can_cast(compute, out.type())) {
+    ::keel::detail::throw_composed(
+        errc::invalid_parameter, api,
+        {"result type ", dtype_name(compute), " can't be cast to out's dtype ", dtype_name(out.type())});
+  }
+  check_out_writable(api, out);
+  check_overlap(api, out, self, "self", true);
+  check_overlap(api, out, other, "other", true);
 }
 
 } KEEL_END_NAMESPACE  // namespace keel::ops::detail

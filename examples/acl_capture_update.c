@@ -17,16 +17,7 @@
 #include "aclnnop/aclnn_add.h"
 
 /* Every call checked: on failure print the status, the call and ACL's own text. */
-#define CHECK(call)                                                                                     \
-  do {                                                                                                  \
-    int status_ = (int)(call);                                                                          \
-    if (status_ != 0) {                                                                                 \
-      const char *why_ = aclGetRecentErrMsg();                                                          \
-      fprintf(stderr, "%s:%d: %s failed with %d: %s\n", __FILE__, __LINE__, #call, status_,            \
-              why_ != NULL ? why_ : "(no message)");                                                    \
-      return 1;                                                                                         \
-    }                                                                                                   \
-  } while (0)
+#include "acl_check.h"
 
 #define N 8
 

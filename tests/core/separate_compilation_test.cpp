@@ -5,8 +5,6 @@
 // as they do header-only.
 #include <catch2/catch.hpp>
 
-#include <dlfcn.h>
-
 #include <atomic>
 #include <stdexcept>
 #include <string>
@@ -14,23 +12,16 @@
 #include "keel/core/error.hpp"
 #include "keel/host/host.hpp"
 
+#include "../support/symbols.hpp"
+
 #if !defined(KEEL_SEPARATE_COMPILATION)
 #error "this test is built with KEEL_SEPARATE_COMPILATION"
 #endif
 
 namespace {
 
-// The file name of the shared object that defines the function at @p address.
-std::string defined_in(const void* address) {
-  Dl_info info{};
-  if (dladdr(address, &info) == 0 || info.dli_fname == nullptr) return "(unknown)";
-  return info.dli_fname;
-}
-
-template <class F>
-const void* address_of(F* f) {
-  return reinterpret_cast<const void*>(f);
-}
+using keel_test::address_of;
+using keel_test::defined_in;
 
 std::atomic<int> reports{0};
 std::string last_message;

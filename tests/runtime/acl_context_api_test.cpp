@@ -15,15 +15,10 @@
 
 #include "keel/acl/backend.hpp"
 
-#ifndef KEEL_ACL_EMULATION_DIR
-#error "KEEL_ACL_EMULATION_DIR: the directory of the emulation's libascendcl.so"
-#endif
+#include "../support/acl_device.hpp"
 
 namespace {
-keel::acl::device& device() {
-  static keel::acl::device dev{keel::acl::device_options{0, KEEL_ACL_EMULATION_DIR}};
-  return dev;
-}
+keel::acl::device& device() { return keel_test::emulation_device(); }
 constexpr keel::acl::status ok = 0, invalid_param = 100000, context_null = 107002, invalid_handle = 107017,
                             invalid_device = 107001;
 

@@ -427,6 +427,30 @@ TEST_CASE("handles: an aclrtContext made elsewhere is viewed, then owned and des
   owner.reset();                                         // keel owns it now: aclrtDestroyContext
   CHECK(dev.functions().aclrtDestroyContext(raw) != 0);  // ACL no longer knows it
 }
+
+TEST_CASE("handles: the default context aclrtSetDevice binds is viewed, never owned - acl",
+          "[runtime][handles][context][acl]") {
+  using context = keel::basic_context<keel::acl::backend>;
+  using context_ref = keel::basic_context_ref<keel::acl::backend>;
+  keel::acl::device& dev = ::acl::device();
+  keel::acl::context_handle bound = nullptr;
+  std::thread fresh([&] {  // a thread keel has not entered: make_current() is aclrtSetDevice
+    dev.make_current();
+    REQUIRE(dev.functions().aclrtGetCurrentContext(&bound) == 0);
+  });
+  fresh.join();
+  REQUIRE(bound != nullptr);
+  CHECK(dev.default_context() == bound);
+  KEEL_REQUIRE_ERROR(context::from_native_handle(dev, bound), keel::errc::invalid_parameter,
+                     "default context (aclrtSetDevice binds it, aclrtResetDevice ends it): keel cannot own it");
+  // Refused with nothing taken: keel still views it, and ACL makes it current.
+  const context_ref view{dev, bound};
+  CHECK(view.native_handle() == bound);
+  {
+    keel::basic_context_scope<keel::acl::backend> current{view};
+    CHECK(view.is_current());
+  }
+}
 #endif
 
 KEEL_BACKEND_TEST("handles: RAII checklist for conditions, a value speaking the native type", "[runtime][handles]") {

@@ -254,3 +254,18 @@ KEEL_RUNTIME_FENCED_MODEL_ALIASES(backend)
 static_assert(is_runtime_backend_v<backend>, "keel::acl::backend must model the runtime backend requirement");
 
 } KEEL_END_NAMESPACE  // namespace keel::acl
+
+#if defined(KEEL_SEPARATE_COMPILATION)
+// The checked layer's out-of-line calls over ACL (capture, group, update,
+// event, built-model, conditional, stream-configuration, context and
+// model-update rules), instantiated once in keel_acl_runtime
+// (src/keel_acl_separate.cpp) instead of in every translation unit.
+KEEL_BEGIN_NAMESPACE
+extern template struct checked::backend<acl::detail::native>;
+extern template struct checked::built_models<acl::detail::native>;
+extern template struct checked::conditionals<acl::detail::native>;
+extern template struct checked::stream_config<acl::detail::native>;
+extern template struct checked::contexts<acl::detail::native>;
+extern template struct checked::model_updates<acl::detail::native>;
+KEEL_END_NAMESPACE
+#endif

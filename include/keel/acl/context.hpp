@@ -81,6 +81,13 @@ struct context_calls : native_types {
    */
   static context_handle from_native(device_type& dev, acl::context_handle native, adoption how,
                                     handle_tag<context_handle>, const char* api) {
+    // ACL destroys the default context itself (aclrtResetDevice) and refuses
+    // aclrtDestroyContext on it: an owner could only fail when it ends.
+    if (how == adoption::own && native != nullptr && native == dev.default_context())
+      ::keel::detail::throw_composed(::keel::errc::invalid_parameter, api,
+                                     {"the ACL context is device ", dev.id(),
+                                      "'s default context (aclrtSetDevice binds it, aclrtResetDevice ends it): "
+                                      "keel cannot own it; view it with context_ref(dev, native)"});
     std::lock_guard<std::mutex> lock(registry().m);
     auto& r = registry();
     auto it = r.boxes.find(native);

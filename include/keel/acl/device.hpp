@@ -157,6 +157,9 @@ class device {
     if (init != 100002) check(init, "aclInit");  // ACL_ERROR_REPEAT_INITIALIZE: someone else did
     check(api_.aclrtSetDevice(id_), "aclrtSetDevice");
     current_on_this_thread() = serial_;
+    // aclrtSetDevice made the device's default context current: keel views
+    // it, never owns it (context::from_native_handle refuses it).
+    if (const auto current = api_.aclrtGetCurrentContext.get()) (void)current(&default_context_);
   }
   device(const device&) = delete;
   device& operator=(const device&) = delete;
@@ -199,6 +202,12 @@ class device {
   }
   /** @brief The ACL device id. Throws: nothing. */
   std::int32_t id() const noexcept { return id_; }
+  /**
+   * @brief The device's default context, the one aclrtSetDevice binds
+   * (ACL's: it ends with aclrtResetDevice, never with aclrtDestroyContext),
+   * or null when the loaded CANN lacks aclrtGetCurrentContext. Throws: nothing.
+   */
+  context_handle default_context() const noexcept { return default_context_; }
   /** @brief The lease on @p lib (empty when it was not found). Throws: nothing. */
   const library_lease& lease(library lib) const noexcept { return leases_[static_cast<int>(lib)]; }
 
@@ -264,6 +273,7 @@ class device {
   library_lease leases_[3];
   api api_;
   std::int32_t id_;
+  context_handle default_context_ = nullptr;  // aclrtSetDevice's, seen by the constructor
   std::uint64_t serial_ = next_serial();  // names this device in threads' current_on_this_thread()
   std::atomic<std::uint64_t> next_stream_id_{1};
   // keel's records by ACL handle (detail/registry.hpp): every live stream,

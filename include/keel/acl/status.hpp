@@ -403,29 +403,15 @@ constexpr int keel_condition(status code) noexcept {
 class acl_category_impl final : public std::error_category {
  public:
   const char* name() const noexcept override { return "acl"; }
-
-  std::string message(int code) const override {
-    const char* text = status_text(code);
-    if (text == nullptr) return "unknown ACL status " + std::to_string(code);
-    return std::string(text) + " (" + status_name(code) + ")";
-  }
-
-  std::error_condition default_error_condition(int code) const noexcept override {
-    const int condition = keel_condition(code);
-    if (condition < 0) return {code, *this};
-    return {condition, keel::keel_category()};
-  }
-
+  // Out of line (keel/acl/impl/status.ipp): with KEEL_SEPARATE_COMPILATION
+  // they and the vtable are compiled once, in keel_acl_runtime.
+  KEEL_DECL std::string message(int code) const override;
+  KEEL_DECL std::error_condition default_error_condition(int code) const noexcept override;
   // One step further than the default: a code equivalent to a keel condition
   // is also equivalent to the portable std::errc condition keel maps that
   // condition to, so `status == std::errc::invalid_argument` holds for
   // ACL_ERROR_INVALID_PARAM as it does for keel::errc::invalid_parameter.
-  bool equivalent(int code, const std::error_condition& condition) const noexcept override {
-    const std::error_condition own = default_error_condition(code);
-    if (own == condition) return true;
-    return own.category() == keel::keel_category() && own.value() != 0 &&
-           keel::keel_category().default_error_condition(own.value()) == condition;
-  }
+  KEEL_DECL bool equivalent(int code, const std::error_condition& condition) const noexcept override;
 };
 
 }  // namespace detail
@@ -479,11 +465,9 @@ std::string recent_message(MessageProvider& provider) noexcept {
   }
 }
 
-[[noreturn]] inline void throw_status(status code, const char* function, const std::string& recent) {
-  std::string rule = "status " + std::to_string(code);
-  if (!recent.empty()) rule += "; runtime says: " + recent;
-  throw keel::error(make_status_code(code), function == nullptr ? "ACL" : function, std::move(rule));
-}
+// Throws keel::error for a failed status (keel/acl/impl/status.ipp): cold,
+// never inlined, compiled once in keel_acl_runtime with KEEL_SEPARATE_COMPILATION.
+[[noreturn]] KEEL_COLD KEEL_DECL void throw_status(status code, const char* function, const std::string& recent);
 
 }  // namespace detail
 
@@ -525,3 +509,7 @@ struct std::is_error_code_enum<keel::acl::errc> : std::true_type {};
 /// @endcond
 
 #undef KEEL_DETAIL_ACL_STATUS_CODES
+
+#if !defined(KEEL_SEPARATE_COMPILATION)
+#include "keel/acl/impl/status.ipp"
+#endif

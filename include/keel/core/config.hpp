@@ -86,7 +86,9 @@ KEEL_END_NAMESPACE
 // heavy non-template functions, the error and throw paths first, from the
 // compiled keel_runtime library (CMake target keel::runtime, which must then
 // be linked) instead of compiling them inline in every translation unit
-// that includes keel: their headers then only declare them. Undefined (the
+// that includes keel: their headers then only declare them. A translation
+// unit that includes the ACL backend (keel/acl/) links keel_acl_runtime
+// (keel::acl_runtime) too, for the ACL backend's share. Undefined (the
 // default) keel is header-only. Define it for all translation units of a
 // shared object or none; the functions behave the same either way.
 

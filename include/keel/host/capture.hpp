@@ -38,9 +38,9 @@ struct capture_calls : native_types {
     std::size_t n = dev.live_models_.load(std::memory_order_relaxed);
     do {
       if (n >= dev.max_live_models())
-        throw_error(errc::resource_limit, api,
-                    "the device allows " + std::to_string(dev.max_live_models()) +
-                        " live models and all are in use; destroy a model before making another");
+        ::keel::detail::throw_composed(errc::resource_limit, api,
+                                       {"the device allows ", dev.max_live_models(),
+                                        " live models and all are in use; destroy a model before making another"});
     } while (!dev.live_models_.compare_exchange_weak(n, n + 1, std::memory_order_acq_rel));
   }
   // A capture into a conditional body (s->capture_into) fills that body,

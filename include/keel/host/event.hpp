@@ -23,9 +23,10 @@ struct event_calls : native_types {
       std::size_t n = dev.live_external_.load(std::memory_order_relaxed);
       do {
         if (n >= dev.max_external_events())
-          throw_error(errc::resource_limit, "keel::event::create",
-                      "the device allows " + std::to_string(dev.max_external_events()) +
-                          " external events and all are in use; reuse them through an external_event_pool");
+          ::keel::detail::throw_composed(
+              errc::resource_limit, "keel::event::create",
+              {"the device allows ", dev.max_external_events(),
+               " external events and all are in use; reuse them through an external_event_pool"});
       } while (!dev.live_external_.compare_exchange_weak(n, n + 1, std::memory_order_acq_rel));
     }
     return new event_state(dev, flags);
@@ -124,7 +125,7 @@ struct event_calls : native_types {
       event_handle e = i == 0 ? start : end;
       marks[i] = e->last_record();
       if (!marks[i] || !marks[i]->done.load(std::memory_order_acquire))
-        throw_error(errc::invalid_state, api, "event #" + std::to_string(e->id) + " has not completed a record");
+        ::keel::detail::throw_composed(errc::invalid_state, api, {"event #", e->id, " has not completed a record"});
     }
     const auto ns =
         marks[1]->stamp_ns.load(std::memory_order_relaxed) - marks[0]->stamp_ns.load(std::memory_order_relaxed);

@@ -29,22 +29,22 @@ struct memory_calls : native_types {
     // operator new rounds sizes up (libstdc++ 12 wraps near SIZE_MAX and
     // returns a few bytes): refuse before anything is reserved.
     if (bytes > static_cast<std::size_t>(PTRDIFF_MAX))
-      throw_error(errc::out_of_memory, "keel::buffer",
-                  "cannot allocate " + std::to_string(bytes) + " bytes: larger than the largest object (" +
-                      std::to_string(PTRDIFF_MAX) + " bytes)");
+      ::keel::detail::throw_composed(
+          errc::out_of_memory, "keel::buffer",
+          {"cannot allocate ", bytes, " bytes: larger than the largest object (", PTRDIFF_MAX, " bytes)"});
     const std::size_t limit = dev.memory_limit();
     std::size_t used = dev.memory_in_use_.load(std::memory_order_relaxed);
     do {
       if (limit != 0 && (bytes > limit || used > limit - bytes))
-        throw_error(errc::out_of_memory, "keel::buffer",
-                    "cannot allocate " + std::to_string(bytes) + " bytes: " + std::to_string(used) + " of the device's " +
-                        std::to_string(limit) + " bytes are in use");
+        ::keel::detail::throw_composed(
+            errc::out_of_memory, "keel::buffer",
+            {"cannot allocate ", bytes, " bytes: ", used, " of the device's ", limit, " bytes are in use"});
     } while (!dev.memory_in_use_.compare_exchange_weak(used, used + bytes, std::memory_order_acq_rel));
     try {
       return new block(bytes, kind, s);
     } catch (const std::bad_alloc&) {
       dev.memory_in_use_.fetch_sub(bytes, std::memory_order_acq_rel);
-      throw_error(errc::out_of_memory, "keel::buffer", "cannot allocate " + std::to_string(bytes) + " bytes");
+      ::keel::detail::throw_composed(errc::out_of_memory, "keel::buffer", {"cannot allocate ", bytes, " bytes"});
     }
   }
 

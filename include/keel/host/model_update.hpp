@@ -220,19 +220,8 @@ struct model_update_calls : native_types {
       to.rebind = from.rebind;
       to.disabled = from.disabled;
     }
-    for (std::size_t p = 0; p < target->task_list.size(); ++p) {
-      const task_record& r = target->records[target->task_records[p]];
-      task_info& info = target->task_list[p];
-      info.event = r.event;
-      info.external_event = r.external_event;
-      info.disabled = r.disabled;
-      info.kernel.kind = r.kind;
-      if (r.group == nullptr) {
-        info.kernel.arguments = r.arguments.data();
-        info.kernel.argument_count = r.arguments.size();
-      }
-      info.copy = r.copy;
-    }
+    for (std::size_t p = 0; p < target->task_list.size(); ++p)
+      fill_task_parameters(target->task_list[p], target->records[target->task_records[p]]);
   }
 
  private:

@@ -116,8 +116,8 @@ struct stream_calls : native_types {
 
   static void check_not_own_stream(stream_handle s, const char* api) {
     if (std::this_thread::get_id() == s->worker.get_id())
-      throw_error(errc::would_deadlock, api,
-                  "a task running on " + s->describe() + " cannot wait for its own stream");
+      ::keel::detail::throw_composed(errc::would_deadlock, api,
+                                     {"a task running on ", s->describe(), " cannot wait for its own stream"});
   }
 
   // After the stream drained: reports (and clears) its error state.
@@ -129,9 +129,9 @@ struct stream_calls : native_types {
         message = std::move(s->failure);
         s->failed.store(false, std::memory_order_release);
       }
-      throw_error(errc::task_failed, api,
-                  s->describe() + ": a task failed: " + message +
-                      " (work issued after it was skipped; the error state is now cleared)");
+      ::keel::detail::throw_composed(errc::task_failed, api,
+                                     {s->describe(), ": a task failed: ", message,
+                                      " (work issued after it was skipped; the error state is now cleared)"});
     }
   }
 
@@ -143,7 +143,8 @@ struct stream_calls : native_types {
         std::lock_guard<std::mutex> lock(s->m);
         message = s->failure;
       }
-      throw_error(errc::task_failed, "keel::stream::query", s->describe() + ": a task failed: " + message);
+      ::keel::detail::throw_composed(errc::task_failed, "keel::stream::query",
+                                     {s->describe(), ": a task failed: ", message});
     }
     return s->ring.head() >= s->ring.tail();
   }
@@ -212,7 +213,8 @@ struct stream_calls : native_types {
     }
     for (auto& s : all)
       if (s->failed.load(std::memory_order_acquire))
-        throw_error(errc::task_failed, api, s->describe() + " is in its error state; synchronize it to clear");
+        ::keel::detail::throw_composed(errc::task_failed, api,
+                                       {s->describe(), " is in its error state; synchronize it to clear"});
   }
 };
 /// @endcond

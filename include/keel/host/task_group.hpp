@@ -95,8 +95,8 @@ struct task_group_calls : native_types {
     }
     // The swap task keeps the group alive; the claim alone does not.
     if (!g->try_retain())
-      throw_error(errc::invalid_state, api,
-                  "the model of task group #" + std::to_string(g->books.id) + " was destroyed");
+      ::keel::detail::throw_composed(errc::invalid_state, api,
+                                     {"the model of task group #", g->books.id, " was destroyed"});
     ref_ptr<group_state> keep(g, {});
     auto list = g->take_spare(s);
     list->tasks.swap(staged);  // the staging vector takes the spare's capacity

@@ -126,27 +126,29 @@ inline executor prepare_adaptive_avg_pool2d(const kernel_table& k, const tensor&
   detail::check_present(api, out, "out");
   const std::size_t nd = self.dim();
   if (nd != 3 && nd != 4) {
-    throw_error(errc::invalid_parameter, api, "self must be 3-D (C, H, W) or 4-D (N, C, H, W), got " + self.shape_string());
+    ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                   {"self must be 3-D (C, H, W) or 4-D (N, C, H, W), got ", self.shape_string()});
   }
   for (std::size_t i = nd - 3; i < nd; ++i) {
     if (self.size(i) == 0) {
-      throw_error(errc::invalid_parameter, api,
-                  "self " + self.shape_string() + " has an empty dimension " + std::to_string(i) +
-                      "; only the batch dimension may be empty");
+      ::keel::detail::throw_composed(
+          errc::invalid_parameter, api,
+          {"self ", self.shape_string(), " has an empty dimension ", i, "; only the batch dimension may be empty"});
     }
   }
   if (out_h < 0 || out_w < 0) {
-    throw_error(errc::invalid_parameter, api,
-                "output_size (" + std::to_string(out_h) + ", " + std::to_string(out_w) + ") must not be negative");
+    ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                   {"output_size (", out_h, ", ", out_w, ") must not be negative"});
   }
   if (!is_floating(self.type())) {
-    throw_error(errc::invalid_parameter, api,
-                std::string("self is ") + dtype_name(self.type()) + "; adaptive_avg_pool2d supports float32, float16, bfloat16");
+    ::keel::detail::throw_composed(
+        errc::invalid_parameter, api,
+        {"self is ", dtype_name(self.type()), "; adaptive_avg_pool2d supports float32, float16, bfloat16"});
   }
   if (out.type() != self.type()) {
-    throw_error(errc::invalid_parameter, api,
-                std::string("out is ") + dtype_name(out.type()) + " but self is " + dtype_name(self.type()) +
-                    "; they must match");
+    ::keel::detail::throw_composed(
+        errc::invalid_parameter, api,
+        {"out is ", dtype_name(out.type()), " but self is ", dtype_name(self.type()), "; they must match"});
   }
   detail::shape_buf want;
   want.n = nd;

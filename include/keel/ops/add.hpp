@@ -46,36 +46,14 @@ KEEL_BEGIN_NAMESPACE namespace ops {
 inline executor prepare_add(const kernel_table& k, const tensor& self, const tensor& other, const scalar& alpha,
                             const tensor& out, const prepare_options& options = {}) {
   const char* api = "keel::ops::add";
-  detail::check_present(api, self, "self");
-  detail::check_present(api, other, "other");
-  detail::check_present(api, out, "out");
-  const auto shape = detail::broadcast_shapes(api, {{&self, "self"}, {&other, "other"}});
-  detail::check_out_shape(api, out, shape, "the broadcast shape of self and other");
-  const auto rt = result_type({&self, &other});
-  if (!rt) {
-    throw_error(errc::invalid_parameter, api,
-                std::string("self (") + dtype_name(self.type()) + ") and other (" + dtype_name(other.type()) +
-                    ") promote to int16, which keel does not have");
-  }
-  const dtype compute = *rt;
-  if (!(is_floating(compute) || compute == dtype::int32 || compute == dtype::int64)) {
-    throw_error(errc::invalid_parameter, api,
-                std::string("self and other promote to ") + dtype_name(compute) +
-                    "; add supports float32, float16, bfloat16, int32 and int64");
-  }
+  const dtype compute = detail::check_binary_operands(api, "add", self, other, out);
   if (alpha.type() == dtype::boolean) throw_error(errc::invalid_parameter, api, "alpha is bool; a boolean alpha needs a boolean result");
   if (!is_floating(compute) && alpha.is_floating()) {
-    throw_error(errc::invalid_parameter, api,
-                std::string("alpha is floating but the inputs are integral (") + dtype_name(compute) + "); alpha must be integral");
+    ::keel::detail::throw_composed(
+        errc::invalid_parameter, api,
+        {"alpha is floating but the inputs are integral (", dtype_name(compute), "); alpha must be integral"});
   }
-  if (!can_cast(compute, out.type())) {
-    throw_error(errc::invalid_parameter, api,
-                std::string("result type ") + dtype_name(compute) + " can't be cast to out's dtype " +
-                    dtype_name(out.type()));
-  }
-  detail::check_out_writable(api, out);
-  detail::check_overlap(api, out, self, "self", true);
-  detail::check_overlap(api, out, other, "other", true);
+  detail::check_binary_out(api, compute, self, other, out);
   auto p = std::make_shared<detail::elementwise_plan>(op_kind::add, k, out, std::initializer_list<const tensor*>{&self, &other},
                                                       compute, options.workers);
   p->bind(alpha);

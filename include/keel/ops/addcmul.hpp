@@ -51,14 +51,15 @@ inline executor prepare_addcmul(const kernel_table& k, const tensor& self, const
   detail::check_out_shape(api, out, shape, "the broadcast shape of self, tensor1 and tensor2");
   const auto rt = result_type({&self, &tensor1, &tensor2});
   if (!rt || !is_floating(*rt)) {
-    throw_error(errc::invalid_parameter, api,
-                std::string("self, tensor1 and tensor2 promote to ") + (rt ? dtype_name(*rt) : "int16") +
-                    "; keel's addcmul supports float32, float16 and bfloat16");
+    ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                   {"self, tensor1 and tensor2 promote to ", rt ? dtype_name(*rt) : "int16",
+                                    "; keel's addcmul supports float32, float16 and bfloat16"});
   }
   if (value.type() == dtype::boolean) throw_error(errc::invalid_parameter, api, "value is bool; it must be a number");
   if (!can_cast(*rt, out.type())) {
-    throw_error(errc::invalid_parameter, api,
-                std::string("result type ") + dtype_name(*rt) + " can't be cast to out's dtype " + dtype_name(out.type()));
+    ::keel::detail::throw_composed(
+        errc::invalid_parameter, api,
+        {"result type ", dtype_name(*rt), " can't be cast to out's dtype ", dtype_name(out.type())});
   }
   detail::check_out_writable(api, out);
   detail::check_overlap(api, out, self, "self", true);

@@ -180,18 +180,23 @@ inline executor prepare_baddbmm(const kernel_table& k, const tensor& self, const
   detail::check_present(api, out, "out");
   const bool use_self = beta.to_double() != 0.0;
   if (use_self) detail::check_present(api, self, "self");
-  if (batch1.dim() != 3) throw_error(errc::invalid_parameter, api, "batch1 must be 3-D, got " + batch1.shape_string());
-  if (batch2.dim() != 3) throw_error(errc::invalid_parameter, api, "batch2 must be 3-D, got " + batch2.shape_string());
+  if (batch1.dim() != 3)
+    ::keel::detail::throw_composed(errc::invalid_parameter, api, {"batch1 must be 3-D, got ", batch1.shape_string()});
+  if (batch2.dim() != 3)
+    ::keel::detail::throw_composed(errc::invalid_parameter, api, {"batch2 must be 3-D, got ", batch2.shape_string()});
   if (batch1.size(0) != batch2.size(0)) {
-    throw_error(errc::invalid_parameter, api,
-                "batch1 " + batch1.shape_string() + " and batch2 " + batch2.shape_string() + " have different batch sizes");
+    ::keel::detail::throw_composed(
+        errc::invalid_parameter, api,
+        {"batch1 ", batch1.shape_string(), " and batch2 ", batch2.shape_string(), " have different batch sizes"});
   }
   if (batch1.size(2) != batch2.size(1)) {
-    throw_error(errc::invalid_parameter, api,
-                "batch1 " + batch1.shape_string() + " and batch2 " + batch2.shape_string() +
-                    " cannot be multiplied (batch1.size(2) != batch2.size(1))");
+    ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                   {"batch1 ", batch1.shape_string(), " and batch2 ", batch2.shape_string(),
+                                    " cannot be multiplied (batch1.size(2) != batch2.size(1))"});
   }
-  if (self.dim() > 3) throw_error(errc::invalid_parameter, api, "self must have at most 3 dimensions, got " + self.shape_string());
+  if (self.dim() > 3)
+    ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                   {"self must have at most 3 dimensions, got ", self.shape_string()});
   detail::shape_buf want;
   want.n = 3;
   want.d[0] = batch1.size(0);
@@ -201,22 +206,23 @@ inline executor prepare_baddbmm(const kernel_table& k, const tensor& self, const
     const tensor target(nullptr, dtype::float32, {want.d[0], want.d[1], want.d[2]});
     const auto b = detail::broadcast_shapes(api, {{&self, "self"}, {&target, "batch1 @ batch2"}});
     if (b.n != 3 || b.d[0] != want.d[0] || b.d[1] != want.d[1] || b.d[2] != want.d[2]) {
-      throw_error(errc::invalid_parameter, api,
-                  "self " + self.shape_string() + " does not broadcast to the product's shape");
+      ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                     {"self ", self.shape_string(), " does not broadcast to the product's shape"});
     }
   }
   detail::check_out_shape(api, out, want, "(batch1.size(0), batch1.size(1), batch2.size(2))");
   const dtype t = batch1.type();
   if (!is_floating(t)) {
-    throw_error(errc::invalid_parameter, api,
-                std::string("batch1 is ") + dtype_name(t) + "; keel's baddbmm supports float32, float16, bfloat16");
+    ::keel::detail::throw_composed(
+        errc::invalid_parameter, api,
+        {"batch1 is ", dtype_name(t), "; keel's baddbmm supports float32, float16, bfloat16"});
   }
   // A null self (allowed when beta == 0) has no dtype to check.
   const bool self_present = use_self || self.data() != nullptr;
   if (batch2.type() != t || (self_present && self.type() != t) || out.type() != t) {
-    throw_error(errc::invalid_parameter, api,
-                std::string("dtypes must all match: self ") + dtype_name(self.type()) + ", batch1 " + dtype_name(t) +
-                    ", batch2 " + dtype_name(batch2.type()) + ", out " + dtype_name(out.type()));
+    ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                   {"dtypes must all match: self ", dtype_name(self.type()), ", batch1 ", dtype_name(t),
+                                    ", batch2 ", dtype_name(batch2.type()), ", out ", dtype_name(out.type())});
   }
   detail::check_out_writable(api, out);
   detail::check_overlap(api, out, batch1, "batch1", false);

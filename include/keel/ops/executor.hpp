@@ -268,9 +268,8 @@ class basic_executor {
     const std::size_t need = workspace_size();
     if (need != 0 && workspace == nullptr) throw_error(errc::null_parameter, api, "workspace is null");
     if (workspace_bytes < need) {
-      throw_error(errc::invalid_parameter, api,
-                  "workspace has " + std::to_string(workspace_bytes) + " bytes, the executor needs " +
-                      std::to_string(need));
+      ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                     {"workspace has ", workspace_bytes, " bytes, the executor needs ", need});
     }
     if (options_.use == executor_use::once && runs_.fetch_add(1, std::memory_order_acq_rel) != 0) {
       throw_error(errc::invalid_state, api, "this executor was prepared with executor_use::once and already ran");

@@ -42,31 +42,8 @@ KEEL_BEGIN_NAMESPACE namespace ops {
 inline executor prepare_mul(const kernel_table& k, const tensor& self, const tensor& other, const tensor& out,
                             const prepare_options& options = {}) {
   const char* api = "keel::ops::mul";
-  detail::check_present(api, self, "self");
-  detail::check_present(api, other, "other");
-  detail::check_present(api, out, "out");
-  const auto shape = detail::broadcast_shapes(api, {{&self, "self"}, {&other, "other"}});
-  detail::check_out_shape(api, out, shape, "the broadcast shape of self and other");
-  const auto rt = result_type({&self, &other});
-  if (!rt) {
-    throw_error(errc::invalid_parameter, api,
-                std::string("self (") + dtype_name(self.type()) + ") and other (" + dtype_name(other.type()) +
-                    ") promote to int16, which keel does not have");
-  }
-  const dtype compute = *rt;
-  if (!(is_floating(compute) || compute == dtype::int32 || compute == dtype::int64)) {
-    throw_error(errc::invalid_parameter, api,
-                std::string("self and other promote to ") + dtype_name(compute) +
-                    "; mul supports float32, float16, bfloat16, int32 and int64");
-  }
-  if (!can_cast(compute, out.type())) {
-    throw_error(errc::invalid_parameter, api,
-                std::string("result type ") + dtype_name(compute) + " can't be cast to out's dtype " +
-                    dtype_name(out.type()));
-  }
-  detail::check_out_writable(api, out);
-  detail::check_overlap(api, out, self, "self", true);
-  detail::check_overlap(api, out, other, "other", true);
+  const dtype compute = detail::check_binary_operands(api, "mul", self, other, out);
+  detail::check_binary_out(api, compute, self, other, out);
   return executor(std::make_shared<detail::elementwise_plan>(op_kind::mul, k, out,
                                                              std::initializer_list<const tensor*>{&self, &other},
                                                              compute, options.workers),

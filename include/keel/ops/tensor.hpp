@@ -57,12 +57,12 @@ class tensor {
       : data_(const_cast<void*>(data)), type_(type), ndim_(static_cast<std::uint8_t>(ndim)), offset_(storage_offset) {
     if (!is_valid(type)) throw_error(errc::invalid_parameter, "keel::ops::tensor", "dtype is not a keel dtype");
     if (ndim > max_dims) {
-      throw_error(errc::invalid_parameter, "keel::ops::tensor",
-                  "at most " + std::to_string(max_dims) + " dimensions, got " + std::to_string(ndim));
+      ::keel::detail::throw_composed(errc::invalid_parameter, "keel::ops::tensor",
+                                     {"at most ", max_dims, " dimensions, got ", ndim});
     }
     if (strides != nullptr && nstrides != ndim) {
-      throw_error(errc::invalid_parameter, "keel::ops::tensor",
-                  "strides has " + std::to_string(nstrides) + " entries for " + std::to_string(ndim) + " dimensions");
+      ::keel::detail::throw_composed(errc::invalid_parameter, "keel::ops::tensor",
+                                     {"strides has ", nstrides, " entries for ", ndim, " dimensions"});
     }
     if (storage_offset < 0) throw_error(errc::invalid_parameter, "keel::ops::tensor", "storage offset is negative");
     std::int64_t running = 1;
@@ -155,9 +155,9 @@ class tensor {
       if (__builtin_mul_overflow(elements, size, &elements) ||
           __builtin_mul_overflow(size - 1, strides_[i], &reach) ||
           __builtin_add_overflow(last_index, reach, &last_index)) {
-        throw_error(errc::invalid_parameter, "keel::ops::tensor",
-                    "the view's element count or extent does not fit in 64 bits (dimension " + std::to_string(i) +
-                        ")");
+        ::keel::detail::throw_composed(
+            errc::invalid_parameter, "keel::ops::tensor",
+            {"the view's element count or extent does not fit in 64 bits (dimension ", i, ")"});
       }
     }
     std::int64_t end_byte = 0;
@@ -224,9 +224,9 @@ class checked_size {
 template <class What>
 void check_size(const char* api, checked_size size, What&& what) {
   if (!size.fits()) {
-    throw_error(errc::invalid_parameter, api,
-                std::string(what()) + " does not fit in " + std::to_string(checked_size::max) +
-                    " bytes (PTRDIFF_MAX): the shapes are too large to size");
+    ::keel::detail::throw_composed(
+        errc::invalid_parameter, api,
+        {what(), " does not fit in ", checked_size::max, " bytes (PTRDIFF_MAX): the shapes are too large to size"});
   }
 }
 

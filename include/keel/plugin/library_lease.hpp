@@ -546,7 +546,7 @@ class library_loader {
   }
 
   [[noreturn]] static void fail(errc code, const std::string& path, const std::string& reason) {
-    throw_error(code, "library_loader::acquire", path + ": " + reason);
+    ::keel::detail::throw_composed(code, "library_loader::acquire", {path, ": ", reason});
   }
 
   void load(record& rec, const load_options& options);
@@ -878,7 +878,8 @@ template <class T>
 imported<T> library_lease::import(const std::string& symbol) const {
   if (record_ == nullptr) throw_error(errc::invalid_handle, "library_lease::import", "the lease is empty");
   if (!record_->library.has(symbol)) {
-    throw_error(errc::symbol_not_found, "library_lease::import", record_->path + ": no symbol " + symbol);
+    ::keel::detail::throw_composed(errc::symbol_not_found, "library_lease::import",
+                                   {record_->path, ": no symbol ", symbol});
   }
   // get<T> returns T& for objects and functions alike: its address is what we keep.
   return imported<T>(*this, &record_->library.get<T>(symbol));

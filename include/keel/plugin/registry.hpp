@@ -204,7 +204,7 @@ class registry final : private detail::registry_hooks {
     shared_lock lock(*this);
     auto it = entries_.find(name);
     if (it == entries_.end()) {
-      throw_error(errc::invalid_parameter, "registry::run", "no entry named '" + std::string(name) + "'");
+      ::keel::detail::throw_composed(errc::invalid_parameter, "registry::run", {"no entry named '", name, "'"});
     }
     return std::invoke(it->second.entry, std::forward<Args>(args)...);
   }
@@ -313,9 +313,11 @@ class registry final : private detail::registry_hooks {
   };
 
   [[noreturn]] static void name_taken(const char* api, const std::string& name, const std::string& owner_path) {
-    throw_error(errc::invalid_parameter, api,
-                "an entry named '" + name + "' is already registered" +
-                    (owner_path.empty() ? std::string(" (by the host)") : " (by " + owner_path + ")"));
+    if (owner_path.empty())
+      ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                     {"an entry named '", name, "' is already registered (by the host)"});
+    ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                   {"an entry named '", name, "' is already registered (by ", owner_path, ")"});
   }
 
   void add_impl(std::string name, Entry entry, const void* anchor, detail::registrar_base* registrar) {

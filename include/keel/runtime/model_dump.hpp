@@ -48,15 +48,6 @@ inline std::string_view memory_name(memory_kind k) noexcept {
   }
   return "unknown";
 }
-inline std::string_view copy_name(copy_kind k) noexcept {
-  switch (k) {
-    case copy_kind::host_to_host: return "host to host";
-    case copy_kind::host_to_device: return "host to device";
-    case copy_kind::device_to_host: return "device to host";
-    case copy_kind::device_to_device: return "device to device";
-  }
-  return "unknown";
-}
 
 // An argument's value as a short text (DOT labels) or a JSON value.
 inline std::string argument_value(const kernel_argument& a, bool json) {
@@ -136,7 +127,7 @@ inline std::string node_label(const task_info& t) {
     label += '\n';
     label += std::to_string(t.copy.bytes);
     label += " B, ";
-    label += copy_name(t.copy.kind);
+    label += to_string(t.copy.kind);
   } else if (t.event != 0) {
     label += "\nevent #";
     label += std::to_string(t.event);
@@ -237,7 +228,7 @@ std::string to_json(const Model& model) {
                  ", \"numBlocks\": " + std::to_string(t.kernel.blocks);
       } else if (t.type == task_type::copy) {
         out += ", \"copy\": {\"dst\": \"" + d::address(t.copy.dst) + "\", \"src\": \"" + d::address(t.copy.src) +
-               "\", \"bytes\": " + std::to_string(t.copy.bytes) + ", \"kind\": " + d::json_string(d::copy_name(t.copy.kind)) + "}";
+               "\", \"bytes\": " + std::to_string(t.copy.bytes) + ", \"kind\": " + d::json_string(to_string(t.copy.kind)) + "}";
       }
       if (t.event != 0)
         out += ", \"eventId\": " + std::to_string(t.event) + ", \"externalEvent\": " + (t.external_event ? "true" : "false");

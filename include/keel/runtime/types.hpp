@@ -57,6 +57,17 @@ enum class event_operation : std::uint8_t { default_, external };
 /** @brief Direction of a copy; `host_to_host` exists for completeness. */
 enum class copy_kind : std::uint8_t { host_to_host, host_to_device, device_to_host, device_to_device };
 
+/** @brief The name of a copy's direction ("host to device"), for diagnostics and dumps. Throws: nothing. */
+constexpr std::string_view to_string(copy_kind kind) noexcept {
+  switch (kind) {
+    case copy_kind::host_to_host: return "host to host";
+    case copy_kind::host_to_device: return "host to device";
+    case copy_kind::device_to_host: return "device to host";
+    case copy_kind::device_to_device: return "device to device";
+  }
+  return "unknown";
+}
+
 /** @brief Where memory lives: device memory, page-locked host memory, or ordinary host memory. */
 enum class memory_kind : std::uint8_t { device, pinned_host, pageable_host };
 

@@ -65,8 +65,10 @@ class record_registry {
       check(*box);
       if (how == adoption::own) {
         if (!box->adopted.load(std::memory_order_relaxed))
-          throw_error(errc::invalid_parameter, api,
-                      std::string("a keel ") + what + " owns this ACL handle already (release() it first)");
+          // keel's errc, qualified: inside keel::acl, errc is ACL's status enum
+          // once keel/acl/status.hpp was included before this header.
+          ::keel::detail::throw_composed(::keel::errc::invalid_parameter, api,
+                                         {"a keel ", what, " owns this ACL handle already (release() it first)"});
         box->adopted.store(false, std::memory_order_relaxed);
       }
       return box;

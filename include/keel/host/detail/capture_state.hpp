@@ -182,15 +182,7 @@ struct model_state : ref_counted {
       t.stream = index;
       t.sequence = seq++;
       t.group = r.group != nullptr ? r.group->books.id : 0;
-      t.event = r.event;
-      t.external_event = r.external_event;
-      t.disabled = r.disabled;
-      t.kernel.kind = r.kind;
-      if (r.group == nullptr) {
-        t.kernel.arguments = r.arguments.data();
-        t.kernel.argument_count = r.arguments.size();
-      }
-      t.copy = r.copy;
+      fill_task_parameters(t, r);
     }
     if (stream_count > 1) {
       // Stable by stream: each stream's tasks in its own order.
@@ -233,8 +225,8 @@ struct model_state : ref_counted {
   }
   std::exception_ptr aborted() const {
     try {
-      throw_error(errc::task_failed, "keel::model::abort",
-                  "model #" + std::to_string(books.id) + "'s execution was aborted; its remaining work was skipped");
+      ::keel::detail::throw_composed(errc::task_failed, "keel::model::abort",
+                                     {"model #", books.id, "'s execution was aborted; its remaining work was skipped"});
     } catch (...) {
       return std::current_exception();
     }

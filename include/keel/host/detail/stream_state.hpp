@@ -170,9 +170,10 @@ struct stream_state : ref_counted {
 };
 
 [[noreturn]] inline void throw_timeout(const char* api, const std::string& what, std::chrono::microseconds timeout) {
-  throw_error(errc::timeout, api,
-              what + " within " + std::to_string(timeout.count()) +
-                  " us; the work goes on and nothing is lost (wait again, or synchronize without a timeout)");
+  ::keel::detail::throw_composed(
+      errc::timeout, api,
+      {what, " within ", timeout.count(),
+       " us; the work goes on and nothing is lost (wait again, or synchronize without a timeout)"});
 }
 /// @endcond
 

@@ -263,9 +263,10 @@ class task_ring {
     return at(t);
   }
   [[noreturn]] static void refuse_own_fill() {
-    throw_error(errc::would_deadlock, "keel::stream (a task issuing to its own stream)",
-                "the stream's queue of " + std::to_string(capacity) +
-                    " tasks is full and only this task's stream could drain it: a task cannot wait for itself");
+    ::keel::detail::throw_composed(
+        errc::would_deadlock, "keel::stream (a task issuing to its own stream)",
+        {"the stream's queue of ", capacity,
+         " tasks is full and only this task's stream could drain it: a task cannot wait for itself"});
   }
   static void prefetch_for_write(const void* p) noexcept {
 #if defined(__GNUC__) || defined(__clang__)

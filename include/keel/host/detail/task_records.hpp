@@ -44,6 +44,21 @@ struct task_record {
   kernel_rebind rebind = nullptr;
   bool disabled = false;
 };
+
+// What introspection reports of a task's parameters (tasks(): each task;
+// a whole-model update: each task again, from the new source's records).
+// Arguments are reported for kernels outside task groups only.
+inline void fill_task_parameters(task_info& info, const task_record& r) noexcept {
+  info.event = r.event;
+  info.external_event = r.external_event;
+  info.disabled = r.disabled;
+  info.kernel.kind = r.kind;
+  if (r.group == nullptr) {
+    info.kernel.arguments = r.arguments.data();
+    info.kernel.argument_count = r.arguments.size();
+  }
+  info.copy = r.copy;
+}
 /// @endcond
 
 } KEEL_END_NAMESPACE  // namespace keel::host::detail

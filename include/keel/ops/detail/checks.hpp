@@ -14,6 +14,7 @@
 #include "keel/core/error.hpp"
 #include "keel/ops/dtype.hpp"
 #include "keel/ops/executor.hpp"
+#include "keel/ops/result_type.hpp"
 #include "keel/ops/tensor.hpp"
 
 #include "keel/core/config.hpp"
@@ -22,7 +23,7 @@ KEEL_BEGIN_NAMESPACE namespace ops::detail {
 
 inline void check_present(const char* api, const tensor& t, const char* name) {
   if (t.data() == nullptr && t.numel() != 0) {
-    throw_error(errc::null_parameter, api, std::string(name) + " is null (no data pointer)");
+    ::keel::detail::throw_composed(errc::null_parameter, api, {name, " is null (no data pointer)"});
   }
 }
 
@@ -48,9 +49,9 @@ inline shape_buf broadcast_shapes(const char* api, std::initializer_list<std::pa
       }
       std::string names;
       for (const auto& x : ins) names += std::string(names.empty() ? "" : ", ") + x.second + " " + x.first->shape_string();
-      throw_error(errc::invalid_parameter, api,
-                  "shapes are not broadcastable (" + names + "): " + name + " has size " + std::to_string(s) +
-                      " where another input has " + std::to_string(o) + " at dimension " + std::to_string(off + i));
+      ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                     {"shapes are not broadcastable (", names, "): ", name, " has size ", s,
+                                      " where another input has ", o, " at dimension ", off + i});
     }
   }
   return out;
@@ -62,8 +63,9 @@ inline void check_out_shape(const char* api, const tensor& out, const shape_buf&
   if (!ok) {
     std::string w = "[";
     for (std::size_t i = 0; i < want.n; ++i) w += (i ? ", " : "") + std::to_string(want.d[i]);
-    throw_error(errc::invalid_parameter, api,
-                "out has shape " + out.shape_string() + " but " + what + " is " + w + "]; keel does not resize out");
+    ::keel::detail::throw_composed(
+        errc::invalid_parameter, api,
+        {"out has shape ", out.shape_string(), " but ", what, " is ", w, "]; keel does not resize out"});
   }
 }
 
@@ -72,10 +74,10 @@ inline void check_out_shape(const char* api, const tensor& out, const shape_buf&
 inline void check_overlap(const char* api, const tensor& out, const tensor& in, const char* name, bool in_place_ok) {
   if (in_place_ok && same_view(out, in)) return;
   if (may_overlap(out, in)) {
-    throw_error(errc::invalid_parameter, api,
-                std::string("out overlaps ") + name +
-                    (in_place_ok ? " without being exactly the same view (partial overlap)"
-                                 : " (this operator cannot write over its input)"));
+    ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                   {"out overlaps ", name,
+                                    in_place_ok ? " without being exactly the same view (partial overlap)"
+                                                : " (this operator cannot write over its input)"});
   }
 }
 
@@ -110,6 +112,47 @@ inline void check_workspace(const char* api, const plan& p, std::size_t workers)
     return "the workspace (" + std::to_string(p.shared_bytes) + " shared bytes and " + std::to_string(workers) +
            " per-worker slices of " + std::to_string(p.scratch_bytes) + " bytes)";
   });
+}
+
+// A binary elementwise operator's (add, mul) checks before its own scalar
+// rules: the three tensors present, self and other broadcast to out's shape,
+// and a common dtype keel's kernels compute in (float32, float16, bfloat16,
+// int32, int64), which it returns. @p op names the operator in the message.
+inline dtype check_binary_operands(const char* api, const char* op, const tensor& self, const tensor& other,
+                                   const tensor& out) {
+  check_present(api, self, "self");
+  check_present(api, other, "other");
+  check_present(api, out, "out");
+  const auto shape = broadcast_shapes(api, {{&self, "self"}, {&other, "other"}});
+  check_out_shape(api, out, shape, "the broadcast shape of self and other");
+  const auto rt = result_type({&self, &other});
+  if (!rt) {
+    ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                   {"self (", dtype_name(self.type()), ") and other (", dtype_name(other.type()),
+                                    ") promote to int16, which keel does not have"});
+  }
+  const dtype compute = *rt;
+  if (!(is_floating(compute) || compute == dtype::int32 || compute == dtype::int64)) {
+    ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                   {"self and other promote to ", dtype_name(compute), "; ", op,
+                                    " supports float32, float16, bfloat16, int32 and int64"});
+  }
+  return compute;
+}
+
+// A binary elementwise operator's checks of out, after its own scalar rules:
+// the result type casts to out's dtype, out is writable, and out is self or
+// other exactly (in place) or overlaps neither.
+inline void check_binary_out(const char* api, dtype compute, const tensor& self, const tensor& other,
+                             const tensor& out) {
+  if (!can_cast(compute, out.type())) {
+    ::keel::detail::throw_composed(
+        errc::invalid_parameter, api,
+        {"result type ", dtype_name(compute), " can't be cast to out's dtype ", dtype_name(out.type())});
+  }
+  check_out_writable(api, out);
+  check_overlap(api, out, self, "self", true);
+  check_overlap(api, out, other, "other", true);
 }
 
 } KEEL_END_NAMESPACE  // namespace keel::ops::detail

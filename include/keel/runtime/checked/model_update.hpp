@@ -57,15 +57,6 @@ using stage_kernel_call = decltype(N::stage_kernel(std::declval<typename N::mode
 template <class N>
 using stage_copy_call = decltype(N::stage_copy(std::declval<typename N::model_handle>(), std::size_t{}, nullptr,
                                                nullptr, std::size_t{}, copy_kind{}, nullptr, nullptr));
-constexpr const char* copy_kind_name(copy_kind k) noexcept {
-  switch (k) {
-    case copy_kind::host_to_host: return "host to host";
-    case copy_kind::host_to_device: return "host to device";
-    case copy_kind::device_to_host: return "device to host";
-    case copy_kind::device_to_device: return "device to device";
-  }
-  return "unknown";
-}
 }  // namespace detail
 /// @endcond
 
@@ -124,8 +115,8 @@ struct model_updates {
     if (kind != found.copy.kind)
       ::keel::detail::throw_composed(
           errc::invalid_parameter, api,
-          {describe(m, found), " copies ", detail::copy_kind_name(found.copy.kind), " and the update asked for ",
-           detail::copy_kind_name(kind), ": a copy task keeps its direction; the task is unchanged"});
+          {describe(m, found), " copies ", to_string(found.copy.kind), " and the update asked for ",
+           to_string(kind), ": a copy task keeps its direction; the task is unchanged"});
     if constexpr (keel::detail::is_detected_v<detail::stage_copy_call, N>) {
       N::stage_copy(m, index, dst, src, bytes, kind, std::move(keep_dst), std::move(keep_src));
     } else {
@@ -172,8 +163,8 @@ struct model_updates {
     if (found.type == task_type::copy && found.copy.kind != given.copy.kind)
       ::keel::detail::throw_composed(
           errc::invalid_parameter, api,
-          {describe(m, found), " copies ", detail::copy_kind_name(found.copy.kind), " and the source task ",
-           detail::copy_kind_name(given.copy.kind), ": a copy task keeps its direction; the task is unchanged"});
+          {describe(m, found), " copies ", to_string(found.copy.kind), " and the source task ",
+           to_string(given.copy.kind), ": a copy task keeps its direction; the task is unchanged"});
     N::stage_from(m, index, source, source_index);
   }
 

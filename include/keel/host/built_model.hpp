@@ -193,6 +193,23 @@ struct built_model_calls : native_types {
                          prog->run(work);
                        }),
                        replay_task::category::model);
+    // Introspection: each bound stream's part as one task of a type a
+    // task update does not change (the parts run as one program node). With
+    // no record at all, two built models looked alike to a whole-model
+    // update, which then swapped in the source's program where ACL refuses.
+    m->records.clear();
+    for (const auto& rec : b.parts) {
+      task_record r;
+      r.type = task_type::other;
+      r.stream_id = rec.stream->id;
+      m->records.push_back(std::move(r));
+    }
+    try {
+      m->index_tasks();
+    } catch (...) {
+      m->records.clear();
+      throw;
+    }
     // Nothing below throws.
     for (std::size_t i = 0; i < b.parts.size(); ++i) program->parts[i].tasks = std::move(b.parts[i].stream->target->nodes);
     m->groups = std::move(groups);

@@ -60,11 +60,22 @@ struct conditional_calls : native_types {
       bodies.push_back(std::move(body));
     }
     for (std::size_t i = 0; i < n; ++i) out[i] = bodies[i].get();
-    s->target->nodes.emplace_back(
-        make_failure_aware([cond = ref_ptr<condition_state>(c), kind, bodies = std::move(bodies)](bool work) {
-          run(*cond, kind, bodies, work);
-        }),
-        replay_task::category::model);
+    // Introspection lists the task (as ACL's runtime does), so that a
+    // whole-model update sees it and refuses to replace it.
+    task_record record;
+    record.type = task_type::conditional;
+    record.stream_id = s->id;
+    s->target->records.push_back(std::move(record));
+    try {
+      s->target->nodes.emplace_back(
+          make_failure_aware([cond = ref_ptr<condition_state>(c), kind, bodies = std::move(bodies)](bool work) {
+            run(*cond, kind, bodies, work);
+          }),
+          replay_task::category::model);
+    } catch (...) {
+      s->target->records.pop_back();
+      throw;
+    }
   }
 
   static void capture_into(stream_handle s, model_handle body) noexcept { s->capture_into = body; }

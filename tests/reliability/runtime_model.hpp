@@ -234,8 +234,10 @@ struct host_wait {
 // event's latest record (a later record moves it) instead of the record that
 // was the last one when the wait was issued; 5 a model's event records are
 // skipped once its execution has failed (a task before them threw, or the
-// stream was already in its error state).
-constexpr int reference_mutations = 5;
+// stream was already in its error state); 6 a whole-model update
+// (update_model) leaves the target's tasks as they were; 7 a WHILE task runs
+// its body once more than its condition allows.
+constexpr int reference_mutations = 7;
 inline int& reference_mutation() {
   static int m = 0;
   return m;
@@ -680,7 +682,7 @@ class reference {
         std::vector<node> nodes = model_recs_[src].nodes;
         for (std::size_t i = 0; i < nodes.size(); ++i)
           if (nodes[i].kind == node_kind::group) nodes[i] = model_recs_[t].nodes[i];  // groups keep their tasks
-        model_recs_[t].nodes = std::move(nodes);
+        if (reference_mutation() != 6) model_recs_[t].nodes = std::move(nodes);
         return sync_after(s, index, r);
       }
       case op_kind::task_disable: {
@@ -1064,6 +1066,7 @@ class reference {
         if (s.failed) return true;
         for (int guard = 0; cells_[static_cast<std::size_t>(c.cell)] != 0 && guard < 64; ++guard)
           run_nodes(c.bodies[0], s, skipped);
+        if (reference_mutation() == 7 && value != 0) run_nodes(c.bodies[0], s, skipped);
         return true;
       case cond_kind::switch_:
         if (value < c.bodies.size()) run_nodes(c.bodies[static_cast<std::size_t>(value)], s, skipped);

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Fuzz target: runtime call sequences. The bytes decode to calls (4 bytes
-// each) for the differential harness of tests/reliability; calls whose
+// each, 5 for the built-model, conditional, context and update calls of
+// issues 16 and 17) for the differential harness of tests/reliability; calls whose
 // outcome the documentation leaves to timing are dropped, the rest run on
 // the host backend from 1-3 threads and must match the reference model.
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "../reliability/runtime_model.hpp"
@@ -23,6 +26,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     o.a = static_cast<std::uint8_t>(in.byte());
     o.b = static_cast<std::uint8_t>(in.byte());
     o.token = static_cast<std::uint32_t>(ops.size() + 1);
+    // The issue 16 and 17 calls take a third operand byte (the others keep 4 bytes a call).
+    if (o.kind >= kr::op_kind::build) o.c = static_cast<std::uint8_t>(in.byte());
     // Operands index slots: fold them into range for the call's kind.
     switch (o.kind) {
       case kr::op_kind::drop_event: o.a %= kr::n_events; o.b = 0; break;
@@ -40,6 +45,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       case kr::op_kind::drop_group: o.a %= kr::n_groups; break;
       case kr::op_kind::upd_begin: o.a %= kr::n_streams; o.b %= kr::n_groups; break;
       case kr::op_kind::launch_kernel: o.a %= kr::n_streams; o.b %= 2; break;
+      // b and c carry bit fields (shape, fault, kind, default value): every value decodes.
+      case kr::op_kind::build: o.a %= kr::n_models; o.b &= 63; break;
+      case kr::op_kind::cond: o.a %= kr::n_models; o.c = static_cast<std::uint8_t>((o.c & 3) | (o.c & 28)); break;
+      case kr::op_kind::set_value: o.a %= kr::n_models; o.b %= 4; break;
+      case kr::op_kind::ctx_new: o.a %= kr::n_contexts; o.b = 0; break;
+      case kr::op_kind::ctx_close: o.a %= kr::n_contexts; o.b %= 2; break;
+      case kr::op_kind::ctx_stream: o.a %= kr::n_streams; o.b %= kr::n_contexts; o.c %= 2; break;
+      case kr::op_kind::upd_model: o.a %= kr::n_models; o.b %= kr::n_models; o.c %= kr::n_streams; break;
+      case kr::op_kind::task_disable: o.a %= kr::n_models; o.c %= kr::n_streams; break;
+      case kr::op_kind::fence_new: o.a %= kr::n_streams; o.b &= 15; break;
+      case kr::op_kind::fence_exec: o.a %= kr::n_streams; o.b = 0; break;
+      case kr::op_kind::fence_apply: o.a %= kr::n_streams; o.b %= 6; break;
       default: o.a %= kr::n_streams; o.b = 0; break;
     }
     kr::reference trial = ref;
@@ -47,6 +64,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     ref = std::move(trial);
     ops.push_back(o);
   }
+  // KEEL_FUZZ_PRINT=1: print the decoded calls (to see what a corpus input exercises).
+  if (std::getenv("KEEL_FUZZ_PRINT") != nullptr)
+    for (std::size_t i = 0; i < ops.size(); ++i) std::fprintf(stderr, "  %3zu %s\n", i, kr::describe(ops[i]).c_str());
   const std::string diff = kr::check(ops, threads);
   if (!diff.empty()) {
     for (std::size_t i = 0; i < ops.size(); ++i) std::fprintf(stderr, "  %3zu %s\n", i, kr::describe(ops[i]).c_str());

@@ -386,6 +386,73 @@ KEEL_BACKEND_TEST("update_model: a mismatch names the first mismatching task; th
   CHECK(target.run() == std::make_pair(2.0f, 3.0f));
 }
 
+// Found by the differential test: the host backend left conditional tasks
+// out of tasks(), so update_model took a source whose IF held other bodies
+// (and ran the source's condition) where ACL refuses the conditional task.
+KEEL_BACKEND_TEST("update_model: a conditional task is not replaced; the update is refused and the target runs as before",
+                  "[runtime][model_update][conditional]") {
+  KEEL_USING_BACKEND(TestType);
+  using B = typename TestType::backend;
+  stream side{dev};
+  float tmp = 1.0f, one = 1.0f, out = 0.0f, then_target = 0.0f, then_source = 0.0f;
+  auto capture_if = [&](float* then_out, float alpha) {
+    typename TestType::stream s{dev};
+    capture_scope capture{s};
+    auto c = keel::make_condition<B>(s, 1);
+    TestType::axpy(s, &out, &tmp, &one, alpha);
+    auto body = keel::if_<B>(s, c);
+    {
+      keel::basic_body_capture_scope<B> into{side, body};
+      TestType::axpy(side, then_out, then_out, &one, 1.0f);
+      into.end();
+    }
+    return capture.end();
+  };
+  model target = capture_if(&then_target, 1.0f);
+  model source = capture_if(&then_source, 5.0f);
+  bool listed = false;
+  for (const keel::task_info& t : target.tasks()) listed = listed || t.type != task_type::kernel;
+  CHECK(listed);  // the conditional task is in the list, not only the kernel
+  stream s{dev};
+  auto e = error_of([&] { keel::update_model(target.ref(), source.ref(), s.ref()); });
+  CHECK(matches(e.code, errc::update_violation));
+  CHECK_THAT(e.what, Catch::Contains("the model is unchanged"));
+  target.execute(s);
+  s.synchronize();
+  CHECK(out == 2.0f);  // the target's own alpha
+  CHECK(then_target == 1.0f);
+  CHECK(then_source == 0.0f);
+}
+
+// Found by the differential test: the host backend listed no task of a
+// built model, so update_model between two built models swapped in the
+// source's whole program where ACL refuses (its streams and control tasks).
+KEEL_BACKEND_TEST("update_model: a built model's tasks are not replaced; the update is refused and the target runs as before",
+                  "[runtime][model_update][built_model]") {
+  KEEL_USING_BACKEND(TestType);
+  using B = typename TestType::backend;
+  float tmp = 1.0f, one = 1.0f, out = 0.0f;
+  std::vector<stream> bound;
+  auto build = [&](float alpha) {
+    bound.push_back(keel::make_persistent_stream<B>(dev));
+    keel::basic_model_builder<B> builder{dev};
+    builder.bind(bound.back(), keel::bound_stream::head);
+    TestType::axpy(bound.back(), &out, &tmp, &one, alpha);
+    builder.end_task(bound.back());
+    return builder.end();
+  };
+  model target = build(1.0f);
+  model source = build(5.0f);
+  CHECK_FALSE(target.streams().empty());
+  stream s{dev};
+  auto e = error_of([&] { keel::update_model(target.ref(), source.ref(), s.ref()); });
+  CHECK(matches(e.code, errc::update_violation));
+  CHECK_THAT(e.what, Catch::Contains("the model is unchanged"));
+  target.execute(s);
+  s.synchronize();
+  CHECK(out == 2.0f);  // the target's own alpha
+}
+
 KEEL_BACKEND_TEST("task update: a disabled kernel no longer runs; one update of a model at a time",
                   "[runtime][model_update]") {
   two_kernels<TestType> c(1.0f, 1.0f);

@@ -85,13 +85,16 @@ enum class op_kind : std::uint8_t {
                   // made with the context current; second outcome: the previous context was restored (1)
   upd_model,      // a: target model, b: source model, c: stream: keel::update_model, then synchronize c (second)
   // Per-task updates (basic_task_update_scope), one kind per change, all
-  // through task_update(): set_arguments and set_copy join here once the ACL
-  // backend takes them (one entry, one case in task_update()).
+  // through task_update(): disable here, set_arguments (task_args) at the end
+  // of the list, which keeps the older kinds' numbers.
   task_disable,   // a: model, b: task (bits 0-6; bit 7: a task the model does not have), c: commit stream;
                   // then synchronizes c (second)
   fence_new,      // a: capturing stream, b: group size (bit 0), kinds (1-2), workspace (3): a new fenced model
   fence_exec,     // a: stream: the fenced model's execution
   fence_apply,    // a: update stream, b: what is staged first (0-5, see the runner); then synchronizes a (second)
+  task_args,      // a: model, b: task (bits 0-5; bit 6: an argument of the wrong type; bit 7: a task the model does
+                  // not have), c: commit stream: set_arguments (the kernel then logs this op's token); then
+                  // synchronizes c (second)
   count_
 };
 
@@ -103,7 +106,7 @@ inline const char* name_of(op_kind k) {
                                       "drop_group",  "upd_begin",   "upd_end",     "record_ext",  "wait_ext",
                                       "build",       "cond",        "set_value",   "ctx_new",     "ctx_close",
                                       "ctx_stream",  "upd_model",   "task_disable", "fence_new",  "fence_exec",
-                                      "fence_apply"};
+                                      "fence_apply", "task_args"};
   static_assert(sizeof names / sizeof names[0] == static_cast<std::size_t>(op_kind::count_));
   return names[static_cast<int>(k)];
 }
@@ -197,6 +200,9 @@ inline std::string describe(const op& o) {
     case op_kind::task_disable:
       return s + " m" + std::to_string(o.a) + " task " + std::to_string(o.b & 127) + ((o.b & 128) ? " (foreign)" : "") +
              " on s" + std::to_string(o.c);
+    case op_kind::task_args:
+      return s + " m" + std::to_string(o.a) + " task " + std::to_string(o.b & 63) + ((o.b & 64) ? " wrong type" : "") +
+             ((o.b & 128) ? " (foreign)" : "") + " on s" + std::to_string(o.c) + " #" + std::to_string(o.token);
     case op_kind::fence_new:
       return s + " s" + std::to_string(o.a) + " variant " + std::to_string(o.b) + " #" + std::to_string(o.token);
     case op_kind::fence_exec: return s + " on s" + std::to_string(o.a);
@@ -712,6 +718,31 @@ class reference {
         if (target == nullptr) return r;  // nothing staged: nothing committed, no synchronize
         if (pending_anywhere(m, o.c)) return unsupported();
         target->disabled = true;
+        return sync_after(s, index, r);
+      }
+      case op_kind::task_args: {
+        const int m = models_[o.a];
+        if (m < 0) return err(keel::errc::invalid_handle);
+        if (model_recs_[m].kind != model_kind::captured) return unsupported();  // tasks() of a captured model only
+        rstream& s = streams_[o.c];
+        const auto tasks = task_list(model_recs_[m]);
+        node* target = nullptr;
+        if (!tasks.empty()) {
+          if (o.b & 128) return err(keel::errc::invalid_parameter);  // no such task
+          const auto& pick = tasks[static_cast<std::size_t>(o.b & 63) % tasks.size()];
+          node& n = model_recs_[m].nodes[pick.first];
+          // Only kernels outside task groups take arguments, of their launch's types.
+          if (pick.second >= 0 || n.kind != node_kind::work || n.kernel < 0) return err(keel::errc::invalid_parameter);
+          if (o.b & 64) return err(keel::errc::invalid_parameter);
+          if (n.disabled) return unsupported();
+          target = &n;
+        }
+        if (!s.alive) return err(keel::errc::invalid_handle);
+        if (s.cap >= 0) return err(keel::errc::capture_violation);
+        if (s.upd_group >= 0) return unsupported();
+        if (target == nullptr) return r;
+        if (pending_anywhere(m, o.c)) return unsupported();
+        target->token = o.token;
         return sync_after(s, index, r);
       }
       case op_kind::fence_new: {
@@ -1465,7 +1496,7 @@ class runner {
         r.first = code_of([&] { keel::update_model<keel::host::backend>(models_[o.a], models_[o.b], streams_[o.c]); });
         if (r.first == 0) r.second = code_of([&] { streams_[o.c].synchronize(); });
         break;
-      case op_kind::task_disable: task_update(o, r); break;
+      case op_kind::task_disable: case op_kind::task_args: task_update(o, r); break;
       case op_kind::fence_new: r.first = code_of([&] { fence_new(o); }); break;
       case op_kind::fence_exec: r.first = code_of([&] { fm_->execute(st); }); break;
       case op_kind::fence_apply: fence_apply(o, r); break;
@@ -1582,10 +1613,17 @@ class runner {
       try {
         const auto tasks = models_[o.a].tasks();
         if (!tasks.empty()) {
-          keel::task_info t = tasks[static_cast<std::size_t>(o.b & 127) % tasks.size()];
+          const int pick = o.kind == op_kind::task_args ? (o.b & 63) : (o.b & 127);
+          keel::task_info t = tasks[static_cast<std::size_t>(pick) % tasks.size()];
           if (o.b & 128) t.sequence += 1000;  // a task the model does not have
           switch (o.kind) {
             case op_kind::task_disable: update.disable(t); break;
+            case op_kind::task_args:
+              if (o.b & 64)
+                update.set_arguments(t, 1.5f);  // the kernels take a std::uint32_t token
+              else
+                update.set_arguments(t, o.token);
+              break;
             default: throw std::logic_error("not a per-task change");
           }
           staged = true;
@@ -2021,7 +2059,8 @@ class generator {
         {op_kind::drop_group, 1},  {op_kind::upd_begin, 5},     {op_kind::upd_end, 5},     {op_kind::record_ext, 3},
         {op_kind::wait_ext, 3},    {op_kind::build, 3},         {op_kind::cond, 4},        {op_kind::set_value, 2},
         {op_kind::ctx_new, 2},     {op_kind::ctx_close, 1},     {op_kind::ctx_stream, 3},  {op_kind::upd_model, 3},
-        {op_kind::task_disable, 3}, {op_kind::fence_new, 1},    {op_kind::fence_exec, 2},  {op_kind::fence_apply, 2}};
+        {op_kind::task_disable, 3}, {op_kind::fence_new, 1},    {op_kind::fence_exec, 2},  {op_kind::fence_apply, 2},
+        {op_kind::task_args, 3}};
     int total = 0;
     for (const auto& w : weights) total += w.second;
     int x = pick(total);
@@ -2140,6 +2179,11 @@ class generator {
         o.b = static_cast<std::uint8_t>(pick(8) | (chance(10) ? 128 : 0));
         o.c = static_cast<std::uint8_t>(slot(n_streams, [&](int s) { return alive(s) && !ref.capturing(s); }));
         break;
+      case op_kind::task_args:
+        o.a = static_cast<std::uint8_t>(slot(n_models, [&](int m) { return ref.model_present(m); }));
+        o.b = static_cast<std::uint8_t>(pick(8) | (chance(10) ? 64 : 0) | (chance(10) ? 128 : 0));
+        o.c = static_cast<std::uint8_t>(slot(n_streams, [&](int s) { return alive(s) && !ref.capturing(s); }));
+        break;
       case op_kind::fence_new:
         o.a = static_cast<std::uint8_t>(slot(n_streams, [&](int s) { return alive(s) && !ref.capturing(s); }));
         o.b = static_cast<std::uint8_t>(pick(16));
@@ -2207,6 +2251,7 @@ class generator {
         push(op{op_kind::upd_model, th(), t, src, 0, x});
         push(op{op_kind::exec, th(), t, x, 0});
         if (chance(50)) push(op{op_kind::task_disable, th(), t, static_cast<std::uint8_t>(pick(4)), 0, x});
+        if (chance(50)) push(op{op_kind::task_args, th(), t, static_cast<std::uint8_t>(pick(4)), 0, x});
         push(op{op_kind::exec, th(), t, x, 0});
         break;
       }

@@ -54,6 +54,10 @@ struct stream_calls : memory_calls {
     const api& a = entered(*s->dev);
     if (s->forced && a.aclrtDestroyStreamForce.get() != nullptr) {
       // aclrtDestroyStreamForce: the work not yet run is dropped, nothing is waited for.
+      {
+        std::lock_guard<std::mutex> lock(s->m);
+        if (s->callbacks) s->callbacks->dropped.store(true, std::memory_order_release);
+      }
       const auto force = a.aclrtDestroyStreamForce.get();
       const status st = force != nullptr ? force(s->native) : 0;
       if (st != 0) report_error(make_status_code(st), "aclrtDestroyStreamForce", "the stream could not be destroyed");
@@ -345,7 +349,8 @@ struct stream_calls : memory_calls {
   static void run_reported(bool ask_runtime, Run&& run) noexcept {
     host_callbacks* callbacks = reporting_for();
     if (callbacks != nullptr) {
-      if (callbacks->failed.load(std::memory_order_acquire)) return;
+      if (callbacks->failed.load(std::memory_order_acquire) || callbacks->dropped.load(std::memory_order_acquire))
+        return;
       if (ask_runtime) {
         const auto query = callbacks->functions->aclrtStreamQuery.get();
         acl::stream_status st = acl::stream_status::not_ready;

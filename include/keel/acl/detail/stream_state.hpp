@@ -47,6 +47,10 @@ struct host_callbacks {
   std::atomic<bool> subscribed{false};
   std::mutex m;                    // guards the error state below (failed is also read without it)
   std::atomic<bool> failed{false};  // written under m, with failure
+  // The stream is being destroyed with aclrtDestroyStreamForce: the callables
+  // not yet run are dropped. (A runtime may still deliver them, as the
+  // emulation delivers callbacks on a stream in its error state.)
+  std::atomic<bool> dropped{false};
   std::string failure;
   // The ACL stream it reports for, and the table to ask it with: a stream in
   // its error state still delivers its callbacks (CANN's default

@@ -338,6 +338,43 @@ TEST_CASE("acl backend: raw calls need aclrtSetDevice on their thread while keel
   CHECK(api.aclrtDestroyStream(raw) == 0);
 }
 
+// An aclnn launch borrows its executor's plan (the body runs when issued);
+// one staged into an update runs at update end, so the staging must own it.
+TEST_CASE("acl backend: an aclnn launch staged into an update keeps its plan after its executor is gone", "[acl]") {
+  auto& dev = acl_device();
+  keel::acl::stream s{dev}, u{dev};
+  keel::acl::device_buffer x(s, 8 * sizeof(float)), out(s, 8 * sizeof(float));
+  std::vector<float> ones(8, 1.0f), back(8, 0.0f);
+  s.copy_async(x.data(), ones.data(), x.size(), keel::copy_kind::host_to_device);
+  s.synchronize();
+  auto add = keel::acl::prepare_add(dev, floats_view(x.data(), 8), floats_view(x.data(), 8), keel::ops::scalar(1.0f),
+                                    floats_view(out.data(), 8));
+  keel::acl::model m;
+  keel::acl::task_group g;
+  {
+    keel::acl::capture_scope capture{s};
+    keel::acl::task_group_scope mark{s};
+    keel::acl::run_on(s, add);
+    g = mark.end();
+    m = capture.end();
+  }
+  {
+    keel::acl::update_scope update{u, g};
+    {
+      auto scaled = keel::acl::prepare_add(dev, floats_view(x.data(), 8), floats_view(x.data(), 8),
+                                           keel::ops::scalar(5.0f), floats_view(out.data(), 8));
+      keel::acl::run_on(u, scaled);
+    }  // the executor, and its plan unless the staged launch owns it, are gone
+    update.end();
+  }
+  u.synchronize();
+  m.execute(s);
+  s.copy_async(back.data(), out.data(), out.size(), keel::copy_kind::device_to_host);
+  s.synchronize();
+  CHECK(back[0] == 6.0f);  // 1 + 5 * 1: the update's launch ran
+  CHECK(back[7] == 6.0f);
+}
+
 TEST_CASE("acl backend: a rule broken inside an aclnn launch keeps its own status, not just 361001", "[acl]") {
   auto& dev = acl_device();
   const keel::acl::api& api = dev.functions();
@@ -349,6 +386,9 @@ TEST_CASE("acl backend: a rule broken inside an aclnn launch keeps its own statu
   keel::acl::capture_scope first{s};
   keel::acl::capture_scope second{other};
   keel::acl::task_group_scope mark{s};
+  // An error an earlier call left on this thread (keel reads the thread's
+  // last error only after a 361001, it does not clear it at each launch).
+  (void)api.aclrtGetLastError(keel::acl::last_error_level::thread);
   // keel's checked layer refuses the rule first, before the body reaches ACL.
   try {
     keel::acl::run_on(other, add);  // no other capturing stream may issue work while s marks a group

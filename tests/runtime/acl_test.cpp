@@ -124,6 +124,58 @@ TEST_CASE("acl backend: with aclrtLaunchHostFunc, host callables need no subscri
   CHECK(after == 1);
 }
 
+// launch_host asks ACL whether a capture keel did not begin holds the stream
+// only for a foreign stream: one whose aclrtStream left keel (native_handle),
+// or which waited on an event such a capture may have recorded. Both must
+// still be seen, or the callable would be freed after its first replay.
+TEST_CASE("acl backend: a host callable launched into another library's capture belongs to that capture",
+          "[runtime][acl][host_func]") {
+  auto& dev = acl::device();
+  const keel::acl::api& api = dev.functions();
+  auto token = std::make_shared<int>(0);  // its use count tells whether the callable is alive
+  std::atomic<int> owned_runs{0}, small_runs{0};
+  keel::acl::model_handle model = nullptr;
+  keel::acl::stream s{dev};
+  keel::acl::stream_handle origin = nullptr;
+  keel::acl::event_handle fork = nullptr;
+  keel::acl::event back{dev};
+  SECTION("the stream's handle was given out and captured through ACL") {
+    origin = s.native_handle();
+    REQUIRE(api.aclmdlRICaptureBegin(origin, keel::acl::capture_mode::global) == 0);
+    s.launch_host([&owned_runs, token] { ++owned_runs; });
+    s.launch_host([&small_runs] { ++small_runs; });  // travels in userData: no record to free
+  }
+  SECTION("the stream joined such a capture by waiting on an event it recorded") {
+    REQUIRE(api.aclrtCreateStream(&origin) == 0);
+    REQUIRE(api.aclrtCreateEventWithFlag(&fork, keel::acl::event_flags::sync) == 0);
+    REQUIRE(api.aclmdlRICaptureBegin(origin, keel::acl::capture_mode::global) == 0);
+    REQUIRE(api.aclrtRecordEvent(fork, origin) == 0);
+    s.wait(keel::acl::event_ref{dev, fork});  // s is keel's own and never gave its handle out
+    s.launch_host([&owned_runs, token] { ++owned_runs; });
+    s.launch_host([&small_runs] { ++small_runs; });
+    back.record(s);
+    REQUIRE(api.aclrtStreamWaitEvent(origin, back.native_handle()) == 0);  // joined back
+  }
+  REQUIRE(api.aclmdlRICaptureEnd(origin, &model) == 0);
+  CHECK(owned_runs == 0);  // captured, not run
+  keel::acl::stream b{dev};
+  REQUIRE(api.aclmdlRIExecuteAsync(model, b.native_handle()) == 0);
+  REQUIRE(api.aclmdlRIExecuteAsync(model, b.native_handle()) == 0);
+  b.synchronize();
+  CHECK(owned_runs == 2);
+  CHECK(small_runs == 2);
+  CHECK(token.use_count() == 2);  // the device keeps it (a capture keel did not begin has no model record)
+  CHECK(api.aclmdlRIDestroy(model) == 0);
+  s.launch_host([&owned_runs] { ++owned_runs; });  // the capture ended: eager again
+  s.synchronize();
+  CHECK(owned_runs == 3);
+  if (fork != nullptr) {
+    dev.forget_event(fork);
+    CHECK(api.aclrtDestroyEvent(fork) == 0);
+  }
+  if (origin != s.native_handle()) CHECK(api.aclrtDestroyStream(origin) == 0);
+}
+
 TEST_CASE("acl backend: a captured host callable belongs to the model and runs on the executing stream", "[runtime][acl]") {
   auto& dev = acl::device();
   auto token = std::make_shared<int>(0);  // its use count tells whether the callable is alive

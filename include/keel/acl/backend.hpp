@@ -139,7 +139,15 @@ struct native : capture_calls, event_calls, task_group_calls, built_model_calls,
  *   and runs, on every execution, on the reporting thread of the executing
  *   stream (execute() starts one if the model holds host callables), whose
  *   error state its failure sets. (Captured into a capture keel did not
- *   begin, it lives as long as the device.)
+ *   begin, it lives as long as the device. keel asks ACL about such a capture
+ *   (aclmdlRICaptureGetInfo) only on a foreign stream: one whose aclrtStream
+ *   it gave out or took in, or which waited on an event whose handle it gave
+ *   out or took in or a foreign stream recorded. And a callable is skipped on
+ *   an ACL stream that failed, asked with aclrtStreamQuery when it runs, only
+ *   when ACL work (a kernel, copy, wait, model execution) was issued to the
+ *   stream since its last synchronize or the stream is foreign.) A
+ *   trivially copyable callable that fits in a pointer travels in the
+ *   userData pointer itself: an eager launch of it allocates nothing.
  * - task_count, group_count and task_group::size come from the checked
  *   layer's books: keel issues every task itself during a capture it began,
  *   and counts them as on every backend (a launch, copy, external-event

@@ -202,6 +202,7 @@ struct capture_calls : stream_calls {
       keeper->keep.reserve(keeper->keep.size() + m->keep.size());
     }
     dev.check(a.aclmdlRIExecuteAsync(m->native, s->native), "aclmdlRIExecuteAsync");
+    mark(s->acl_work);
     {
       // The replay uses the model's memory until the stream passes it (or,
       // captured, as long as the outer model lives).

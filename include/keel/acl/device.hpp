@@ -305,7 +305,10 @@ class device {
  * @brief What an ACL "kernel" receives: the stream's native handle and the
  * function table. On ACL a launch body runs on the host when it is issued and
  * enqueues ACL work (an aclnnXxx phase two) on `stream()`; that work is what
- * capture records and what an update replaces.
+ * capture records and what an update replaces. A body must not begin or end
+ * a capture on `stream()` itself: keel learns of a capture it did not begin
+ * only on a stream whose handle it gave out (native_handle(), release()) or
+ * took in (a view, an adoption).
  */
 class launch_context {
  public:

@@ -54,7 +54,10 @@ struct event_calls : native_types {
   }
   static keel::event_flags flags_of(event_handle e) noexcept { return e->flags; }
 
+  // A foreign stream's record may lie in a capture keel did not begin; a
+  // stream that waits on such an event may have joined it (stream_box::foreign).
   static void record(event_handle e, stream_handle s) {
+    if (s->foreign.load(std::memory_order_relaxed)) mark(e->foreign);
     const api& a = entered(*s->dev);
     if (e->flags == keel::event_flags::external) {
       s->dev->check(a.aclrtRecordEventWithFlag(e->native, s->native, record_flags::external),
@@ -66,10 +69,13 @@ struct event_calls : native_types {
   static void wait(stream_handle s, event_handle e) {
     const api& a = entered(*s->dev);
     if (e->flags == keel::event_flags::external) {  // timeout must be 0 with the external flag
-      s->dev->check(a.aclrtStreamWaitEventWithFlag(s->native, e->native, 0, wait_flags::external),
-                    "aclrtStreamWaitEventWithFlag");
+      const status st = a.aclrtStreamWaitEventWithFlag(s->native, e->native, 0, wait_flags::external);
+      waited_on(s, e);
+      s->dev->check(st, "aclrtStreamWaitEventWithFlag");
     } else {
-      s->dev->check(a.aclrtStreamWaitEvent(s->native, e->native), "aclrtStreamWaitEvent");
+      const status st = a.aclrtStreamWaitEvent(s->native, e->native);
+      waited_on(s, e);
+      s->dev->check(st, "aclrtStreamWaitEvent");
     }
   }
   /**
@@ -82,8 +88,16 @@ struct event_calls : native_types {
     if (e->flags == keel::event_flags::external)
       throw_error(keel::errc::not_supported, api_name,
                   "ACL has no bounded wait on an external event (aclrtStreamWaitEventWithFlag takes timeout 0)");
-    s->dev->check(entered(*s->dev).aclrtStreamWaitEventWithTimeout(s->native, e->native, timeout_ms(timeout)),
-                  "aclrtStreamWaitEventWithTimeout");
+    const status st = entered(*s->dev).aclrtStreamWaitEventWithTimeout(s->native, e->native, timeout_ms(timeout));
+    waited_on(s, e);
+    s->dev->check(st, "aclrtStreamWaitEventWithTimeout");
+  }
+  // Once the wait is issued (a synchronize clears acl_work before it asks
+  // ACL): s may have joined a foreign capture, and a wait (a bounded one
+  // fails it) is work that may fail the ACL stream.
+  static void waited_on(stream_handle s, event_handle e) noexcept {
+    if (e->foreign.load(std::memory_order_relaxed)) mark(s->foreign);
+    mark(s->acl_work);
   }
   static void reset(stream_handle s, event_handle e) {
     s->dev->check(entered(*s->dev).aclrtResetEvent(e->native, s->native), "aclrtResetEvent");
@@ -111,7 +125,10 @@ struct event_calls : native_types {
   static device_type& device_of(event_handle e) noexcept { return *e->dev; }
 
   /** The aclrtEvent under keel's record. */
-  static acl::event_handle to_native(event_handle e) noexcept { return e->native; }
+  static acl::event_handle to_native(event_handle e) noexcept {
+    mark(e->foreign);  // another library may record it in its capture now
+    return e->native;
+  }
   /**
    * The event form of the stream's from_native. ACL cannot be asked an
    * event's flags: a new record takes @p flags (default when not said); a
@@ -119,7 +136,7 @@ struct event_calls : native_types {
    */
   static event_handle from_native(device_type& dev, acl::event_handle native, adoption how, handle_tag<event_handle>,
                                   const char* api, std::optional<keel::event_flags> flags) {
-    return dev.events_.find_or_make(
+    const event_handle e = dev.events_.find_or_make(
         native, how, api, "event",
         [&] {
           auto box = std::make_unique<event_box>();
@@ -133,10 +150,13 @@ struct event_calls : native_types {
             throw_error(keel::errc::invalid_parameter, api,
                         "keel knows this aclrtEvent with other flags (forget_event it first if it was remade)");
         });
+    mark(e->foreign);
+    return e;
   }
   /** The owner gives the ACL event up: the record goes to the device, until forget_event. */
   static acl::event_handle release_native(event_handle e) noexcept {
     e->dev->events_.give_to_device(e);
+    mark(e->foreign);
     return e->native;
   }
 };

@@ -290,27 +290,43 @@ struct call_identity<R (*)(P...)> {
   }
 };
 
+// The plan as a launch argument. ACL's launch_kernel runs the body when it
+// is issued (eager or captured), while the caller's executor holds the plan,
+// so the argument borrows it: no reference count moves per launch. An update
+// stages its launches and issues them at update end, when the executor a
+// caller passed may be gone: staging (task_group_calls::update_launch_kernel)
+// calls keep_for_later(), and the staged copy owns the plan.
+class plan_argument {
+ public:
+  explicit plan_argument(const std::shared_ptr<const aclnn_plan>& source) noexcept
+      : plan_(source.get()), source_(&source) {}
+  const aclnn_plan* operator->() const noexcept { return plan_; }
+  void keep_for_later() {
+    if (!owner_) owner_ = *source_;
+  }
+
+ private:
+  const aclnn_plan* plan_;
+  const std::shared_ptr<const aclnn_plan>* source_;  // the executor's, valid while the launch call runs
+  std::shared_ptr<const aclnn_plan> owner_;          // set when staged
+};
+
 // ACLNN_ERR_RUNTIME_ERROR (361001) says only that the operator's call into
 // the runtime failed. The runtime keeps the thread's last error code
 // (aclrtGetLastError, hicann/runtime docs/zh/api_ref/13_exception_handling.md),
-// so keel clears it before the
-// launch and, on 361001, reports the runtime's own status: its code names
-// the broken rule (107030 is a capture_violation), and the message keeps 361001.
-//
-// The plan travels as a plain pointer: ACL's launch_kernel runs the body when
-// it is issued, while the caller's executor holds the plan (a shared_ptr
-// copy would cost two atomic operations per launch for nothing).
+// and on 361001 keel reports the runtime's own status: its code names the
+// broken rule (107030 is a capture_violation), and the message keeps 361001.
+// keel reads (and so clears) it only after a 361001, with no clearing call
+// before each launch: the runtime call that failed inside the operator set
+// it last (every failing runtime call sets the thread's last error), so an
+// older error left by some earlier call cannot be what is read.
 struct run_aclnn {
-  // The launch holds the plan: an update stages its launches and issues
-  // them at update end, after the executor a caller passed may be gone.
-  void operator()(launch_context& ctx, const std::shared_ptr<const aclnn_plan>& plan, void* workspace) const {
+  void operator()(launch_context& ctx, const plan_argument& plan, void* workspace) const {
     const api& f = ctx.functions();
-    const auto last_error = f.aclrtGetLastError.get();  // null on a CANN without it
-    if (last_error != nullptr) last_error(last_error_level::thread);
     const nn_status st = plan->address != nullptr
                              ? plan->address(workspace, plan->workspace, plan->handle, ctx.stream())
                              : plan->run(f, workspace, plan->workspace, plan->handle, ctx.stream());
-    if (st != 0) fail(f, st, last_error, plan->name);
+    if (st != 0) fail(f, st, f.aclrtGetLastError.get(), plan->name);  // null on a CANN without it
   }
   [[noreturn]] static void fail(const api& f, nn_status st, status (*last_error)(last_error_level), const char* name) {
     const std::string recent = recent_message(f.aclGetRecentErrMsg);
@@ -372,7 +388,7 @@ struct aclnn_operators {
   template <class Stream, class Span>
   static void launch(const Stream& stream, const std::shared_ptr<const plan_type>& p, const Span& workspace,
                      std::size_t) {
-    stream.launch(p->kind, detail::run_aclnn{}, p, workspace.data);
+    stream.launch(p->kind, detail::run_aclnn{}, detail::plan_argument(p), workspace.data);
   }
   /** @brief Phase one of @p Op on @p dev. @throws keel::error with the aclnn status and ACL's message. */
   template <class Op, class... Args>

@@ -8,8 +8,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -52,6 +54,10 @@ struct stream_calls : memory_calls {
     const api& a = entered(*s->dev);
     if (s->forced && a.aclrtDestroyStreamForce.get() != nullptr) {
       // aclrtDestroyStreamForce: the work not yet run is dropped, nothing is waited for.
+      {
+        std::lock_guard<std::mutex> lock(s->m);
+        if (s->callbacks) s->callbacks->dropped.store(true, std::memory_order_release);
+      }
       const auto force = a.aclrtDestroyStreamForce.get();
       const status st = force != nullptr ? force(s->native) : 0;
       if (st != 0) report_error(make_status_code(st), "aclrtDestroyStreamForce", "the stream could not be destroyed");
@@ -76,7 +82,10 @@ struct stream_calls : memory_calls {
   }
 
   /** The aclrtStream under keel's record. */
-  static acl::stream_handle to_native(stream_handle s) noexcept { return s->native; }
+  static acl::stream_handle to_native(stream_handle s) noexcept {
+    mark(s->foreign);  // another library may begin a capture on it now
+    return s->native;
+  }
   /**
    * keel's record of @p native (stream_ref(dev, native), stream::from_native_handle):
    * the one the device has (a keel stream's, or one viewed before), or a new
@@ -86,7 +95,7 @@ struct stream_calls : memory_calls {
    */
   static stream_handle from_native(device_type& dev, acl::stream_handle native, adoption how,
                                    handle_tag<stream_handle>, const char* api) {
-    return dev.streams_.find_or_make(
+    const stream_handle s = dev.streams_.find_or_make(
         native, how, api, "stream",
         [&] {
           auto box = std::make_unique<stream_box>();
@@ -96,10 +105,13 @@ struct stream_calls : memory_calls {
           return box;
         },
         [](const stream_box&) {});
+    mark(s->foreign);  // its maker (or whoever holds the handle) may capture on it
+    return s;
   }
   /** The owner gives the ACL stream up: the record (and its count) goes to the device, until forget_stream. */
   static acl::stream_handle release_native(stream_handle s) noexcept {
     s->dev->streams_.give_to_device(s);
+    mark(s->foreign);
     return s->native;
   }
 
@@ -110,14 +122,28 @@ struct stream_calls : memory_calls {
   static bool is_adopted(stream_handle s) noexcept { return s->adopted; }
 
   static void synchronize(stream_handle s) {
-    s->dev->check(entered(*s->dev).aclrtSynchronizeStream(s->native), "aclrtSynchronizeStream");
-    after_synchronize(s);
+    const api& a = entered(*s->dev);
+    s->acl_work.store(false, std::memory_order_relaxed);  // before the call: work issued during it stays counted
+    synchronized_with(s, a.aclrtSynchronizeStream(s->native), "aclrtSynchronizeStream");
   }
 
   /** aclrtSynchronizeStreamWithTimeout (ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, errc::timeout, when it passes). */
   static void synchronize_for(stream_handle s, std::chrono::microseconds timeout) {
-    s->dev->check(entered(*s->dev).aclrtSynchronizeStreamWithTimeout(s->native, timeout_ms(timeout)),
-                  "aclrtSynchronizeStreamWithTimeout");
+    const api& a = entered(*s->dev);
+    s->acl_work.store(false, std::memory_order_relaxed);
+    synchronized_with(s, a.aclrtSynchronizeStreamWithTimeout(s->native, timeout_ms(timeout)),
+                      "aclrtSynchronizeStreamWithTimeout");
+  }
+
+  // A synchronize's status: 0 passed the work issued before it and cleared
+  // ACL's error state (the caller cleared acl_work before the call, so work
+  // issued during it stays counted); anything else (a timeout, a failure)
+  // sets acl_work again.
+  static void synchronized_with(stream_handle s, status st, const char* function) {
+    if (st != 0) {
+      mark(s->acl_work);
+      s->dev->check(st, function);
+    }
     after_synchronize(s);
   }
 
@@ -159,10 +185,20 @@ struct stream_calls : memory_calls {
    */
   template <class F>
   static void launch_host(stream_handle s, F&& f) {
-    // On a stream in a capture keel did not begin (an adopted stream's), ACL
-    // captures it all the same: the device keeps the callable.
-    launch_host_call(s, std::forward<F>(f), native_capturing(s), nullptr);
+    // On a stream in a capture keel did not begin (an adopted stream's, one
+    // whose aclrtStream another library holds), ACL captures it all the same:
+    // the device keeps the callable. Only a foreign stream can be in one
+    // (keel's own captures take captured_launch_host), so only it asks ACL.
+    const bool captured = s->foreign.load(std::memory_order_relaxed) && native_capturing(s);
+    launch_host_call(s, std::forward<F>(f), captured, nullptr);
   }
+
+  // A callable small and plain enough to travel in the userData pointer
+  // itself (a lambda that captures one pointer): an eager launch of it
+  // allocates nothing, as a raw aclrtLaunchHostFunc of fn(args) does not.
+  template <class D>
+  static constexpr bool travels_inline = std::is_trivially_copyable_v<D> && std::is_trivially_destructible_v<D> &&
+                                         sizeof(D) <= sizeof(void*) && alignof(D) <= alignof(void*);
 
   // Captured, the callable runs on every replay until the model is
   // destroyed: the model owns it (the capture's keep list, moved into the
@@ -174,8 +210,23 @@ struct stream_calls : memory_calls {
     device& dev = *s->dev;
     const api& a = entered(dev);
     (void)host_callbacks_of(s);
-    auto call = std::make_unique<host_call_of<std::decay_t<F>>>(std::forward<F>(f));
+    // Whether the runner asks ACL if the stream failed: only work before the
+    // callable can fail it, and keel sees all of it unless the stream is foreign.
+    const bool ask_runtime =
+        captured || s->foreign.load(std::memory_order_relaxed) || s->acl_work.load(std::memory_order_relaxed);
+    using callable = std::decay_t<F>;
+    if constexpr (travels_inline<callable>) {
+      if (!captured) {
+        void* user = nullptr;
+        const callable copy(std::forward<F>(f));
+        if constexpr (!std::is_empty_v<callable>) std::memcpy(&user, &copy, sizeof(callable));  // an empty one has no bytes to keep
+        return enqueue_host_call(s, a, ask_runtime ? &run_inline_host_call<callable, true>
+                                                   : &run_inline_host_call<callable, false>, user);
+      }
+    }
+    auto call = std::make_unique<host_call_of<callable>>(std::forward<F>(f));
     call->once = !captured;
+    call->ask_runtime = ask_runtime;
     std::shared_ptr<void> owner;
     if (captured) {
       owner = std::shared_ptr<host_call>(std::move(call));
@@ -188,11 +239,7 @@ struct stream_calls : memory_calls {
       }
     }
     void* user = captured ? owner.get() : static_cast<void*>(call.get());
-    if (a.aclrtLaunchHostFunc) {
-      dev.check(a.aclrtLaunchHostFunc(s->native, &run_host_call, user), "aclrtLaunchHostFunc");
-    } else {
-      dev.check(a.aclrtLaunchCallback(&run_host_call, user, callback_block::block, s->native), "aclrtLaunchCallback");
-    }
+    enqueue_host_call(s, a, &run_host_call, user);
     if (!captured) {
       (void)call.release();  // enqueued: run_host_call deletes it (it may have already)
     } else if (origin != nullptr) {
@@ -205,11 +252,27 @@ struct stream_calls : memory_calls {
     }
   }
 
+  // fn(user) in stream order: aclrtLaunchHostFunc, or a blocking callback
+  // for the stream's reporting thread.
+  static void enqueue_host_call(stream_handle s, const api& a, void (*fn)(void*), void* user) {
+    if (a.aclrtLaunchHostFunc) {
+      s->dev->check(a.aclrtLaunchHostFunc(s->native, fn, user), "aclrtLaunchHostFunc");
+    } else {
+      s->dev->check(a.aclrtLaunchCallback(fn, user, callback_block::block, s->native), "aclrtLaunchCallback");
+    }
+  }
+
   /** Runs f(ctx) now: the body enqueues ACL work on ctx.stream(). */
   template <class F>
   static void launch_kernel(stream_handle s, kernel_kind, F&& f) {
     launch_context ctx(*s->dev, s->native);
-    std::forward<F>(f)(ctx);
+    try {
+      std::forward<F>(f)(ctx);
+    } catch (...) {
+      mark(s->acl_work);  // the body may have enqueued some of its work
+      throw;
+    }
+    mark(s->acl_work);  // after the enqueue (a synchronize clears it before it asks ACL)
   }
 
   static void copy_async(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind kind,
@@ -222,6 +285,7 @@ struct stream_calls : memory_calls {
     if (bytes != 0)
       s->dev->check(entered(*s->dev).aclrtMemcpyAsync(dst, bytes, src, bytes, memcpy_kind_of(kind), s->native),
                     "aclrtMemcpyAsync");
+    mark(s->acl_work);
     {
       std::lock_guard<std::mutex> lock(keeper->m);
       if (keep_dst) keeper->keep.push_back(std::move(keep_dst));
@@ -266,38 +330,50 @@ struct stream_calls : memory_calls {
   // else subscribed to the stream), a failure goes to keel's error handler.
   static void run_host_call(void* user) noexcept {
     auto* call = static_cast<host_call*>(user);
+    run_reported(call->ask_runtime, [call] { call->run(); });
+    if (call->once) delete call;
+  }
+  // The runner of a callable that travelled in userData (travels_inline).
+  template <class D, bool AskRuntime>
+  static void run_inline_host_call(void* user) noexcept {
+    run_reported(AskRuntime, [&user] {
+      alignas(D) unsigned char bytes[sizeof(D)];
+      std::memcpy(bytes, &user, sizeof(D));
+      (*std::launder(reinterpret_cast<D*>(bytes)))();
+    });
+  }
+  // What every runner does around the callable: the skip (keel's error
+  // state, or, when @p ask_runtime, ACL's: a bounded wait or an ACL task
+  // failed the stream) and recording what it throws.
+  template <class Run>
+  static void run_reported(bool ask_runtime, Run&& run) noexcept {
     host_callbacks* callbacks = reporting_for();
-    bool skip = false;
+    if (callbacks != nullptr) {
+      if (callbacks->failed.load(std::memory_order_acquire) || callbacks->dropped.load(std::memory_order_acquire))
+        return;
+      if (ask_runtime) {
+        const auto query = callbacks->functions->aclrtStreamQuery.get();
+        acl::stream_status st = acl::stream_status::not_ready;
+        if (query != nullptr && query(callbacks->native, &st) != 0) return;
+      }
+    }
+    std::string failure;
+    try {
+      run();
+    } catch (const std::exception& e) {
+      failure = e.what();
+    } catch (...) {
+      failure = "a host callable threw a non-standard exception";
+    }
+    if (failure.empty()) return;
     if (callbacks != nullptr) {
       std::lock_guard<std::mutex> lock(callbacks->m);
-      skip = callbacks->failed;
+      if (!callbacks->failed.load(std::memory_order_relaxed)) callbacks->failure = std::move(failure);
+      callbacks->failed.store(true, std::memory_order_release);
+    } else {
+      report_error(make_error_code(keel::errc::task_failed), "keel::acl host callable",
+                   ("a host callable threw on a thread keel does not report for: " + failure).c_str());
     }
-    if (!skip && callbacks != nullptr) {  // the ACL stream failed (a bounded wait, an ACL task)
-      const auto query = callbacks->functions->aclrtStreamQuery.get();
-      acl::stream_status st = acl::stream_status::not_ready;
-      skip = query != nullptr && query(callbacks->native, &st) != 0;
-    }
-    if (!skip) {
-      std::string failure;
-      try {
-        call->run();
-      } catch (const std::exception& e) {
-        failure = e.what();
-      } catch (...) {
-        failure = "a host callable threw a non-standard exception";
-      }
-      if (!failure.empty()) {
-        if (callbacks != nullptr) {
-          std::lock_guard<std::mutex> lock(callbacks->m);
-          if (!callbacks->failed) callbacks->failure = std::move(failure);
-          callbacks->failed = true;
-        } else {
-          report_error(make_error_code(keel::errc::task_failed), "keel::acl host callable",
-                       ("a host callable threw on a thread keel does not report for: " + failure).c_str());
-        }
-      }
-    }
-    if (call->once) delete call;
   }
 
   // The stream's callbacks, starting its reporting thread on first use. Its
@@ -307,6 +383,7 @@ struct stream_calls : memory_calls {
   static host_callbacks& host_callbacks_of(stream_handle s) {
     device* dev = s->dev;
     const api& a = entered(*dev);
+    if (host_callbacks* ready = s->ready_callbacks.load(std::memory_order_acquire)) return *ready;
     if (a.aclrtLaunchHostFunc) return host_function_state_of(s, a);
     std::lock_guard<std::mutex> lock(s->m);
     if (s->callbacks) return *s->callbacks;
@@ -342,6 +419,7 @@ struct stream_calls : memory_calls {
     }
     cb->subscribed.store(true, std::memory_order_release);
     s->callbacks = std::move(callbacks);
+    s->ready_callbacks.store(cb, std::memory_order_release);
     return *cb;
   }
 
@@ -368,8 +446,12 @@ struct stream_calls : memory_calls {
     }
     if (native_capturing(s)) return *cb;  // a mark captured into the model would mark the executing stream's thread wrongly
     s->dev->check(a.aclrtLaunchHostFunc(s->native, &mark_runtime_thread, s), "aclrtLaunchHostFunc");
-    std::lock_guard<std::mutex> lock(cb->m);
-    cb->marked = true;
+    {
+      std::lock_guard<std::mutex> lock(cb->m);
+      cb->marked = true;
+    }
+    std::lock_guard<std::mutex> lock(s->m);
+    if (s->callbacks.get() == cb) s->ready_callbacks.store(cb, std::memory_order_release);
     return *cb;
   }
 
@@ -398,10 +480,10 @@ struct stream_calls : memory_calls {
     std::string failure;
     {
       std::lock_guard<std::mutex> lock(cb->m);
-      if (!cb->failed) return;
+      if (!cb->failed.load(std::memory_order_relaxed)) return;
       failure = cb->failure;
       if (clear) {
-        cb->failed = false;
+        cb->failed.store(false, std::memory_order_relaxed);
         cb->failure.clear();
       }
     }
@@ -415,12 +497,13 @@ struct stream_calls : memory_calls {
     std::unique_ptr<host_callbacks> cb;
     {
       std::lock_guard<std::mutex> lock(s->m);
+      s->ready_callbacks.store(nullptr, std::memory_order_relaxed);
       cb = std::move(s->callbacks);
     }
     if (!cb) return;
     try {
       std::lock_guard<std::mutex> lock(cb->m);
-      if (cb->failed) {
+      if (cb->failed.load(std::memory_order_relaxed)) {
         const std::string text = "a host callable threw and the stream was destroyed before a synchronize: " + cb->failure;
         report_error(make_error_code(keel::errc::task_failed), "keel::acl::stream (host callable)", text.c_str());
       }

@@ -263,21 +263,16 @@ class basic_executor {
    * null_parameter (null workspace when one is needed).
    */
   void begin_run(const void* workspace, std::size_t workspace_bytes) {
-    const char* api = "keel::ops::executor::run";
-    planned(api);
-    const std::size_t need = workspace_size();
-    if (need != 0 && workspace == nullptr) throw_error(errc::null_parameter, api, "workspace is null");
-    if (workspace_bytes < need) {
-      ::keel::detail::throw_composed(errc::invalid_parameter, api,
-                                     {"workspace has ", workspace_bytes, " bytes, the executor needs ", need});
+    // The common case inline (a repeatable executor, a workspace that
+    // fits); every rule and error in begin_checked_run.
+    if (plan_ && options_.use == executor_use::repeatable) {
+      const std::size_t need = workspace_size();
+      if ((need == 0 || workspace != nullptr) && workspace_bytes >= need) {
+        runs_.store(runs_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        return;
+      }
     }
-    if (options_.use == executor_use::once && runs_.fetch_add(1, std::memory_order_acq_rel) != 0) {
-      throw_error(errc::invalid_state, api, "this executor was prepared with executor_use::once and already ran");
-    }
-    // One thread runs an executor at a time, so a repeatable run counts
-    // without a locked read-modify-write (the once check above needs one).
-    if (options_.use == executor_use::repeatable)
-      runs_.store(runs_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    begin_checked_run(workspace, workspace_bytes);
   }
 
   /**
@@ -313,6 +308,26 @@ class basic_executor {
   const std::shared_ptr<const plan_type>& plan() const noexcept { return plan_; }
 
  private:
+  // begin_run's rules, out of line: a once-executor counts with a locked
+  // read-modify-write, everything else that is refused throws here.
+  void begin_checked_run(const void* workspace, std::size_t workspace_bytes) {
+    const char* api = "keel::ops::executor::run";
+    planned(api);
+    const std::size_t need = workspace_size();
+    if (need != 0 && workspace == nullptr) throw_error(errc::null_parameter, api, "workspace is null");
+    if (workspace_bytes < need) {
+      ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                     {"workspace has ", workspace_bytes, " bytes, the executor needs ", need});
+    }
+    if (options_.use == executor_use::once && runs_.fetch_add(1, std::memory_order_acq_rel) != 0) {
+      throw_error(errc::invalid_state, api, "this executor was prepared with executor_use::once and already ran");
+    }
+    // One thread runs an executor at a time, so a repeatable run counts
+    // without a locked read-modify-write (the once check above needs one).
+    if (options_.use == executor_use::repeatable)
+      runs_.store(runs_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+
   // The plan, or the empty executor's invalid_state error naming `api`.
   const plan_type& planned(const char* api) const {
     if (!plan_) throw_error(errc::invalid_state, api, "the executor is empty (moved from or never prepared)");

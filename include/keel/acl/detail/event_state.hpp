@@ -26,6 +26,11 @@ struct event_box {
   // Whether the device owns the record (viewed from elsewhere, or released):
   // keel never destroys the ACL event then. Changed under the registry's lock.
   std::atomic<bool> adopted{false};
+  // Whether a record of the event may lie in a capture keel did not begin:
+  // its aclrtEvent left keel or came from elsewhere, or a foreign stream
+  // (stream_box::foreign) recorded it. A stream that waits on it becomes
+  // foreign (it may have joined that capture). Never cleared.
+  std::atomic<bool> foreign{false};
   checked::event_books<stream_box*> books;  // the checked layer's
 };
 /// @endcond

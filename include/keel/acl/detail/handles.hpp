@@ -87,6 +87,12 @@ struct native_types {
     }
   }  // released here, outside the lock
 
+  // Sets a sticky flag (stream_box::foreign, acl_work, event_box::foreign):
+  // a plain load first, so the hot paths that find it set write nothing.
+  static void mark(std::atomic<bool>& flag) noexcept {
+    if (!flag.load(std::memory_order_relaxed)) flag.store(true, std::memory_order_relaxed);
+  }
+
   // ACL's own view of s's capture (aclmdlRICaptureGetInfo): also a capture
   // keel did not begin (an adopted stream's, begun through ACL directly).
   static bool native_capturing(stream_handle s, acl::model_handle* model = nullptr) noexcept {

@@ -46,8 +46,12 @@ struct host_callbacks {
   std::uint64_t reporter_id = 0;   // what aclrtSubscribeReport was given
   std::atomic<bool> stop{false};
   std::atomic<bool> subscribed{false};
-  std::mutex m;                    // guards the error state below
-  bool failed = false;
+  std::mutex m;                    // guards the error state below (failed is also read without it)
+  std::atomic<bool> failed{false};  // written under m, with failure
+  // The stream is being destroyed with aclrtDestroyStreamForce: the callables
+  // not yet run are dropped. (A runtime may still deliver them, as the
+  // emulation delivers callbacks on a stream in its error state.)
+  std::atomic<bool> dropped{false};
   std::string failure;
   // The ACL stream it reports for, and the table to ask it with: a stream in
   // its error state still delivers its callbacks (CANN's default
@@ -71,6 +75,11 @@ struct host_callbacks {
 // it holds no pointer to any stream.
 struct host_call {
   bool once = true;  // eager: deleted after it ran; captured: owned by the model (its keep list)
+  // Whether the runner asks ACL whether the stream failed (aclrtStreamQuery)
+  // before it runs the callable: always for a captured one (its model holds
+  // ACL work); for an eager one, when work that may fail the ACL stream may
+  // precede it (stream_box::acl_work, stream_box::foreign).
+  bool ask_runtime = true;
   virtual ~host_call() = default;
   virtual void run() = 0;
 };
@@ -114,6 +123,21 @@ struct stream_box {
   std::mutex m;                              // guards the fields below
   std::vector<std::shared_ptr<void>> keep;   // owners of memory queued work uses, until a synchronize
   std::unique_ptr<host_callbacks> callbacks;  // made by the first launch_host (or execution of a model with one)
+  // The callbacks once launch_host needs nothing more of them (the host-function
+  // path, its runtime thread marked): read without m. Cleared with callbacks.
+  std::atomic<host_callbacks*> ready_callbacks{nullptr};
+  // Whether a capture keel did not begin may hold the stream, so that
+  // launch_host must ask ACL (aclmdlRICaptureGetInfo) who owns a callable: set
+  // once the aclrtStream left keel (native_handle(), release()) or came from
+  // elsewhere (a view, an adoption), or the stream waited on an event whose
+  // records may lie in such a capture (event_box::foreign). Never cleared:
+  // keel cannot see the other library's capture end.
+  std::atomic<bool> foreign{false};
+  // Whether work that may fail the ACL stream (a kernel, a copy, an event
+  // wait, a model execution) was issued since its last synchronize, which
+  // clears ACL's error state: only then (or on a foreign stream) does an eager
+  // host callable's runner ask ACL whether the stream failed.
+  std::atomic<bool> acl_work{false};
   // While the stream takes part in a capture keel began: the stream that
   // began it, whose keep list (moved into the model at capture end) holds
   // what captured work uses. Set by the native capture calls.

@@ -42,9 +42,10 @@ constexpr bool same_abi() {
            same_abi<std::remove_cv_t<kp>, std::remove_cv_t<cp>>();
   } else if constexpr (std::is_enum_v<K> && std::is_enum_v<C>) {
     return sizeof(K) == sizeof(C) && alignof(K) == alignof(C);
-  } else if constexpr (std::is_class_v<K> && std::is_class_v<C>) {
-    // A mirrored struct (keel::acl::mem_pool_props): the layout, field by
-    // field, is checked below; here its size and alignment.
+  } else if constexpr ((std::is_class_v<K> && std::is_class_v<C>) || (std::is_union_v<K> && std::is_union_v<C>)) {
+    // A mirrored struct or union (keel::acl::mem_pool_props,
+    // kernel_attribute_value): the layout, field by field, is checked
+    // below; here its size and alignment.
     return std::is_standard_layout_v<K> && std::is_standard_layout_v<C> && sizeof(K) == sizeof(C) &&
            alignof(K) == alignof(C);
   } else {
@@ -104,7 +105,7 @@ static_assert(!same_abi_function<int (*)(keel::acl::data_type), int (*)(int)>::v
   X(aclmdlRICaptureToModelRIBegin) X(aclrtSwitchStream) X(aclmdlRIGetId) X(aclmdlRISetName)                   \
   X(aclmdlRIGetName) X(aclmdlRIDestroyRegisterCallback) X(aclmdlRIDestroyUnregisterCallback) X(aclmdlRIAbort) \
   X(aclmdlRIGetStreams) X(aclmdlRIGetTasksByStream) X(aclmdlRITaskGetType) X(aclmdlRITaskGetSeqId)            \
-  X(aclmdlRITaskGetParams) X(aclmdlRITaskSetParams) X(aclmdlRITaskDisable) X(aclmdlRIUpdate)                 \
+  X(aclmdlRITaskGetParams) X(aclmdlRITaskSetParams) X(aclmdlRIKernelTaskGetAttribute) X(aclmdlRITaskDisable) X(aclmdlRIUpdate)                 \
   X(aclrtGetFunctionName) X(aclmdlRIDebugPrint) X(aclmdlRIDebugJsonPrint)                                     \
   X(aclCreateTensor) X(aclCreateScalar)                                                                       \
   X(aclCreateIntArray) X(aclDestroyTensor) X(aclDestroyScalar) X(aclDestroyIntArray)                          \
@@ -202,6 +203,18 @@ static_assert(offsetof(keel::acl::mem_pool_props, handle_type) == offsetof(aclrt
 static_assert(offsetof(keel::acl::mem_pool_props, location) == offsetof(aclrtMemPoolProps, location));
 static_assert(offsetof(keel::acl::mem_pool_props, max_size) == offsetof(aclrtMemPoolProps, maxSize));
 static_assert(offsetof(keel::acl::mem_pool_props, reserved) == offsetof(aclrtMemPoolProps, reserved));
+// aclrtLaunchKernelAttrValue, the members keel reads (a union: each at offset 0, of CANN's size).
+static_assert(sizeof(keel::acl::kernel_attribute_value) == sizeof(aclrtLaunchKernelAttrValue));
+static_assert(sizeof(keel::acl::kernel_attribute_value::schedule_mode) == sizeof(aclrtLaunchKernelAttrValue::schemMode));
+static_assert(sizeof(keel::acl::kernel_attribute_value::dynamic_ub_bytes) ==
+              sizeof(aclrtLaunchKernelAttrValue::dynUBufSize));
+static_assert(sizeof(keel::acl::kernel_attribute_value::data_dump) == sizeof(aclrtLaunchKernelAttrValue::isDataDump));
+static_assert(sizeof(keel::acl::kernel_attribute_value::timeout) == sizeof(aclrtLaunchKernelAttrValue::timeout));
+static_assert(offsetof(keel::acl::timeout_us_value, low) == offsetof(aclrtTimeoutUs, timeoutLow));
+static_assert(offsetof(keel::acl::timeout_us_value, high) == offsetof(aclrtTimeoutUs, timeoutHigh));
+static_assert(static_cast<int>(keel::acl::kernel_attribute::schedule_mode) == ACL_RT_LAUNCH_KERNEL_ATTR_SCHEM_MODE);
+static_assert(static_cast<int>(keel::acl::kernel_attribute::timeout_us) == ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT_US);
+
 // aclmdlRITaskParams, the members keel reads (25-04_Structs.md).
 static_assert(offsetof(keel::acl::ri_task_params, task_group) == offsetof(aclmdlRITaskParams, taskGrp));
 static_assert(offsetof(keel::acl::ri_task_params, kernel) == offsetof(aclmdlRITaskParams, kernelTaskParams));

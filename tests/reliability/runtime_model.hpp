@@ -697,7 +697,11 @@ class reference {
         if (reference_mutation() != 6) model_recs_[t].nodes = std::move(nodes);
         return sync_after(s, index, r);
       }
-      case op_kind::task_disable: {
+      case op_kind::task_disable:
+      case op_kind::task_args: {
+        // One per-task change (see task_update() in the runner): disable, or
+        // set_arguments, which then logs this op's token.
+        const bool args = o.kind == op_kind::task_args;
         const int m = models_[o.a];
         if (m < 0) return err(keel::errc::invalid_handle);
         if (model_recs_[m].kind != model_kind::captured) return unsupported();  // tasks() of a captured model only
@@ -706,10 +710,13 @@ class reference {
         node* target = nullptr;
         if (!tasks.empty()) {
           if (o.b & 128) return err(keel::errc::invalid_parameter);  // no such task
-          const auto& pick = tasks[static_cast<std::size_t>(o.b & 127) % tasks.size()];
+          const auto& pick = tasks[static_cast<std::size_t>(o.b & (args ? 63 : 127)) % tasks.size()];
           node& n = model_recs_[m].nodes[pick.first];
-          // Only kernels and copies outside task groups are disabled.
+          // Only kernels and copies outside task groups are disabled, or take
+          // arguments (of their launch's types).
           if (pick.second >= 0 || n.kind != node_kind::work || n.kernel < 0) return err(keel::errc::invalid_parameter);
+          if (args && (o.b & 64)) return err(keel::errc::invalid_parameter);
+          if (args && n.disabled) return unsupported();
           target = &n;
         }
         if (!s.alive) return err(keel::errc::invalid_handle);
@@ -717,32 +724,10 @@ class reference {
         if (s.upd_group >= 0) return unsupported();
         if (target == nullptr) return r;  // nothing staged: nothing committed, no synchronize
         if (pending_anywhere(m, o.c)) return unsupported();
-        target->disabled = true;
-        return sync_after(s, index, r);
-      }
-      case op_kind::task_args: {
-        const int m = models_[o.a];
-        if (m < 0) return err(keel::errc::invalid_handle);
-        if (model_recs_[m].kind != model_kind::captured) return unsupported();  // tasks() of a captured model only
-        rstream& s = streams_[o.c];
-        const auto tasks = task_list(model_recs_[m]);
-        node* target = nullptr;
-        if (!tasks.empty()) {
-          if (o.b & 128) return err(keel::errc::invalid_parameter);  // no such task
-          const auto& pick = tasks[static_cast<std::size_t>(o.b & 63) % tasks.size()];
-          node& n = model_recs_[m].nodes[pick.first];
-          // Only kernels outside task groups take arguments, of their launch's types.
-          if (pick.second >= 0 || n.kind != node_kind::work || n.kernel < 0) return err(keel::errc::invalid_parameter);
-          if (o.b & 64) return err(keel::errc::invalid_parameter);
-          if (n.disabled) return unsupported();
-          target = &n;
-        }
-        if (!s.alive) return err(keel::errc::invalid_handle);
-        if (s.cap >= 0) return err(keel::errc::capture_violation);
-        if (s.upd_group >= 0) return unsupported();
-        if (target == nullptr) return r;
-        if (pending_anywhere(m, o.c)) return unsupported();
-        target->token = o.token;
+        if (args)
+          target->token = o.token;
+        else
+          target->disabled = true;
         return sync_after(s, index, r);
       }
       case op_kind::fence_new: {

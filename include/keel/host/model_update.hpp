@@ -126,9 +126,11 @@ struct model_update_calls : native_types {
       ~finish() { end_model_claim(m); }
     } done{m};
     ref_ptr<node_table> t = start_table(m);
+    t->changed.clear();
     for (std::size_t i = 0; i < m->staged_count; ++i) {
       const staged_change& c = m->staged[i];
       const std::uint32_t node = record_of(m, c.task).node;
+      t->changed.push_back(node);
       if (c.replacement) {
         t->base[node] = c.replacement.get();
         t->order[node] = c.replacement.get();
@@ -142,6 +144,7 @@ struct model_update_calls : native_types {
         t->order[node] = nullptr;
       }
     }
+    t->whole = false;
     publish(m, s, std::move(t));
     // What introspection reports: the staged descriptions move in (nothing below throws).
     std::lock_guard<std::mutex> lock(m->meta_m);
@@ -206,6 +209,7 @@ struct model_update_calls : native_types {
     }
     t->owned.clear();  // what remains of the target's own is its group nodes, which are originals
     t->keep.clear();
+    t->whole = true;
     t->keep.push_back(kept(ref_ptr<model_state>(source)));
     if (from) t->keep.push_back(kept(std::move(from)));
     publish(target, s, std::move(t));
@@ -283,16 +287,19 @@ struct model_update_calls : native_types {
   // nobody holds it any more (no execution runs it, no swap is pending: its
   // vectors' storage is reused, so a commit allocates nothing), else a new
   // one. It starts as the last table committed (which may not have been
-  // published yet), or as the capture's nodes.
+  // published yet), or as the capture's nodes; a reused table needs only
+  // what the last per-task commit changed.
   static ref_ptr<node_table> start_table(model_handle m) {
     ref_ptr<node_table> t;
-    if (m->spare && m->spare->sole_reference()) {
-      t = std::move(m->spare);
+    const bool reused = m->spare && m->spare->sole_reference();
+    if (reused) {
+      t = std::move(m->spare);  // the table latest started as
     } else {
       t = ref_ptr<node_table>(new node_table, ref_ptr<node_table>::adopt_tag{});
     }
     if (m->latest) {
       const node_table& from = *m->latest;
+      if (reused && !from.whole) return patched(std::move(t), from);
       t->order = from.order;
       t->base = from.base;
       t->owned = from.owned;
@@ -304,6 +311,23 @@ struct model_update_calls : native_types {
     t->order = t->base;
     t->owned.clear();
     t->keep.clear();
+    return t;
+  }
+  // @p t, the table @p from started as, made @p from: its changed nodes
+  // copied (a per-task commit adds or replaces owned entries, never drops one).
+  static ref_ptr<node_table> patched(ref_ptr<node_table> t, const node_table& from) {
+    for (const std::uint32_t node : from.changed) {
+      t->order[node] = from.order[node];
+      t->base[node] = from.base[node];
+      auto source = std::find_if(from.owned.begin(), from.owned.end(), [&](const auto& o) { return o.first == node; });
+      if (source == from.owned.end()) continue;
+      auto it = std::find_if(t->owned.begin(), t->owned.end(), [&](const auto& o) { return o.first == node; });
+      if (it != t->owned.end()) {
+        it->second = source->second;
+      } else {
+        t->owned.push_back(*source);
+      }
+    }
     return t;
   }
   // The table takes effect when @p s reaches this point: right away on an

@@ -55,6 +55,11 @@ struct node_table : ref_counted {
   std::uint64_t version = 0;             // later commits have higher versions
   std::vector<std::pair<std::uint32_t, std::shared_ptr<const replay_task>>> owned;  // by node index
   std::vector<std::shared_ptr<const void>> keep;
+  // A per-task commit's table is the one before it with the entries of
+  // `changed` (node indices) set: the next commit that reuses that earlier
+  // table patches these alone. `whole`: built otherwise (copy it all).
+  std::vector<std::uint32_t> changed;
+  bool whole = true;
 };
 
 // One change a per-task update stages: a replacement task for node `node`

@@ -33,7 +33,7 @@ struct model_update_calls : native_types {
   }
   // Drops what was staged (the entries stay for the next update's reuse).
   static void end_model_claim(model_handle m) noexcept {
-    for (std::size_t i = 0; i < m->staged_count; ++i) m->staged[i].replacement.reset();
+    for (std::size_t i = 0; i < m->staged_count; ++i) m->staged[i].replacement = ref_ptr<replacement_task>();
     m->staged_count = 0;
     m->update_claimed.store(false, std::memory_order_release);
   }
@@ -65,7 +65,9 @@ struct model_update_calls : native_types {
   static void stage_kernel(model_handle m, std::size_t index, const void* args, const kernel_argument* described,
                            std::size_t count) {
     const task_record& r = record_of(m, index);
-    auto replacement = std::make_shared<const replay_task>(r.rebind(base_task(m, r.node), args));
+    ref_ptr<replacement_task> replacement = reusable_replacement(m, r.node);
+    replacement->own = r.rebind(base_task(m, r.node), args);  // a move assignment when reused: no allocation
+    replacement->runs = &*replacement->own;
     bool fresh = false;
     staged_change& c = entry_for(m, index, fresh);
     c.arguments.assign(described, described + count);  // reuses the entry's storage; strong when it grows
@@ -76,8 +78,10 @@ struct model_update_calls : native_types {
   }
   static void stage_copy(model_handle m, std::size_t index, void* dst, const void* src, std::size_t bytes,
                          copy_kind kind, std::shared_ptr<void> keep_dst, std::shared_ptr<void> keep_src) {
-    auto replacement = std::make_shared<const replay_task>(
-        stream_calls::copy_task(dst, src, bytes, std::move(keep_dst), std::move(keep_src)), replay_task::category::copy);
+    ref_ptr<replacement_task> replacement(new replacement_task, ref_ptr<replacement_task>::adopt_tag{});
+    replacement->own.emplace(stream_calls::copy_task(dst, src, bytes, std::move(keep_dst), std::move(keep_src)),
+                             replay_task::category::copy);
+    replacement->runs = &*replacement->own;
     bool fresh = false;
     staged_change& c = entry_for(m, index, fresh);
     c.replacement = std::move(replacement);
@@ -98,11 +102,13 @@ struct model_update_calls : native_types {
     std::lock_guard<std::mutex> lock(source->meta_m);
     const task_record& r = record_of(source, source_index);
     const replay_task* base = from ? from->base[r.node] : &source->nodes[r.node];
-    auto keep = std::make_shared<holder>(holder{ref_ptr<model_state>(source), from});
+    ref_ptr<replacement_task> replacement(new replacement_task, ref_ptr<replacement_task>::adopt_tag{});
+    replacement->keep = std::make_shared<holder>(holder{ref_ptr<model_state>(source), from});
+    replacement->runs = base;
     bool fresh = false;
     staged_change& c = entry_for(m, index, fresh);
     c.arguments.assign(r.arguments.begin(), r.arguments.end());  // strong when it grows
-    c.replacement = std::shared_ptr<const replay_task>(std::move(keep), base);
+    c.replacement = std::move(replacement);
     c.copy = r.copy;
     c.retyped = true;
     c.signature = r.signature;
@@ -112,7 +118,7 @@ struct model_update_calls : native_types {
   static void stage_disable(model_handle m, std::size_t index) {
     bool fresh = false;
     staged_change& c = entry_for(m, index, fresh);
-    c.replacement.reset();
+    c.replacement = ref_ptr<replacement_task>();
     c.arguments.clear();
     c.copy = m->task_list[index].copy;  // reported as it was
     c.retyped = false;
@@ -132,8 +138,8 @@ struct model_update_calls : native_types {
       const std::uint32_t node = record_of(m, c.task).node;
       t->changed.push_back(node);
       if (c.replacement) {
-        t->base[node] = c.replacement.get();
-        t->order[node] = c.replacement.get();
+        t->base[node] = c.replacement->runs;
+        t->order[node] = c.replacement->runs;
         auto it = std::find_if(t->owned.begin(), t->owned.end(), [&](const auto& o) { return o.first == node; });
         if (it != t->owned.end()) {
           it->second = c.replacement;
@@ -254,6 +260,18 @@ struct model_update_calls : native_types {
   static const replay_task& base_task(model_handle m, std::uint32_t node) {
     if (m->latest) return *m->latest->base[node];
     return m->nodes[node];
+  }
+  // The replacement a kernel of node @p node is rebuilt into: the one the
+  // spare table (the table before the last commit's) runs there when no
+  // other table holds it (the last commit replaced it, and the executions
+  // that ran it are over: acquire pairs with their release), else a new one.
+  // The spare is patched at that node before it runs again (start_table).
+  static ref_ptr<replacement_task> reusable_replacement(model_handle m, std::uint32_t node) {
+    if (m->spare && m->spare->sole_reference()) {
+      for (const auto& o : m->spare->owned)
+        if (o.first == node && o.second->own && o.second->sole_reference()) return o.second;
+    }
+    return ref_ptr<replacement_task>(new replacement_task, ref_ptr<replacement_task>::adopt_tag{});
   }
   // The entry task @p index stages into: its earlier change (a later change
   // of the same task replaces it; fresh == false) or the first unused entry,

@@ -10,6 +10,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,6 +43,15 @@ struct capture_target : ref_counted {
   std::vector<ref_ptr<external_slot>> externals;  // its external records and waits (external_ops.hpp)
 };
 
+// A task a committed update runs for one node: its own (a rebuilt kernel,
+// a copy) or another model's (`keep` holds what it lives in). Counted: a
+// commit rebuilds a kernel into one that no table holds any more.
+struct replacement_task : ref_counted {
+  std::optional<replay_task> own;
+  const replay_task* runs = nullptr;  // &*own, or the other model's task
+  std::shared_ptr<const void> keep;
+};
+
 // What an updated model's executions run (keel/host/model_update.hpp): one
 // entry per replay node, the original node, a replacement, or null for a
 // disabled task. `owned` holds the replacements it runs (shared with the
@@ -53,7 +63,7 @@ struct node_table : ref_counted {
   std::vector<const replay_task*> order;
   std::vector<const replay_task*> base;  // what each node runs when enabled (order has null for a disabled one)
   std::uint64_t version = 0;             // later commits have higher versions
-  std::vector<std::pair<std::uint32_t, std::shared_ptr<const replay_task>>> owned;  // by node index
+  std::vector<std::pair<std::uint32_t, ref_ptr<replacement_task>>> owned;  // by node index
   std::vector<std::shared_ptr<const void>> keep;
   // A per-task commit's table is the one before it with the entries of
   // `changed` (node indices) set: the next commit that reuses that earlier
@@ -68,7 +78,7 @@ struct node_table : ref_counted {
 // their argument vectors' storage is reused.
 struct staged_change {
   std::size_t task = 0;  // index into the model's task_list
-  std::shared_ptr<const replay_task> replacement;
+  ref_ptr<replacement_task> replacement;
   std::vector<kernel_argument> arguments;  // a kernel's new arguments
   copy_params copy;                        // a copy's new parameters
   // A task that takes another model's task (stage_from): its argument types go with it.

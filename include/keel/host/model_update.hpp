@@ -31,8 +31,10 @@ struct model_update_calls : native_types {
     bool expected = false;
     return m->update_claimed.compare_exchange_strong(expected, true, std::memory_order_acquire);
   }
+  // Drops what was staged (the entries stay for the next update's reuse).
   static void end_model_claim(model_handle m) noexcept {
-    m->staged.clear();
+    for (std::size_t i = 0; i < m->staged_count; ++i) m->staged[i].replacement = ref_ptr<replacement_task>();
+    m->staged_count = 0;
     m->update_claimed.store(false, std::memory_order_release);
   }
 
@@ -56,27 +58,37 @@ struct model_update_calls : native_types {
     const task_record& r = record_of(m, index);
     return r.rebind != nullptr ? r.signature : nullptr;
   }
-  static std::size_t staged_changes(model_handle m) noexcept { return m->staged.size(); }
+  static std::size_t staged_changes(model_handle m) noexcept { return m->staged_count; }
 
   // A kernel rebuilt with new arguments (behind @p args, a std::tuple of the
   // recorded types: the checked layer compared the signatures).
   static void stage_kernel(model_handle m, std::size_t index, const void* args, const kernel_argument* described,
                            std::size_t count) {
     const task_record& r = record_of(m, index);
-    staged_change c;
-    c.task = index;
-    c.replacement = std::make_shared<const replay_task>(r.rebind(base_task(m, r.node), args));
-    c.arguments.assign(described, described + count);
-    stage(m, std::move(c));
+    ref_ptr<replacement_task> replacement = reusable_replacement(m, r.node);
+    replacement->own = r.rebind(base_task(m, r.node), args);  // a move assignment when reused: no allocation
+    replacement->runs = &*replacement->own;
+    bool fresh = false;
+    staged_change& c = entry_for(m, index, fresh);
+    c.arguments.assign(described, described + count);  // reuses the entry's storage; strong when it grows
+    c.replacement = std::move(replacement);
+    c.copy = copy_params{};
+    c.retyped = false;
+    taken(m, fresh);
   }
   static void stage_copy(model_handle m, std::size_t index, void* dst, const void* src, std::size_t bytes,
                          copy_kind kind, std::shared_ptr<void> keep_dst, std::shared_ptr<void> keep_src) {
-    staged_change c;
-    c.task = index;
-    c.replacement = std::make_shared<const replay_task>(
-        stream_calls::copy_task(dst, src, bytes, std::move(keep_dst), std::move(keep_src)), replay_task::category::copy);
+    ref_ptr<replacement_task> replacement(new replacement_task, ref_ptr<replacement_task>::adopt_tag{});
+    replacement->own.emplace(stream_calls::copy_task(dst, src, bytes, std::move(keep_dst), std::move(keep_src)),
+                             replay_task::category::copy);
+    replacement->runs = &*replacement->own;
+    bool fresh = false;
+    staged_change& c = entry_for(m, index, fresh);
+    c.replacement = std::move(replacement);
+    c.arguments.clear();
     c.copy = copy_params{dst, src, bytes, kind};
-    stage(m, std::move(c));
+    c.retyped = false;
+    taken(m, fresh);
   }
   // Task @p index runs @p source's task @p source_index, with its
   // parameters (CANN's aclmdlRITaskSetParams with the parameters
@@ -84,30 +96,33 @@ struct model_update_calls : native_types {
   static void stage_from(model_handle m, std::size_t index, model_handle source, std::size_t source_index) {
     struct holder {
       ref_ptr<model_state> model;
-      std::shared_ptr<const node_table> table;
+      ref_ptr<node_table> table;
     };
-    const std::shared_ptr<const node_table> from = source->current_table();
-    staged_change c;
-    c.task = index;
-    {
-      std::lock_guard<std::mutex> lock(source->meta_m);
-      const task_record& r = record_of(source, source_index);
-      const replay_task* base = from ? from->base[r.node] : &source->nodes[r.node];
-      auto keep = std::make_shared<holder>(holder{ref_ptr<model_state>(source), from});
-      c.replacement = std::shared_ptr<const replay_task>(std::move(keep), base);
-      c.arguments = r.arguments;
-      c.copy = r.copy;
-      c.retyped = true;
-      c.signature = r.signature;
-      c.rebind = r.rebind;
-    }
-    stage(m, std::move(c));
+    const ref_ptr<node_table> from = source->current_table();
+    std::lock_guard<std::mutex> lock(source->meta_m);
+    const task_record& r = record_of(source, source_index);
+    const replay_task* base = from ? from->base[r.node] : &source->nodes[r.node];
+    ref_ptr<replacement_task> replacement(new replacement_task, ref_ptr<replacement_task>::adopt_tag{});
+    replacement->keep = std::make_shared<holder>(holder{ref_ptr<model_state>(source), from});
+    replacement->runs = base;
+    bool fresh = false;
+    staged_change& c = entry_for(m, index, fresh);
+    c.arguments.assign(r.arguments.begin(), r.arguments.end());  // strong when it grows
+    c.replacement = std::move(replacement);
+    c.copy = r.copy;
+    c.retyped = true;
+    c.signature = r.signature;
+    c.rebind = r.rebind;
+    taken(m, fresh);
   }
   static void stage_disable(model_handle m, std::size_t index) {
-    staged_change c;
-    c.task = index;
+    bool fresh = false;
+    staged_change& c = entry_for(m, index, fresh);
+    c.replacement = ref_ptr<replacement_task>();
+    c.arguments.clear();
     c.copy = m->task_list[index].copy;  // reported as it was
-    stage(m, std::move(c));
+    c.retyped = false;
+    taken(m, fresh);
   }
 
   // Commits the staged changes in @p s's order (null: now) and ends the claim (also when it throws).
@@ -116,12 +131,15 @@ struct model_update_calls : native_types {
       model_handle m;
       ~finish() { end_model_claim(m); }
     } done{m};
-    auto t = std::make_shared<node_table>(start_table(m));
-    for (const staged_change& c : m->staged) {
+    ref_ptr<node_table> t = start_table(m);
+    t->changed.clear();
+    for (std::size_t i = 0; i < m->staged_count; ++i) {
+      const staged_change& c = m->staged[i];
       const std::uint32_t node = record_of(m, c.task).node;
+      t->changed.push_back(node);
       if (c.replacement) {
-        t->base[node] = c.replacement.get();
-        t->order[node] = c.replacement.get();
+        t->base[node] = c.replacement->runs;
+        t->order[node] = c.replacement->runs;
         auto it = std::find_if(t->owned.begin(), t->owned.end(), [&](const auto& o) { return o.first == node; });
         if (it != t->owned.end()) {
           it->second = c.replacement;
@@ -132,10 +150,11 @@ struct model_update_calls : native_types {
         t->order[node] = nullptr;
       }
     }
+    t->whole = false;
     publish(m, s, std::move(t));
     // What introspection reports: the staged descriptions move in (nothing below throws).
     std::lock_guard<std::mutex> lock(m->meta_m);
-    for (std::size_t i = 0; i < m->staged.size(); ++i) {
+    for (std::size_t i = 0; i < m->staged_count; ++i) {
       staged_change& c = m->staged[i];
       task_record& r = m->records[m->task_records[c.task]];
       task_info& info = m->task_list[c.task];
@@ -186,8 +205,8 @@ struct model_update_calls : native_types {
       model_handle m;
       ~finish() { end_model_claim(m); }
     } done{target};
-    const std::shared_ptr<const node_table> from = source->current_table();
-    auto t = std::make_shared<node_table>(start_table(target));
+    ref_ptr<node_table> from = source->current_table();
+    ref_ptr<node_table> t = start_table(target);
     for (std::size_t i = 0; i < t->order.size(); ++i) {
       if (target->nodes[i].cat() == replay_task::category::group) continue;
       const replay_task* base = from ? from->base[i] : &source->nodes[i];
@@ -196,11 +215,9 @@ struct model_update_calls : native_types {
     }
     t->owned.clear();  // what remains of the target's own is its group nodes, which are originals
     t->keep.clear();
-    ref_ptr<model_state> keep_source(source);
-    t->keep.push_back(std::shared_ptr<const void>(keep_source.release(), [](const void* p) {
-      ref_ptr<model_state>::drop(static_cast<model_state*>(const_cast<void*>(p)));
-    }));
-    if (from) t->keep.push_back(from);
+    t->whole = true;
+    t->keep.push_back(kept(ref_ptr<model_state>(source)));
+    if (from) t->keep.push_back(kept(std::move(from)));
     publish(target, s, std::move(t));
     // Introspection reports the source's parameters: copied in place (the
     // argument vectors have the sizes of the source's, by the topology, so
@@ -210,15 +227,15 @@ struct model_update_calls : native_types {
     std::lock(source_lock, target_lock);
     for (std::size_t i = 0; i < target->records.size(); ++i) {
       task_record& to = target->records[i];
-      const task_record& from = source->records[i];
-      to.kind = from.kind;
-      to.arguments = from.arguments;
-      to.copy = from.copy;
-      to.event = from.event;
-      to.external_event = from.external_event;
-      to.signature = from.signature;
-      to.rebind = from.rebind;
-      to.disabled = from.disabled;
+      const task_record& from_record = source->records[i];
+      to.kind = from_record.kind;
+      to.arguments = from_record.arguments;
+      to.copy = from_record.copy;
+      to.event = from_record.event;
+      to.external_event = from_record.external_event;
+      to.signature = from_record.signature;
+      to.rebind = from_record.rebind;
+      to.disabled = from_record.disabled;
     }
     for (std::size_t p = 0; p < target->task_list.size(); ++p)
       fill_task_parameters(target->task_list[p], target->records[target->task_records[p]]);
@@ -233,36 +250,102 @@ struct model_update_calls : native_types {
     if (m->latest) return *m->latest->base[node];
     return m->nodes[node];
   }
-  // A later change of the same task replaces the earlier one.
-  static void stage(model_handle m, staged_change c) {
-    for (staged_change& old : m->staged) {
-      if (old.task == c.task) {
-        old = std::move(c);
-        return;
+  // The replacement a kernel of node @p node is rebuilt into: the one the
+  // spare table (the table before the last commit's) runs there when no
+  // other table holds it (the last commit replaced it, and the executions
+  // that ran it are over: acquire pairs with their release), else a new one.
+  // The spare is patched at that node before it runs again (start_table).
+  static ref_ptr<replacement_task> reusable_replacement(model_handle m, std::uint32_t node) {
+    if (m->spare && m->spare->sole_reference()) {
+      for (const auto& o : m->spare->owned)
+        if (o.first == node && o.second->own && o.second->sole_reference()) return o.second;
+    }
+    return ref_ptr<replacement_task>(new replacement_task, ref_ptr<replacement_task>::adopt_tag{});
+  }
+  // The entry task @p index stages into: its earlier change (a later change
+  // of the same task replaces it; fresh == false) or the first unused entry,
+  // made here when there is none (the only step that may throw, before any
+  // entry changes). taken() counts a fresh entry once it is filled.
+  static staged_change& entry_for(model_handle m, std::size_t index, bool& fresh) {
+    for (std::size_t i = 0; i < m->staged_count; ++i) {
+      if (m->staged[i].task == index) {
+        fresh = false;
+        return m->staged[i];
       }
     }
-    m->staged.push_back(std::move(c));
+    if (m->staged.size() == m->staged_count) m->staged.emplace_back();
+    fresh = true;
+    staged_change& c = m->staged[m->staged_count];
+    c.task = index;
+    return c;
   }
-  // The table the next commit starts from: the last one committed (which
-  // may not have been published yet), or the capture's nodes.
-  static node_table start_table(model_handle m) {
-    if (m->latest) return *m->latest;
-    node_table t;
-    t.base.reserve(m->nodes.size());
-    for (const replay_task& n : m->nodes) t.base.push_back(&n);
-    t.order = t.base;
+  static void taken(model_handle m, bool fresh) noexcept {
+    if (fresh) ++m->staged_count;
+  }
+  // A reference as a type-erased owner (a table's `keep`).
+  template <class T>
+  static std::shared_ptr<const void> kept(ref_ptr<T> p) {
+    // Released first: a throwing shared_ptr constructor calls the deleter itself.
+    return std::shared_ptr<const void>(p.release(), [](const void* q) {
+      ref_ptr<T>::drop(static_cast<T*>(const_cast<void*>(q)));
+    });
+  }
+  // The table the next commit fills: the one the last commit superseded when
+  // nobody holds it any more (no execution runs it, no swap is pending: its
+  // vectors' storage is reused, so a commit allocates nothing), else a new
+  // one. It starts as the last table committed (which may not have been
+  // published yet), or as the capture's nodes; a reused table needs only
+  // what the last per-task commit changed.
+  static ref_ptr<node_table> start_table(model_handle m) {
+    ref_ptr<node_table> t;
+    const bool reused = m->spare && m->spare->sole_reference();
+    if (reused) {
+      t = std::move(m->spare);  // the table latest started as
+    } else {
+      t = ref_ptr<node_table>(new node_table, ref_ptr<node_table>::adopt_tag{});
+    }
+    if (m->latest) {
+      const node_table& from = *m->latest;
+      if (reused && !from.whole) return patched(std::move(t), from);
+      t->order = from.order;
+      t->base = from.base;
+      t->owned = from.owned;
+      t->keep = from.keep;
+      return t;
+    }
+    t->base.clear();
+    for (const replay_task& n : m->nodes) t->base.push_back(&n);
+    t->order = t->base;
+    t->owned.clear();
+    t->keep.clear();
+    return t;
+  }
+  // @p t, the table @p from started as, made @p from: its changed nodes
+  // copied (a per-task commit adds or replaces owned entries, never drops one).
+  static ref_ptr<node_table> patched(ref_ptr<node_table> t, const node_table& from) {
+    for (const std::uint32_t node : from.changed) {
+      t->order[node] = from.order[node];
+      t->base[node] = from.base[node];
+      auto source = std::find_if(from.owned.begin(), from.owned.end(), [&](const auto& o) { return o.first == node; });
+      if (source == from.owned.end()) continue;
+      auto it = std::find_if(t->owned.begin(), t->owned.end(), [&](const auto& o) { return o.first == node; });
+      if (it != t->owned.end()) {
+        it->second = source->second;
+      } else {
+        t->owned.push_back(*source);
+      }
+    }
     return t;
   }
   // The table takes effect when @p s reaches this point: right away on an
   // idle stream (work issued concurrently is ordered after it), else as a
   // control task (it runs in the stream's error state too). A table older
   // than the one published never replaces it.
-  static void publish(model_handle m, stream_handle s, std::shared_ptr<node_table> t) {
-    t->version = ++m->table_versions;
-    std::shared_ptr<const node_table> table = std::move(t);
+  static void publish(model_handle m, stream_handle s, ref_ptr<node_table> table) {
+    table->version = ++m->table_versions;
     auto swap_in = [keep = ref_ptr<model_state>(m), table]() mutable {
       keep->table_m.lock();
-      if (!keep->table || keep->table->version < table->version) keep->table.swap(table);
+      if (!keep->table || keep->table->version < table->version) std::swap(keep->table, table);
       keep->table_m.unlock();
       keep->has_table.store(true, std::memory_order_release);
     };
@@ -271,7 +354,7 @@ struct model_update_calls : native_types {
     } else {
       s->submit<true>(std::move(swap_in));
     }
-    m->latest = std::move(table);
+    m->spare = std::exchange(m->latest, std::move(table));
   }
 };
 /// @endcond

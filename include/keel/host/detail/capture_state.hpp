@@ -10,6 +10,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,24 +43,42 @@ struct capture_target : ref_counted {
   std::vector<ref_ptr<external_slot>> externals;  // its external records and waits (external_ops.hpp)
 };
 
+// A task a committed update runs for one node: its own (a rebuilt kernel,
+// a copy) or another model's (`keep` holds what it lives in). Counted: a
+// commit rebuilds a kernel into one that no table holds any more.
+struct replacement_task : ref_counted {
+  std::optional<replay_task> own;
+  const replay_task* runs = nullptr;  // &*own, or the other model's task
+  std::shared_ptr<const void> keep;
+};
+
 // What an updated model's executions run (keel/host/model_update.hpp): one
 // entry per replay node, the original node, a replacement, or null for a
 // disabled task. `owned` holds the replacements it runs (shared with the
 // tables that follow it), `keep` the models whose nodes it runs (a
-// whole-model update runs its source's).
-struct node_table {
+// whole-model update runs its source's). Counted: an execution holds the
+// table it started with, and a commit reuses a superseded table (its
+// vectors' storage) once nobody else holds it.
+struct node_table : ref_counted {
   std::vector<const replay_task*> order;
   std::vector<const replay_task*> base;  // what each node runs when enabled (order has null for a disabled one)
   std::uint64_t version = 0;             // later commits have higher versions
-  std::vector<std::pair<std::uint32_t, std::shared_ptr<const replay_task>>> owned;  // by node index
+  std::vector<std::pair<std::uint32_t, ref_ptr<replacement_task>>> owned;  // by node index
   std::vector<std::shared_ptr<const void>> keep;
+  // A per-task commit's table is the one before it with the entries of
+  // `changed` (node indices) set: the next commit that reuses that earlier
+  // table patches these alone. `whole`: built otherwise (copy it all).
+  std::vector<std::uint32_t> changed;
+  bool whole = true;
 };
 
 // One change a per-task update stages: a replacement task for node `node`
-// (null: the task is disabled) and what introspection reports for it.
+// (null: the task is disabled) and what introspection reports for it. The
+// model keeps its entries between updates (`staged_count` are in use), so
+// their argument vectors' storage is reused.
 struct staged_change {
   std::size_t task = 0;  // index into the model's task_list
-  std::shared_ptr<const replay_task> replacement;
+  ref_ptr<replacement_task> replacement;
   std::vector<kernel_argument> arguments;  // a kernel's new arguments
   copy_params copy;                        // a copy's new parameters
   // A task that takes another model's task (stage_from): its argument types go with it.
@@ -110,18 +129,20 @@ struct model_state : ref_counted {
   }
   // Per-task and whole-model updates (keel/host/model_update.hpp): one
   // updater at a time (`update_claimed`), its staged changes (claim holder
-  // only), and the table executions run once an update committed
-  // (`has_table`; swapped under `table_m`).
+  // only: the first `staged_count` entries), and the table executions run
+  // once an update committed (`has_table`; swapped under `table_m`).
   std::atomic<bool> update_claimed{false};
   std::vector<staged_change> staged;
+  std::size_t staged_count = 0;
   std::atomic<bool> has_table{false};
   spin_lock table_m;
-  std::shared_ptr<const node_table> table;
-  std::shared_ptr<const node_table> latest;  // the last table committed (claim holder only)
-  std::uint64_t table_versions = 0;          // claim holder only
-  std::shared_ptr<const node_table> current_table() {
+  ref_ptr<node_table> table;
+  ref_ptr<node_table> latest;  // the last table committed (claim holder only)
+  ref_ptr<node_table> spare;   // the table latest superseded, reused once no one holds it (claim holder only)
+  std::uint64_t table_versions = 0;  // claim holder only
+  ref_ptr<node_table> current_table() {
     table_m.lock();
-    std::shared_ptr<const node_table> t = table;
+    ref_ptr<node_table> t = table;
     table_m.unlock();
     return t;
   }
@@ -203,7 +224,7 @@ struct model_state : ref_counted {
     if (has_table.load(std::memory_order_acquire)) {
       // An update committed: run the table current now (held for the whole
       // execution, so a later commit never changes a running one).
-      const std::shared_ptr<const node_table> t = current_table();
+      const ref_ptr<node_table> t = current_table();
       return replay(t->order, work, ticket, [](const replay_task* p) { return p; });
     }
     replay(nodes, work, ticket, [](const replay_task& t) { return &t; });

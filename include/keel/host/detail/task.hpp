@@ -34,6 +34,10 @@ class ref_counted {
  public:
   void retain() const noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
   bool release_ref() const noexcept { return refs_.fetch_sub(1, std::memory_order_acq_rel) == 1; }
+  // Whether the caller's reference is the only one: every other holder's
+  // use happened before (acquire pairs with release_ref), so the object may
+  // be reused when no one else can take a new reference.
+  bool sole_reference() const noexcept { return refs_.load(std::memory_order_acquire) == 1; }
 
  protected:
   ref_counted() = default;

@@ -19,20 +19,12 @@
 #include "keel/ops/operators.hpp"
 #include "reference.hpp"
 
-#include <hwy/targets.h>  // after keel's headers, which configure Highway first
+#include "targets.hpp"
 
 using namespace keel::ops;
 using namespace keel_test;
 
 namespace {
-
-std::vector<const kernel_table*> all_targets() {
-  std::vector<const kernel_table*> out;
-  for (std::int64_t t : hwy::SupportedAndGeneratedTargets()) {
-    if (const kernel_table* k = kernels_for_target(t)) out.push_back(k);
-  }
-  return out;
-}
 
 std::string shape_text(const std::vector<std::int64_t>& s) {
   std::ostringstream os;
@@ -74,7 +66,7 @@ struct add_case {
 }  // namespace
 
 TEST_CASE("kernels: every compiled target this CPU supports is tested", "[ops][kernels]") {
-  const auto targets = all_targets();
+  const auto targets = keel_test::every_kernel_target();
   REQUIRE(targets.size() == hwy::SupportedAndGeneratedTargets().size());
   std::string names;
   for (const kernel_table* k : targets) names += std::string(k->target) + " ";
@@ -109,7 +101,7 @@ TEST_CASE("add: every target matches the scalar reference", "[ops][kernels][add]
       {{2, 50}, {}, d::int8, d::float16, d::float16, C, C, C, 1.0f},  // int tensor with half: half
   };
   std::mt19937 rng(5);
-  for (const kernel_table* k : all_targets()) {
+  for (const kernel_table* k : keel_test::every_kernel_target()) {
     for (std::size_t ci = 0; ci < cases.size(); ++ci) {
       const add_case& c = cases[ci];
       auto self = make_tensor(c.self_type, c.self_shape, c.self_layout);
@@ -174,7 +166,7 @@ TEST_CASE("add: every target matches the scalar reference", "[ops][kernels][add]
 
 TEST_CASE("add: in place on self and on other", "[ops][kernels][add]") {
   std::mt19937 rng(11);
-  for (const kernel_table* k : all_targets()) {
+  for (const kernel_table* k : keel_test::every_kernel_target()) {
     for (int which = 0; which < 2; ++which) {
       auto a = make_tensor(dtype::float16, {7, 45}, layout::strided);
       auto b = make_tensor(dtype::float16, {7, 45}, layout::transposed);
@@ -224,7 +216,7 @@ TEST_CASE("mul: every target matches the scalar reference, broadcasting and prom
       {{2, 50}, {}, {2, 50}, d::int8, d::float16, d::float16, C, C, C},  // int tensor with half: half
   };
   std::mt19937 rng(7);
-  for (const kernel_table* k : all_targets()) {
+  for (const kernel_table* k : keel_test::every_kernel_target()) {
     for (std::size_t ci = 0; ci < cases.size(); ++ci) {
       const mcase& c = cases[ci];
       auto self = make_tensor(c.self_type, c.self_shape, c.self_layout);
@@ -275,7 +267,7 @@ TEST_CASE("mul: every target matches the scalar reference, broadcasting and prom
 
 TEST_CASE("mul: in place on self and on other, and integer products wrap", "[ops][kernels][mul]") {
   std::mt19937 rng(13);
-  for (const kernel_table* k : all_targets()) {
+  for (const kernel_table* k : keel_test::every_kernel_target()) {
     for (int which = 0; which < 2; ++which) {
       auto a = make_tensor(dtype::bfloat16, {7, 45}, layout::strided);
       auto b = make_tensor(dtype::bfloat16, {7, 45}, layout::transposed);
@@ -324,7 +316,7 @@ TEST_CASE("addcmul: every target matches the scalar reference", "[ops][kernels][
       {{301}, {301}, {301}, d::int32, d::float16, d::float16, d::float16, C, C, C, C, 2.0f},
   };
   std::mt19937 rng(7);
-  for (const kernel_table* k : all_targets()) {
+  for (const kernel_table* k : keel_test::every_kernel_target()) {
     for (std::size_t ci = 0; ci < cases.size(); ++ci) {
       const acase& c = cases[ci];
       auto s = make_tensor(c.ts, c.s, c.ls);
@@ -366,7 +358,7 @@ TEST_CASE("addcmul: every target matches the scalar reference", "[ops][kernels][
 
 TEST_CASE("cast: every dtype pair on every target matches the scalar conversion", "[ops][kernels][cast]") {
   std::mt19937 rng(3);
-  for (const kernel_table* k : all_targets()) {
+  for (const kernel_table* k : keel_test::every_kernel_target()) {
     for (int from = 0; from < dtype_count; ++from) {
       for (int to = 0; to < dtype_count; ++to) {
         for (const auto& [shape, in_layout, out_layout] :
@@ -408,7 +400,7 @@ TEST_CASE("cast: float16 and bfloat16 kernels agree with the exact scalar conver
     want_h[i] = float_to_half_bits(in[i]);
     want_b[i] = float_to_bfloat16_bits(in[i]);
   }
-  for (const kernel_table* k : all_targets()) {
+  for (const kernel_table* k : keel_test::every_kernel_target()) {
     k->f32_to_f16(h.data(), in.data(), in.size());
     k->f32_to_bf16(b.data(), in.data(), in.size());
     std::size_t bad_h = 0, bad_b = 0;
@@ -475,7 +467,7 @@ TEST_CASE("cast: float32 to bfloat16 is bit-exact on ties, NaN payloads, denorma
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> normal(-4.0f, 4.0f);
   std::uniform_int_distribution<std::uint32_t> denormal(1u, 0x007FFFFFu);
-  for (const kernel_table* k : all_targets()) {
+  for (const kernel_table* k : keel_test::every_kernel_target()) {
     std::size_t bad = 0;
     std::string first;
     for (std::size_t n : {std::size_t{64}, std::size_t{95}, std::size_t{131}}) {
@@ -532,7 +524,7 @@ TEST_CASE("cast: a long float32 to bfloat16 row is exact at every output alignme
   std::vector<std::uint16_t> want(n);
   for (std::size_t i = 0; i < n; ++i) want[i] = float_to_bfloat16_bits(in[i]);
   std::vector<std::uint16_t> buf(n + 64);
-  for (const kernel_table* k : all_targets()) {
+  for (const kernel_table* k : keel_test::every_kernel_target()) {
     for (std::size_t offset : {1u, 7u, 32u}) {
       std::fill(buf.begin(), buf.end(), std::uint16_t{0xABCD});
       k->f32_to_bf16(buf.data() + offset, in.data(), n);
@@ -580,7 +572,7 @@ TEST_CASE("streaming stores: rows above stream_store_min_bytes are exact at odd 
   const float guard = -7.0f;
   std::vector<float> fbuf(n + 32);
   std::vector<std::uint16_t> hbuf(n + 64);
-  for (const kernel_table* k : all_targets()) {
+  for (const kernel_table* k : keel_test::every_kernel_target()) {
     std::size_t bad_add = 0, bad_bcast = 0, bad_addcmul = 0, bad_h = 0, bad_b = 0, bad_guard = 0;
     for (std::size_t offset : {1u, 5u, 16u}) {  // element offsets into a 16-byte aligned buffer
       float* out = fbuf.data() + offset;
@@ -657,7 +649,7 @@ TEST_CASE("adaptive_avg_pool2d: every target matches the windowed mean", "[ops][
       {{0, 2, 4, 4}, 2, 2, dtype::float32, layout::contiguous, layout::contiguous},  // empty batch
   };
   std::mt19937 rng(13);
-  for (const kernel_table* k : all_targets()) {
+  for (const kernel_table* k : keel_test::every_kernel_target()) {
     for (std::size_t ci = 0; ci < cases.size(); ++ci) {
       const pcase& c = cases[ci];
       auto in = make_tensor(c.type, c.shape, c.in_layout);
@@ -724,7 +716,7 @@ TEST_CASE("baddbmm: every target matches the double-precision product", "[ops][k
       {1, 12, 70, 18, {1, 12, 18}, dtype::bfloat16, S, C, C, O, 0.0f, 1.0f},
   };
   std::mt19937 rng(17);
-  for (const kernel_table* k : all_targets()) {
+  for (const kernel_table* k : keel_test::every_kernel_target()) {
     for (std::size_t ci = 0; ci < cases.size(); ++ci) {
       const bcase& c = cases[ci];
       auto b1 = make_tensor(c.type, {c.b, c.m, c.k}, c.l1);
@@ -794,7 +786,7 @@ TEST_CASE("bool storage: any non-zero byte is true on every target and path", "[
   // reads bool storage as bytes, never as a C++ bool (a load of byte 135 as
   // bool is undefined behaviour, which the sanitizer build checks).
   const unsigned char pattern[] = {0, 1, 2, 135, 255, 0, 128, 64, 0, 3};
-  for (const kernel_table* k : all_targets()) {
+  for (const kernel_table* k : keel_test::every_kernel_target()) {
     for (layout l : {layout::contiguous, layout::strided}) {
       auto flag = make_tensor(dtype::boolean, {1001}, l);
       std::size_t p = 0;

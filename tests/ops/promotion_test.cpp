@@ -15,20 +15,12 @@
 #include "keel/ops/operators.hpp"
 #include "reference.hpp"
 
-#include <hwy/targets.h>  // after keel's headers, which configure Highway first
+#include "targets.hpp"
 
 using namespace keel::ops;
 using namespace keel_test;
 
 namespace {
-
-std::vector<const kernel_table*> every_target() {
-  std::vector<const kernel_table*> out;
-  for (std::int64_t t : hwy::SupportedAndGeneratedTargets()) {
-    if (const kernel_table* k = kernels_for_target(t)) out.push_back(k);
-  }
-  return out;
-}
 
 std::uint16_t half(float f) { return float_to_half_bits(f); }
 std::uint16_t bf16(float f) { return float_to_bfloat16_bits(f); }
@@ -37,7 +29,7 @@ std::uint16_t bf16(float f) { return float_to_bfloat16_bits(f); }
 
 TEST_CASE("promotion: an integer operand meeting a half tensor is rounded to the half type first",
           "[ops][promotion][add][addcmul]") {
-  for (const kernel_table* k : every_target()) {
+  for (const kernel_table* k : keel_test::every_kernel_target()) {
     INFO("target " << k->target);
     {  // add(int32 {999}, bfloat16 {-1000}) -> bfloat16: 999 rounds to 1000, the sum is 0 (was -1)
       std::int32_t a = 999;
@@ -62,7 +54,7 @@ TEST_CASE("promotion: an integer operand meeting a half tensor is rounded to the
 }
 
 TEST_CASE("promotion: a 0-dim float32 operand meeting a float16 tensor is a float16 value", "[ops][promotion][add]") {
-  for (const kernel_table* k : every_target()) {
+  for (const kernel_table* k : keel_test::every_kernel_target()) {
     INFO("target " << k->target);
     // add(float16 {-1} x 300, 0-dim float32 1.0001) -> float16: 1.0001 is 1 in float16 (was 1.0002e-4)
     std::vector<std::uint16_t> a(300, half(-1.0f)), out(300, 0xFFFF);
@@ -77,7 +69,7 @@ TEST_CASE("promotion: a 0-dim float32 operand meeting a float16 tensor is a floa
 
 TEST_CASE("promotion: a float16 result is rounded to float16 before it is written into a float32 out",
           "[ops][promotion][add][addcmul]") {
-  for (const kernel_table* k : every_target()) {
+  for (const kernel_table* k : keel_test::every_kernel_target()) {
     INFO("target " << k->target);
     // 1 + 2^-12 is not a float16: PyTorch computes add in float16 and casts
     // the float16 result (1.0) to out's float32.
@@ -99,7 +91,7 @@ TEST_CASE("promotion: a float16 result is rounded to float16 before it is writte
 
 TEST_CASE("promotion: add's alpha is converted to the common dtype, addcmul's value is not",
           "[ops][promotion][add][addcmul]") {
-  for (const kernel_table* k : every_target()) {
+  for (const kernel_table* k : keel_test::every_kernel_target()) {
     INFO("target " << k->target);
     // bfloat16 add, alpha 1.0001: PyTorch's alpha.to<BFloat16>() is 1, so
     // 1 + 1 * 256 = 257 rounds (a tie, to even) to 256; an unrounded alpha

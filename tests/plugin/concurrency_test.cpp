@@ -25,8 +25,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-keel::library_loader& loader() { return keel::library_loader::global(); }
-
 // Waits for @p done with a deadline; a deadlock must fail the test, not hang CI.
 template <class F>
 void within(std::chrono::seconds limit, const char* what, F&& done) {

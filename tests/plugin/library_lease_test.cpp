@@ -24,10 +24,6 @@ using namespace keel_test;
 
 namespace {
 
-keel::library_loader& loader() { return keel::library_loader::global(); }
-
-std::string canonical(const std::string& path) { return fs::canonical(path).string(); }
-
 bool contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }

@@ -12,11 +12,6 @@
 using keel::release_result;
 using namespace keel_test;
 
-namespace {
-keel::library_loader& loader() { return keel::library_loader::global(); }
-std::string canonical(const std::string& path) { return std::filesystem::canonical(path).string(); }
-}  // namespace
-
 TEST_CASE("library_lease: load, unload and load again finds the entries every time", "[plugin][library_lease]") {
   reset_events();
   for (int round = 1; round <= 10; ++round) {

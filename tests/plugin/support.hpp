@@ -3,12 +3,14 @@
 // what keel reports to its error handler.
 #pragma once
 
+#include <filesystem>
 #include <mutex>
 #include <string>
 #include <system_error>
 #include <vector>
 
 #include "keel/core/error.hpp"
+#include "keel/plugin/library_lease.hpp"
 #include "pass_api.hpp"
 
 namespace keel_test {
@@ -22,6 +24,12 @@ inline const std::string entry_point_path = KEEL_TEST_ENTRY_POINT_PATH;
 inline const std::string plain_path = KEEL_TEST_PLAIN_PATH;
 inline const std::string late_registry_path = KEEL_TEST_LATE_REGISTRY_PATH;
 inline const std::string not_a_library_path = KEEL_TEST_NOT_A_LIBRARY_PATH;
+
+/** The process's library loader, which every lease in these tests goes through. */
+inline keel::library_loader& loader() { return keel::library_loader::global(); }
+
+/** @p path with every symbolic link resolved, as the loader reports its libraries. */
+inline std::string canonical(const std::string& path) { return std::filesystem::canonical(path).string(); }
 
 inline void reset_events() {
   auto& e = events();

@@ -52,12 +52,12 @@ struct has_public_get<H, std::void_t<decltype(std::declval<const H&>().get())>> 
 
 // A captured model with one task group of one launch, on the fixture's backend.
 template <class F>
-struct captured {
+struct captured_group_model {
   typename F::stream s{F::device()};
   float out = 0, tmp = 1, other = 1;
   typename F::model m;
   typename F::task_group g;
-  captured() {
+  captured_group_model() {
     typename F::capture_scope capture{s};
     {
       typename F::task_group_scope mark{s};
@@ -116,7 +116,7 @@ KEEL_BACKEND_TEST("handles: owners are taken wherever function templates take vi
   s.synchronize();
   CHECK(keel::elapsed_time(start, end) >= 0.0f);  // owners, no backend wrapper
   CHECK(keel::elapsed_time(start.ref(), end) >= 0.0f);
-  captured<F> c;
+  captured_group_model<F> c;
   CHECK(tasks_through_view(c.m) == 1);
   CHECK(size_through_view(c.g) == 1);
   external_event_pool pool{dev, 1};
@@ -143,7 +143,7 @@ KEEL_BACKEND_TEST("handles: equality holds between an owner and every view of it
   CHECK(e != f);
   CHECK(event_ref{} == event{});
 
-  captured<F> c1, c2;
+  captured_group_model<F> c1, c2;
   CHECK(model_ref(dev, c1.m.native_handle()) == c1.m);
   CHECK(c1.m != c2.m);
   CHECK(task_group_ref(dev, c1.g.native_handle()) == c1.g);
@@ -198,7 +198,7 @@ KEEL_BACKEND_TEST("handles: from_native_handle takes back what release() gave up
   CHECK(e.native_handle() == raw_event);
   CHECK(e.flags() == keel::event_flags::timing);
 
-  captured<F> c;
+  captured_group_model<F> c;
   const auto raw_group = c.g.release();
   const auto raw_model = c.m.release();
   CHECK_FALSE(c.m);
@@ -504,7 +504,7 @@ KEEL_BACKEND_TEST("handles: RAII checklist for destroy-callback registrations, e
   CHECK(empty == registration{});
 
   int calls1 = 0, calls2 = 0;
-  captured<F> c1, c2;
+  captured_group_model<F> c1, c2;
   registration r1 = c1.m.on_destroy(&count_into, &calls1);
   registration r2 = c2.m.on_destroy(&count_into, &calls2);
   CHECK(r1.active());

@@ -23,7 +23,7 @@
 #include "keel/ops/launch.hpp"
 #include "keel/ops/operators.hpp"
 
-#include <hwy/targets.h>  // after keel's headers, which configure Highway first
+#include "../targets.hpp"
 
 using namespace keel::ops;
 using keel_golden::golden_case;
@@ -33,14 +33,6 @@ namespace {
 const std::vector<golden_case>& cases() {
   static const std::vector<golden_case> all = keel_golden::read_golden(KEEL_GOLDEN_DATA);
   return all;
-}
-
-std::vector<const kernel_table*> every_target() {
-  std::vector<const kernel_table*> out;
-  for (std::int64_t t : hwy::SupportedAndGeneratedTargets()) {
-    if (const kernel_table* k = kernels_for_target(t)) out.push_back(k);
-  }
-  return out;
 }
 
 // Fresh copies of a case's storages and views over them.
@@ -161,7 +153,7 @@ TEST_CASE("golden: the data covers every operator, read without error", "[ops][g
 TEST_CASE("golden: every operator on every target matches PyTorch's cases, one call and through exec()",
           "[ops][golden]") {
   keel::host::stream stream{keel::host::default_device()};
-  const auto targets = every_target();
+  const auto targets = keel_test::every_kernel_target();
   REQUIRE(targets.size() == hwy::SupportedAndGeneratedTargets().size());
   for (const kernel_table* k : targets) {
     executor_cache<> cache(*k, 64);

@@ -14,6 +14,17 @@
 #include "keel/acl/backend.hpp"
 
 #include "keel/acl/impl/status.ipp"
+#include "keel/acl/impl/memory.ipp"
+#include "keel/acl/impl/stream.ipp"
+#include "keel/acl/impl/event.ipp"
+#include "keel/acl/impl/capture.ipp"
+#include "keel/acl/impl/task_group.ipp"
+#include "keel/acl/impl/built_model.ipp"
+#include "keel/acl/impl/conditional.ipp"
+#include "keel/acl/impl/introspection.ipp"
+#include "keel/acl/impl/stream_config.ipp"
+#include "keel/acl/impl/context.ipp"
+#include "keel/acl/impl/model_update.ipp"
 
 template struct keel::checked::backend<keel::acl::detail::native>;
 template struct keel::checked::built_models<keel::acl::detail::native>;

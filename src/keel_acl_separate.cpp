@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// keel_acl_runtime: the ACL backend's checked layer and status category compiled once, for the
-// shared objects built with KEEL_SEPARATE_COMPILATION (keel/acl/backend.hpp
-// declares these instantiations extern then). It is keel_runtime's
-// keel_separate.cpp for the ACL backend, a library of its own so that a
-// host-only program never links the ACL backend. Built with default
-// visibility (CMakeLists.txt): an explicit instantiation exports its members
-// then, and the inline functions they reach (the ACL natives, with their
-// function-local statics) are the program's one copy, not a hidden second one.
+// keel_acl_runtime: the ACL backend's checked layer, native calls and status
+// category compiled once, for the shared objects built with
+// KEEL_SEPARATE_COMPILATION (keel/acl/backend.hpp declares the checked
+// instantiations extern then, and the native-call headers only declare their
+// out-of-line members, defined in keel/acl/impl/<concept>.ipp, included
+// here). It is keel_runtime's keel_separate.cpp for the ACL backend, a
+// library of its own so that a host-only program never links the ACL
+// backend. Built with default visibility (CMakeLists.txt): an explicit
+// instantiation exports its members then, and the inline functions they
+// still reach (the natives' one-line accessors) are the program's one copy,
+// not a hidden second one.
 #if !defined(KEEL_SEPARATE_COMPILATION)
 #error "keel_acl_runtime is built with KEEL_SEPARATE_COMPILATION (its CMake target defines it)"
 #endif

@@ -26,13 +26,20 @@ void record(std::error_code, const char*, const char*) noexcept { ++reports; }
 
 }  // namespace
 
-TEST_CASE("acl separate compilation: the checked layer and the status paths are defined in keel_acl_runtime",
+TEST_CASE("acl separate compilation: the checked layer, the native calls and the status paths are defined in keel_acl_runtime",
           "[acl][separate]") {
   using checked = keel::checked::backend<keel::acl::detail::native>;
   void (*capture_begin)(keel::acl::detail::stream_box*, keel::capture_mode) = &checked::capture_begin;
   void (*throw_status)(keel::acl::status, const char*, const std::string&) = &keel::acl::detail::throw_status;
   CHECK(defined_in(address_of(capture_begin)).find("libkeel_acl_runtime") != std::string::npos);
   CHECK(defined_in(address_of(throw_status)).find("libkeel_acl_runtime") != std::string::npos);
+  // The native calls under it (keel/acl/impl/*.ipp) are the library's too, not compiled in this TU.
+  keel::acl::detail::stream_box* (*create)(keel::acl::device&) = &keel::acl::detail::stream_calls::create_stream;
+  void (*synchronize)(keel::acl::detail::stream_box*) = &keel::acl::detail::stream_calls::synchronize;
+  void (*record)(keel::acl::detail::event_box*, keel::acl::detail::stream_box*) = &keel::acl::detail::event_calls::record;
+  CHECK(defined_in(address_of(create)).find("libkeel_acl_runtime") != std::string::npos);
+  CHECK(defined_in(address_of(synchronize)).find("libkeel_acl_runtime") != std::string::npos);
+  CHECK(defined_in(address_of(record)).find("libkeel_acl_runtime") != std::string::npos);
   // (The status category's members are the library's too; its vtable, data,
   // is copied into a position-independent executable, so dladdr cannot show it.)
 }

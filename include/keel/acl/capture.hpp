@@ -41,122 +41,23 @@ struct capture_calls : stream_calls {
 
   // The calling thread's capture mode as thread_capture_mode_scope set it
   // (what the checked layer's unsafe-call rule reads); every thread starts global.
-  static keel::capture_mode& thread_mode() noexcept {
-    thread_local keel::capture_mode mode = keel::capture_mode::global;
-    return mode;
-  }
+  KEEL_DECL static keel::capture_mode& thread_mode() noexcept;
   static keel::capture_mode thread_capture_mode(device_type&) noexcept { return thread_mode(); }
 
   // A capture into a conditional body (s->capture_into, keel/acl/conditional.hpp)
   // is aclmdlRICaptureToModelRIBegin, and its end yields that body.
-  static void capture_begin(stream_handle s, keel::capture_mode mode) {
-    if (s->capture_into != nullptr)
-      s->dev->check(entered(*s->dev).aclmdlRICaptureToModelRIBegin(s->native, s->capture_into->native, native_mode(mode)),
-                    "aclmdlRICaptureToModelRIBegin");
-    else
-      s->dev->check(entered(*s->dev).aclmdlRICaptureBegin(s->native, native_mode(mode)), "aclmdlRICaptureBegin");
-    std::lock_guard<std::mutex> lock(s->m);
-    s->keeper = s;
-    s->capture_host_calls = false;
-    s->capture_bodies.clear();
-    s->capture_launches.clear();
-    s->capture_streams.assign(1, s->native);
-  }
+  KEEL_DECL static void capture_begin(stream_handle s, keel::capture_mode mode);
 
   // s forks into origin's capture by waiting on e (ACL joins it to the capture).
-  static void capture_join(stream_handle s, stream_handle origin, event_handle e) {
-    s->dev->check(entered(*s->dev).aclrtStreamWaitEvent(s->native, e->native), "aclrtStreamWaitEvent");
-    {
-      std::lock_guard<std::mutex> lock(origin->m);
-      auto& joined = origin->capture_streams;
-      if (std::find(joined.begin(), joined.end(), s->native) == joined.end()) joined.push_back(s->native);
-    }
-    std::lock_guard<std::mutex> lock(s->m);
-    s->keeper = origin;
-  }
-  static void capture_leave(stream_handle s) noexcept {
-    std::lock_guard<std::mutex> lock(s->m);
-    s->keeper = nullptr;
-  }
+  KEEL_DECL static void capture_join(stream_handle s, stream_handle origin, event_handle e);
+  KEEL_DECL static void capture_leave(stream_handle s) noexcept;
   static bool capture_active(stream_handle s) noexcept { return native_capturing(s); }
 
-  static model_handle capture_end(stream_handle s) {
-    device& dev = *s->dev;
-    auto box = std::make_unique<model_box>();
-    acl::model_handle native = nullptr;
-    const status st = entered(dev).aclmdlRICaptureEnd(s->native, &native);
-    if (st != 0) detail::throw_status(st, "aclmdlRICaptureEnd", recent_message(entered(dev).aclGetRecentErrMsg));
-    if (model_box* body = std::exchange(s->capture_into, nullptr)) {
-      std::lock_guard<std::mutex> lock(s->m);
-      body->keep.insert(body->keep.end(), std::make_move_iterator(s->keep.begin()), std::make_move_iterator(s->keep.end()));
-      s->keep.clear();
-      body->host_calls = std::exchange(s->capture_host_calls, false);
-      body->bodies.insert(body->bodies.end(), s->capture_bodies.begin(), s->capture_bodies.end());
-      s->capture_bodies.clear();
-      s->keeper = nullptr;
-      std::lock_guard<std::mutex> launches(body->launch_m);
-      body->launches.swap(s->capture_launches);
-      body->launch_streams.swap(s->capture_streams);
-      s->capture_launches.clear();
-      s->capture_streams.clear();
-      return body;
-    }
-    box->native = native;
-    box->dev = &dev;
-    try {
-      dev.models_.add(native, box.get());
-    } catch (...) {
-      entered(dev).aclmdlRIDestroy(native);
-      throw;
-    }
-    std::lock_guard<std::mutex> lock(s->m);
-    box->keep.swap(s->keep);  // the captured copies' owners (host callables too) live as long as the model
-    box->host_calls = std::exchange(s->capture_host_calls, false);
-    box->bodies.swap(s->capture_bodies);
-    s->capture_bodies.clear();
-    s->keeper = nullptr;
-    box->launches.swap(s->capture_launches);
-    box->launch_streams.swap(s->capture_streams);
-    return box.release();
-  }
+  KEEL_DECL static model_handle capture_end(stream_handle s);
 
-  static void capture_discard(stream_handle s) noexcept {
-    const api& a = entered(*s->dev);
-    bool group_open = false;
-    const bool body = std::exchange(s->capture_into, nullptr) != nullptr;  // its parent destroys a body
-    {
-      std::lock_guard<std::mutex> lock(s->m);
-      group_open = std::exchange(s->group_open, false);
-      s->keeper = nullptr;
-      s->capture_host_calls = false;
-      s->capture_bodies.clear();
-      s->capture_launches.clear();
-      s->capture_streams.clear();
-    }
-    if (!native_capturing(s)) return;  // ACL ended it already
-    if (group_open && a.aclmdlRICaptureTaskGrpEnd.get() != nullptr) {
-      task_group_handle g = nullptr;
-      a.aclmdlRICaptureTaskGrpEnd.get()(s->native, &g);
-    }
-    acl::model_handle native = nullptr;
-    if (a.aclmdlRICaptureEnd.get() != nullptr && a.aclmdlRICaptureEnd.get()(s->native, &native) == 0 &&
-        native != nullptr && !body && a.aclmdlRIDestroy.get() != nullptr)
-      a.aclmdlRIDestroy.get()(native);
-  }
+  KEEL_DECL static void capture_discard(stream_handle s) noexcept;
 
-  static void destroy_model(model_handle m) noexcept {
-    if (m->adopted) return;  // released: its new owner destroys it; the record stays with the device
-    m->dev->models_.remove(m->native, m);
-    const api& a = entered(*m->dev);
-    const auto destroy = a.aclmdlRIDestroy.get();
-    const status st = destroy != nullptr ? destroy(m->native) : 0;
-    if (st != 0) report_error(make_status_code(st), "aclmdlRIDestroy", "the model could not be destroyed");
-    // The models its tasks took typed arguments' parameters from, then the
-    // stream those were captured on.
-    m->argument_sources.clear();
-    if (m->scratch != nullptr && a.aclrtDestroyStream.get() != nullptr) a.aclrtDestroyStream.get()(m->scratch);
-    delete m;
-  }
+  KEEL_DECL static void destroy_model(model_handle m) noexcept;
 
   /** The aclmdlRI under keel's record. */
   static acl::model_handle to_native(model_handle m) noexcept { return m->native; }
@@ -164,21 +65,10 @@ struct capture_calls : stream_calls {
    * keel's record of @p native: only a model keel captured has one (keel
    * keeps the books of a model as it captures it); any other is refused.
    */
-  static model_handle from_native(device_type& dev, acl::model_handle native, adoption how, handle_tag<model_handle>,
-                                  const char* api) {
-    return dev.models_.find_or_make(
-        native, how, api, "model",
-        [&]() -> std::unique_ptr<model_box> {
-          throw_error(keel::errc::invalid_parameter, api,
-                      "keel did not capture this aclmdlRI (or it was forgotten): keel has no books for it");
-        },
-        [](const model_box&) {});
-  }
+  KEEL_DECL static model_handle from_native(device_type& dev, acl::model_handle native, adoption how, handle_tag<model_handle>,
+                                  const char* api);
   /** The owner gives the ACL model up: the record goes to the device, until forget_model. */
-  static acl::model_handle release_native(model_handle m) noexcept {
-    m->dev->models_.give_to_device(m);
-    return m->native;
-  }
+  KEEL_DECL static acl::model_handle release_native(model_handle m) noexcept;
 
   /**
    * Runs the model on s. Its host callables run on s's reporting thread
@@ -190,26 +80,7 @@ struct capture_calls : stream_calls {
    * subscribed to cannot get keel's reporting thread: ACL's status
    * (ACL_ERROR_REPEAT_SUBSCRIBE) is thrown, as launch_host does.
    */
-  static void execute(model_handle m, stream_handle s) {
-    device& dev = *s->dev;
-    const api& a = entered(dev);
-    // Its conditional bodies' host callables too: a body's callback runs on
-    // the executing stream's reporting thread like the parent's own.
-    if (m->replays_host_calls()) (void)host_callbacks_of(s);
-    const stream_handle keeper = keeper_of(s);
-    {
-      std::lock_guard<std::mutex> lock(keeper->m);
-      keeper->keep.reserve(keeper->keep.size() + m->keep.size());
-    }
-    dev.check(a.aclmdlRIExecuteAsync(m->native, s->native), "aclmdlRIExecuteAsync");
-    mark(s->acl_work);
-    {
-      // The replay uses the model's memory until the stream passes it (or,
-      // captured, as long as the outer model lives).
-      std::lock_guard<std::mutex> lock(keeper->m);
-      keeper->keep.insert(keeper->keep.end(), m->keep.begin(), m->keep.end());  // reserved above: cannot throw
-    }
-  }
+  KEEL_DECL static void execute(model_handle m, stream_handle s);
 
   // ---- what a capturing stream issues: ACL captures it as issued ------------
 
@@ -266,30 +137,15 @@ struct capture_calls : stream_calls {
       std::apply([&](const auto&... a) { fn(ctx, a...); }, *static_cast<const args_type*>(args));
     }
   };
-  static void captured_copy_async(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind kind,
-                                  std::shared_ptr<void> keep_dst, std::shared_ptr<void> keep_src) {
-    copy_async(s, dst, src, bytes, kind, std::move(keep_dst), std::move(keep_src));
-  }
+  KEEL_DECL static void captured_copy_async(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind kind,
+                                  std::shared_ptr<void> keep_dst, std::shared_ptr<void> keep_src);
   static void captured_record(event_handle e, stream_handle s) { event_calls::record(e, s); }
   static void captured_wait(stream_handle s, event_handle e) { event_calls::wait(s, e); }
   static void captured_reset(stream_handle s, event_handle e) { event_calls::reset(s, e); }
   // event_operation::external on a default event (one aclrtCreateEventExWithFlag made).
-  static void captured_record_external(event_handle e, stream_handle s) {
-    s->dev->check(entered(*s->dev).aclrtRecordEventWithFlag(e->native, s->native, record_flags::external),
-                  "aclrtRecordEventWithFlag");
-  }
-  static void captured_wait_external(stream_handle s, event_handle e) {  // timeout 0: the only one CANN takes
-    s->dev->check(entered(*s->dev).aclrtStreamWaitEventWithFlag(s->native, e->native, 0, wait_flags::external),
-                  "aclrtStreamWaitEventWithFlag");
-  }
-  static void captured_execute(model_handle m, stream_handle s) {
-    execute(m, s);
-    if (m->replays_host_calls()) {  // the outer model replays them too
-      const stream_handle origin = keeper_of(s);
-      std::lock_guard<std::mutex> lock(origin->m);
-      origin->capture_host_calls = true;
-    }
-  }
+  KEEL_DECL static void captured_record_external(event_handle e, stream_handle s);
+  KEEL_DECL static void captured_wait_external(stream_handle s, event_handle e);
+  KEEL_DECL static void captured_execute(model_handle m, stream_handle s);
 };
 /// @endcond
 
@@ -350,3 +206,7 @@ class [[nodiscard]] thread_capture_mode_scope {
 };
 
 } KEEL_END_NAMESPACE  // namespace keel::acl
+
+#if !defined(KEEL_SEPARATE_COMPILATION)
+#include "keel/acl/impl/capture.ipp"
+#endif

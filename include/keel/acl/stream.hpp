@@ -27,49 +27,12 @@ KEEL_BEGIN_NAMESPACE namespace acl::detail {
 
 /// @cond
 struct stream_calls : memory_calls {
-  static stream_handle create_stream(device_type& dev) {
-    auto box = std::make_unique<stream_box>();
-    const api& a = entered(dev);
-    dev.check(a.aclrtCreateStream(&box->native), "aclrtCreateStream");
-    return register_created(dev, std::move(box));
-  }
+  KEEL_DECL static stream_handle create_stream(device_type& dev);
   // A stream ACL has just made (box->native): its id and its entry in the
   // device's registry; on failure the ACL stream is destroyed again.
-  static stream_handle register_created(device_type& dev, std::unique_ptr<stream_box> box) {
-    box->dev = &dev;
-    box->id = dev.next_stream_id_.fetch_add(1, std::memory_order_relaxed);
-    try {
-      dev.streams_.add(box->native, box.get());
-    } catch (...) {
-      entered(dev).aclrtDestroyStream(box->native);
-      throw;
-    }
-    return box.release();
-  }
+  KEEL_DECL static stream_handle register_created(device_type& dev, std::unique_ptr<stream_box> box);
 
-  static void destroy_stream(stream_handle s) noexcept {
-    if (s->adopted) return;  // its maker destroys it; the record stays with the device
-    s->dev->streams_.remove(s->native, s);  // before ACL may hand the address out again
-    if (on_own_reporting_thread(s)) return defer_destroy(s);
-    const api& a = entered(*s->dev);
-    if (s->forced && a.aclrtDestroyStreamForce.get() != nullptr) {
-      // aclrtDestroyStreamForce: the work not yet run is dropped, nothing is waited for.
-      {
-        std::lock_guard<std::mutex> lock(s->m);
-        if (s->callbacks) s->callbacks->dropped.store(true, std::memory_order_release);
-      }
-      const auto force = a.aclrtDestroyStreamForce.get();
-      const status st = force != nullptr ? force(s->native) : 0;
-      if (st != 0) report_error(make_status_code(st), "aclrtDestroyStreamForce", "the stream could not be destroyed");
-      stop_host_callbacks(s, false);  // the destruction ended the subscription
-      return release_stream(s);
-    }
-    if (a.aclrtSynchronizeStream.get() != nullptr) a.aclrtSynchronizeStream.get()(s->native);
-    stop_host_callbacks(s);
-    const status st = a.aclrtDestroyStream.get() != nullptr ? a.aclrtDestroyStream.get()(s->native) : 0;
-    if (st != 0) report_error(make_status_code(st), "aclrtDestroyStream", "the stream could not be destroyed");
-    release_stream(s);
-  }
+  KEEL_DECL static void destroy_stream(stream_handle s) noexcept;
 
   /**
    * Keeps keel's record of the stream (not the ACL stream) alive past
@@ -77,15 +40,10 @@ struct stream_calls : memory_calls {
    * the device for a record it owns.
    */
   static void retain_stream(stream_handle s) noexcept { s->refs.fetch_add(1, std::memory_order_relaxed); }
-  static void release_stream(stream_handle s) noexcept {
-    if (s->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete s;
-  }
+  KEEL_DECL static void release_stream(stream_handle s) noexcept;
 
   /** The aclrtStream under keel's record. */
-  static acl::stream_handle to_native(stream_handle s) noexcept {
-    mark(s->foreign);  // another library may begin a capture on it now
-    return s->native;
-  }
+  KEEL_DECL static acl::stream_handle to_native(stream_handle s) noexcept;
   /**
    * keel's record of @p native (stream_ref(dev, native), stream::from_native_handle):
    * the one the device has (a keel stream's, or one viewed before), or a new
@@ -93,27 +51,10 @@ struct stream_calls : memory_calls {
    * which the device owns until an owner takes it. An owner takes the ACL
    * stream: destroying the owner destroys it.
    */
-  static stream_handle from_native(device_type& dev, acl::stream_handle native, adoption how,
-                                   handle_tag<stream_handle>, const char* api) {
-    const stream_handle s = dev.streams_.find_or_make(
-        native, how, api, "stream",
-        [&] {
-          auto box = std::make_unique<stream_box>();
-          box->native = native;
-          box->dev = &dev;
-          box->id = dev.next_stream_id_.fetch_add(1, std::memory_order_relaxed);
-          return box;
-        },
-        [](const stream_box&) {});
-    mark(s->foreign);  // its maker (or whoever holds the handle) may capture on it
-    return s;
-  }
+  KEEL_DECL static stream_handle from_native(device_type& dev, acl::stream_handle native, adoption how,
+                                   handle_tag<stream_handle>, const char* api);
   /** The owner gives the ACL stream up: the record (and its count) goes to the device, until forget_stream. */
-  static acl::stream_handle release_native(stream_handle s) noexcept {
-    s->dev->streams_.give_to_device(s);
-    mark(s->foreign);
-    return s->native;
-  }
+  KEEL_DECL static acl::stream_handle release_native(stream_handle s) noexcept;
 
 
   static device_type& device_of(stream_handle s) noexcept { return *s->dev; }
@@ -121,57 +62,27 @@ struct stream_calls : memory_calls {
 
   static bool is_adopted(stream_handle s) noexcept { return s->adopted; }
 
-  static void synchronize(stream_handle s) {
-    const api& a = entered(*s->dev);
-    s->acl_work.store(false, std::memory_order_relaxed);  // before the call: work issued during it stays counted
-    synchronized_with(s, a.aclrtSynchronizeStream(s->native), "aclrtSynchronizeStream");
-  }
+  KEEL_DECL static void synchronize(stream_handle s);
 
   /** aclrtSynchronizeStreamWithTimeout (ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, errc::timeout, when it passes). */
-  static void synchronize_for(stream_handle s, std::chrono::microseconds timeout) {
-    const api& a = entered(*s->dev);
-    s->acl_work.store(false, std::memory_order_relaxed);
-    synchronized_with(s, a.aclrtSynchronizeStreamWithTimeout(s->native, timeout_ms(timeout)),
-                      "aclrtSynchronizeStreamWithTimeout");
-  }
+  KEEL_DECL static void synchronize_for(stream_handle s, std::chrono::microseconds timeout);
 
   // A synchronize's status: 0 passed the work issued before it and cleared
   // ACL's error state (the caller cleared acl_work before the call, so work
   // issued during it stays counted); anything else (a timeout, a failure)
   // sets acl_work again.
-  static void synchronized_with(stream_handle s, status st, const char* function) {
-    if (st != 0) {
-      mark(s->acl_work);
-      s->dev->check(st, function);
-    }
-    after_synchronize(s);
-  }
+  KEEL_DECL static void synchronized_with(stream_handle s, status st, const char* function);
 
   // The stream passed its work: what it used goes, released memory whose
   // streams passed the release goes back, a host callable's failure is reported.
-  static void after_synchronize(stream_handle s) {
-    release_keeps(s);
-    collect_releases(*s->dev);
-    check_host_calls(s, true);
-  }
+  KEEL_DECL static void after_synchronize(stream_handle s);
 
-  static bool query(stream_handle s) {
-    stream_status st = stream_status::not_ready;
-    s->dev->check(entered(*s->dev).aclrtStreamQuery(s->native, &st), "aclrtStreamQuery");
-    check_host_calls(s, false);
-    return st == stream_status::complete;
-  }
+  KEEL_DECL static bool query(stream_handle s);
 
 
   /** aclrtSynchronizeDevice, or aclrtSynchronizeDeviceWithTimeout. */
-  static void synchronize_device(device_type& dev) {
-    dev.check(entered(dev).aclrtSynchronizeDevice(), "aclrtSynchronizeDevice");
-    collect_releases(dev);
-  }
-  static void synchronize_device_for(device_type& dev, std::chrono::microseconds timeout) {
-    dev.check(entered(dev).aclrtSynchronizeDeviceWithTimeout(timeout_ms(timeout)), "aclrtSynchronizeDeviceWithTimeout");
-    collect_releases(dev);
-  }
+  KEEL_DECL static void synchronize_device(device_type& dev);
+  KEEL_DECL static void synchronize_device_for(device_type& dev, std::chrono::microseconds timeout);
 
   /**
    * f() runs on the stream's reporting thread when the stream reaches it, and
@@ -254,13 +165,7 @@ struct stream_calls : memory_calls {
 
   // fn(user) in stream order: aclrtLaunchHostFunc, or a blocking callback
   // for the stream's reporting thread.
-  static void enqueue_host_call(stream_handle s, const api& a, void (*fn)(void*), void* user) {
-    if (a.aclrtLaunchHostFunc) {
-      s->dev->check(a.aclrtLaunchHostFunc(s->native, fn, user), "aclrtLaunchHostFunc");
-    } else {
-      s->dev->check(a.aclrtLaunchCallback(fn, user, callback_block::block, s->native), "aclrtLaunchCallback");
-    }
-  }
+  KEEL_DECL static void enqueue_host_call(stream_handle s, const api& a, void (*fn)(void*), void* user);
 
   /** Runs f(ctx) now: the body enqueues ACL work on ctx.stream(). */
   template <class F>
@@ -275,42 +180,15 @@ struct stream_calls : memory_calls {
     mark(s->acl_work);  // after the enqueue (a synchronize clears it before it asks ACL)
   }
 
-  static void copy_async(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind kind,
-                         std::shared_ptr<void> keep_dst, std::shared_ptr<void> keep_src) {
-    const stream_handle keeper = keeper_of(s);
-    {
-      std::lock_guard<std::mutex> lock(keeper->m);
-      keeper->keep.reserve(keeper->keep.size() + 2);
-    }
-    if (bytes != 0)
-      s->dev->check(entered(*s->dev).aclrtMemcpyAsync(dst, bytes, src, bytes, memcpy_kind_of(kind), s->native),
-                    "aclrtMemcpyAsync");
-    mark(s->acl_work);
-    {
-      std::lock_guard<std::mutex> lock(keeper->m);
-      if (keep_dst) keeper->keep.push_back(std::move(keep_dst));
-      if (keep_src) keeper->keep.push_back(std::move(keep_src));
-    }
-  }
+  KEEL_DECL static void copy_async(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind kind,
+                         std::shared_ptr<void> keep_dst, std::shared_ptr<void> keep_src);
 
 
   /** A blocking copy after the stream's earlier work (aclrtMemcpy alone is not ordered with streams). */
-  static void copy(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind kind) {
-    synchronize(s);
-    if (bytes != 0)
-      s->dev->check(entered(*s->dev).aclrtMemcpy(dst, bytes, src, bytes, memcpy_kind_of(kind)), "aclrtMemcpy");
-  }
+  KEEL_DECL static void copy(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind kind);
 
   /** ACL's view of a capture keel did not begin (its mode is not known). */
-  static capture_info native_capture_status(stream_handle s) noexcept {
-    capture_info info;
-    acl::model_handle model = nullptr;
-    if (native_capturing(s, &model)) {
-      info.state = capture_state::active;
-      info.capture_id = reinterpret_cast<std::uintptr_t>(model);
-    }
-    return info;
-  }
+  KEEL_DECL static capture_info native_capture_status(stream_handle s) noexcept;
 
   // How long one aclrtProcessReport waits: also how long a stream's
   // destruction may wait for its reporting thread to notice.
@@ -318,21 +196,14 @@ struct stream_calls : memory_calls {
 
   // The host callbacks of the stream whose reporting thread this is (null on
   // any other thread): set once by the reporting thread itself.
-  static host_callbacks*& reporting_for() noexcept {
-    thread_local host_callbacks* callbacks = nullptr;
-    return callbacks;
-  }
+  KEEL_DECL static host_callbacks*& reporting_for() noexcept;
 
   // The aclrtCallback of every launch_host: runs the callable unless the
   // stream whose reporting thread runs it (the launching stream, or the
   // stream executing the model that captured it) is in its error state, and
   // records what it throws there. On a thread keel did not start (someone
   // else subscribed to the stream), a failure goes to keel's error handler.
-  static void run_host_call(void* user) noexcept {
-    auto* call = static_cast<host_call*>(user);
-    run_reported(call->ask_runtime, [call] { call->run(); });
-    if (call->once) delete call;
-  }
+  KEEL_DECL static void run_host_call(void* user) noexcept;
   // The runner of a callable that travelled in userData (travels_inline).
   template <class D, bool AskRuntime>
   static void run_inline_host_call(void* user) noexcept {
@@ -380,180 +251,39 @@ struct stream_calls : memory_calls {
   // ACL calls need the device on the calling thread (entered), and the
   // reporting thread makes the device current on itself (device::enter) before
   // aclrtProcessReport, as every thread that calls the runtime must.
-  static host_callbacks& host_callbacks_of(stream_handle s) {
-    device* dev = s->dev;
-    const api& a = entered(*dev);
-    if (host_callbacks* ready = s->ready_callbacks.load(std::memory_order_acquire)) return *ready;
-    if (a.aclrtLaunchHostFunc) return host_function_state_of(s, a);
-    std::lock_guard<std::mutex> lock(s->m);
-    if (s->callbacks) return *s->callbacks;
-    if (!a.aclrtProcessReport || !a.aclrtUnSubscribeReport)  // the reporting thread's loop, its end
-      throw_error(keel::errc::not_supported, "aclrtProcessReport",
-                  "host callbacks are not supported by this runtime (CANN too old?)");
-    auto callbacks = std::make_unique<host_callbacks>();
-    host_callbacks* cb = callbacks.get();
-    cb->native = s->native;
-    cb->functions = &a;
-    cb->reporter = std::thread([cb, dev] {
-      reporting_for() = cb;
-      dev->enter();  // a runtime thread of keel's own
-      while (!cb->subscribed.load(std::memory_order_acquire)) {
-        if (cb->stop.load(std::memory_order_acquire)) return;
-        std::this_thread::yield();
-      }
-      const auto process = dev->api_.aclrtProcessReport.get();
-      while (!cb->stop.load(std::memory_order_acquire)) {
-        const status st = process(report_timeout_ms);
-        // 0: ran one; 100036 (ACL_ERROR_WAIT_CALLBACK_TIMEOUT): nothing came.
-        // Anything else (no context, not subscribed) returns at once: back off.
-        if (st != 0 && st != 100036) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      }
-    });
-    cb->reporter_id = static_cast<std::uint64_t>(cb->reporter.native_handle());
-    try {  // not_supported when the runtime lacks it
-      dev->check(a.aclrtSubscribeReport(cb->reporter_id, s->native), "aclrtSubscribeReport");
-    } catch (...) {
-      cb->stop.store(true, std::memory_order_release);
-      cb->reporter.join();
-      throw;
-    }
-    cb->subscribed.store(true, std::memory_order_release);
-    s->callbacks = std::move(callbacks);
-    s->ready_callbacks.store(cb, std::memory_order_release);
-    return *cb;
-  }
+  KEEL_DECL static host_callbacks& host_callbacks_of(stream_handle s);
 
   // The host-function path (aclrtLaunchHostFunc, CANN's callback without a
   // subscribed thread): the stream's record and, once the stream is not
   // capturing, a first host function that marks the runtime's thread for the
   // stream as this record's, so a callable run there (a replayed one too)
   // reports to the stream that runs it, as the reporting thread does.
-  static host_callbacks& host_function_state_of(stream_handle s, const api& a) {
-    host_callbacks* cb = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(s->m);
-      if (!s->callbacks) {
-        s->callbacks = std::make_unique<host_callbacks>();
-        s->callbacks->host_func = true;
-        s->callbacks->native = s->native;
-        s->callbacks->functions = &a;
-      }
-      cb = s->callbacks.get();
-    }
-    {
-      std::lock_guard<std::mutex> lock(cb->m);
-      if (cb->marked) return *cb;
-    }
-    if (native_capturing(s)) return *cb;  // a mark captured into the model would mark the executing stream's thread wrongly
-    s->dev->check(a.aclrtLaunchHostFunc(s->native, &mark_runtime_thread, s), "aclrtLaunchHostFunc");
-    {
-      std::lock_guard<std::mutex> lock(cb->m);
-      cb->marked = true;
-    }
-    std::lock_guard<std::mutex> lock(s->m);
-    if (s->callbacks.get() == cb) s->ready_callbacks.store(cb, std::memory_order_release);
-    return *cb;
-  }
+  KEEL_DECL static host_callbacks& host_function_state_of(stream_handle s, const api& a);
 
   // The first host function of a stream, on the runtime's thread for it.
-  static void mark_runtime_thread(void* stream) noexcept {
-    auto* s = static_cast<stream_handle>(stream);
-    host_callbacks* cb = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(s->m);
-      cb = s->callbacks.get();
-    }
-    reporting_for() = cb;
-    s->dev->enter();  // the skip check below asks ACL about the stream from this thread
-    std::lock_guard<std::mutex> lock(cb->m);
-    cb->runtime_thread = std::this_thread::get_id();
-  }
+  KEEL_DECL static void mark_runtime_thread(void* stream) noexcept;
 
   // Throws the failure of a host callable; `clear` ends the error state.
-  static void check_host_calls(stream_handle s, bool clear) {
-    host_callbacks* cb = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(s->m);
-      cb = s->callbacks.get();
-    }
-    if (cb == nullptr) return;
-    std::string failure;
-    {
-      std::lock_guard<std::mutex> lock(cb->m);
-      if (!cb->failed.load(std::memory_order_relaxed)) return;
-      failure = cb->failure;
-      if (clear) {
-        cb->failed.store(false, std::memory_order_relaxed);
-        cb->failure.clear();
-      }
-    }
-    throw_error(keel::errc::task_failed, "keel::acl::stream (host callable)",
-                "a host callable on stream #" + std::to_string(s->id) + " threw: " + failure);
-  }
+  KEEL_DECL static void check_host_calls(stream_handle s, bool clear);
 
   // At the stream's destruction, after its work: a failure nobody saw goes to
   // the error handler; the reporting thread is unsubscribed and joined.
-  static void stop_host_callbacks(stream_handle s, bool unsubscribe = true) noexcept {
-    std::unique_ptr<host_callbacks> cb;
-    {
-      std::lock_guard<std::mutex> lock(s->m);
-      s->ready_callbacks.store(nullptr, std::memory_order_relaxed);
-      cb = std::move(s->callbacks);
-    }
-    if (!cb) return;
-    try {
-      std::lock_guard<std::mutex> lock(cb->m);
-      if (cb->failed.load(std::memory_order_relaxed)) {
-        const std::string text = "a host callable threw and the stream was destroyed before a synchronize: " + cb->failure;
-        report_error(make_error_code(keel::errc::task_failed), "keel::acl::stream (host callable)", text.c_str());
-      }
-    } catch (...) {
-      report_current_exception("keel::acl::backend::destroy_stream");
-    }
-    cb->stop.store(true, std::memory_order_release);
-    if (!cb->reporter.joinable()) return;  // aclrtLaunchHostFunc's runtime thread: nothing to unsubscribe
-    const auto unsubscribe_call = entered(*s->dev).aclrtUnSubscribeReport.get();
-    const status st = unsubscribe && unsubscribe_call != nullptr ? unsubscribe_call(cb->reporter_id, s->native) : 0;
-    if (st != 0) report_error(make_status_code(st), "aclrtUnSubscribeReport", "the reporting thread stays subscribed");
-    cb->reporter.join();
-  }
+  KEEL_DECL static void stop_host_callbacks(stream_handle s, bool unsubscribe = true) noexcept;
 
-  static memcpy_kind memcpy_kind_of(copy_kind kind) noexcept {
-    switch (kind) {
-      case copy_kind::host_to_host: return memcpy_kind::host_to_host;
-      case copy_kind::host_to_device: return memcpy_kind::host_to_device;
-      case copy_kind::device_to_host: return memcpy_kind::device_to_host;
-      case copy_kind::device_to_device: return memcpy_kind::device_to_device;
-    }
-    return memcpy_kind::automatic;
-  }
+  KEEL_DECL static memcpy_kind memcpy_kind_of(copy_kind kind) noexcept;
 
   // Whether the calling thread is the one running s's host callables.
-  static bool on_own_reporting_thread(stream_handle s) noexcept {
-    std::lock_guard<std::mutex> lock(s->m);
-    if (!s->callbacks) return false;
-    host_callbacks& cb = *s->callbacks;
-    if (!cb.host_func) return cb.reporter.get_id() == std::this_thread::get_id();
-    std::lock_guard<std::mutex> inner(cb.m);
-    return cb.runtime_thread == std::this_thread::get_id();
-  }
+  KEEL_DECL static bool on_own_reporting_thread(stream_handle s) noexcept;
 
   // A host callable destroyed its own stream: waiting for the stream there
   // would wait for the callable itself. The destruction runs on a thread of
   // its own once the callable has returned (reported, as on the host backend).
-  static void defer_destroy(stream_handle s) noexcept {
-    device& dev = *s->dev;
-    report_error(make_error_code(keel::errc::would_deadlock), "keel::acl::destroy_stream",
-                 "a host callable destroyed its own stream: the destruction is deferred until the stream has run "
-                 "the work already issued");
-    try {
-      std::lock_guard<std::mutex> lock(dev.deferred_m_);
-      dev.deferred_destroys_.emplace_back([s] { destroy_stream(s); });
-    } catch (...) {
-      report_current_exception("keel::acl::destroy_stream");  // no thread: the stream stays alive, unowned
-    }
-  }
+  KEEL_DECL static void defer_destroy(stream_handle s) noexcept;
 };
 /// @endcond
 
 } KEEL_END_NAMESPACE  // namespace keel::acl::detail
+
+#if !defined(KEEL_SEPARATE_COMPILATION)
+#include "keel/acl/impl/stream.ipp"
+#endif

@@ -20,60 +20,23 @@ KEEL_BEGIN_NAMESPACE namespace acl::detail {
 
 /// @cond
 struct task_group_calls : native_types {
-  static void group_begin(stream_handle s) {
-    s->dev->check(entered(*s->dev).aclmdlRICaptureTaskGrpBegin(s->native), "aclmdlRICaptureTaskGrpBegin");
-    std::lock_guard<std::mutex> lock(s->m);
-    s->group_open = true;
-  }
+  KEEL_DECL static void group_begin(stream_handle s);
 
-  static group_handle group_end(stream_handle s) {
-    auto box = std::make_unique<group_box>();
-    s->dev->check(entered(*s->dev).aclmdlRICaptureTaskGrpEnd(s->native, &box->native), "aclmdlRICaptureTaskGrpEnd");
-    box->dev = s->dev;
-    {
-      std::lock_guard<std::mutex> lock(s->m);
-      s->group_open = false;
-    }
-    s->dev->groups_.add(box->native, box.get());  // std::bad_alloc: ACL's group lives on in its model
-    return box.release();
-  }
+  KEEL_DECL static group_handle group_end(stream_handle s);
 
   // ACL's group belongs to its model; keel's record goes with its last holder.
-  static void destroy_group(group_handle g) noexcept {
-    if (g->adopted) return;  // released: the record stays with the device
-    g->dev->groups_.remove(g->native, g);
-    group_box::drop(g);
-  }
+  KEEL_DECL static void destroy_group(group_handle g) noexcept;
 
   /** The aclrtTaskGrp under keel's record. */
   static acl::task_group_handle to_native(group_handle g) noexcept { return g->native; }
   /** keel's record of @p native: only a group keel marked has one; any other is refused. */
-  static group_handle from_native(device_type& dev, acl::task_group_handle native, adoption how,
-                                  handle_tag<group_handle>, const char* api) {
-    return dev.groups_.find_or_make(
-        native, how, api, "task group",
-        [&]() -> std::unique_ptr<group_box> {
-          throw_error(keel::errc::invalid_parameter, api,
-                      "keel did not mark this aclrtTaskGrp (or it was forgotten): keel has no books for it");
-        },
-        [](const group_box&) {});
-  }
+  KEEL_DECL static group_handle from_native(device_type& dev, acl::task_group_handle native, adoption how,
+                                  handle_tag<group_handle>, const char* api);
   /** The owner gives the group up: the record goes to the device, until forget_group. */
-  static acl::task_group_handle release_native(group_handle g) noexcept {
-    g->dev->groups_.give_to_device(g);
-    return g->native;
-  }
+  KEEL_DECL static acl::task_group_handle release_native(group_handle g) noexcept;
 
-  static bool try_claim(group_handle g) noexcept {
-    bool expected = false;
-    if (!g->claimed.compare_exchange_strong(expected, true, std::memory_order_acquire)) return false;
-    g->refs.fetch_add(1, std::memory_order_relaxed);
-    return true;
-  }
-  static void end_claim(group_handle g) noexcept {
-    g->claimed.store(false, std::memory_order_release);
-    group_box::drop(g);
-  }
+  KEEL_DECL static bool try_claim(group_handle g) noexcept;
+  KEEL_DECL static void end_claim(group_handle g) noexcept;
 
   template <class F>
   static void update_launch_kernel(stream_handle, group_handle g, kernel_kind, F&& f) {
@@ -86,29 +49,12 @@ struct task_group_calls : native_types {
   // The checked layer accepted the update: its launches go to ACL between
   // aclmdlRICaptureTaskUpdateBegin and End, in the order they were issued.
   // Ends the claim, also when ACL refuses or a body throws.
-  static void update_commit(stream_handle s, group_handle g) {
-    struct finish {
-      group_handle g;
-      ~finish() {
-        g->staged.clear();
-        task_group_calls::end_claim(g);
-      }
-    } done{g};
-    device& dev = *s->dev;
-    const api& a = entered(dev);
-    dev.check(a.aclmdlRICaptureTaskUpdateBegin(s->native, g->native), "aclmdlRICaptureTaskUpdateBegin");
-    try {
-      launch_context ctx(dev, s->native);
-      for (const auto& launch : g->staged) launch->run(ctx);
-    } catch (...) {
-      // ACL applies what it was given so far only if it matches the group,
-      // which a partial update does not: ending it makes ACL refuse it.
-      if (const auto end = a.aclmdlRICaptureTaskUpdateEnd.get()) (void)end(s->native);
-      throw;
-    }
-    dev.check(a.aclmdlRICaptureTaskUpdateEnd(s->native), "aclmdlRICaptureTaskUpdateEnd");
-  }
+  KEEL_DECL static void update_commit(stream_handle s, group_handle g);
 };
 /// @endcond
 
 } KEEL_END_NAMESPACE  // namespace keel::acl::detail
+
+#if !defined(KEEL_SEPARATE_COMPILATION)
+#include "keel/acl/impl/task_group.ipp"
+#endif

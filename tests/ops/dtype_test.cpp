@@ -147,7 +147,7 @@ TEST_CASE("dtype: float32 -> bfloat16 rounds to nearest even, NaN stays NaN", "[
   CHECK(float_to_bfloat16_bits(std::numeric_limits<float>::infinity()) == 0x7F80);
 }
 
-TEST_CASE("dtype: float to integer truncates, saturates, maps NaN to 0; uint8 wraps via int64", "[ops][dtype]") {
+TEST_CASE("dtype: float to integer truncates, saturates, maps NaN to 0, uint8 wraps via int64", "[ops][dtype]") {
   using detail::convert;
   CHECK(convert<std::int32_t>(2.9f) == 2);
   CHECK(convert<std::int32_t>(-2.9f) == -2);

@@ -42,7 +42,7 @@ tensor view(std::vector<float>& v, std::initializer_list<std::int64_t> shape) {
 
 }  // namespace
 
-TEST_CASE("run_on: allocates the workspace on the stream; a once-executor runs once", "[ops][stream][host]") {
+TEST_CASE("run_on: allocates the workspace on the stream, a once-executor runs once", "[ops][stream][host]") {
   // The backend-generic run_on and replay tests are in on_stream_test.cpp.
   const kernel_table& k = dynamic_kernels();
   keel::host::stream stream{two_worker_device()};
@@ -56,7 +56,7 @@ TEST_CASE("run_on: allocates the workspace on the stream; a once-executor runs o
   CHECK_THROWS_AS(run_on(stream, ex), keel::error);  // once means once
 }
 
-TEST_CASE("run_on: once-executors are refused in capture; a replayed launch is one run", "[ops][stream][host]") {
+TEST_CASE("run_on: once-executors are refused in capture, a replayed launch is one run", "[ops][stream][host]") {
   const kernel_table& k = dynamic_kernels();
   keel::host::stream stream{two_worker_device()};
   auto a = iota(10, 1.0f, 1.0f), b = iota(10, 0.5f, 0.0f);
@@ -77,7 +77,7 @@ TEST_CASE("run_on: once-executors are refused in capture; a replayed launch is o
   CHECK(ex.runs() == 1);  // one launch, replayed by the model
 }
 
-TEST_CASE("executor_cache: a hit binds this call's pointers and scalars; LRU bound; errors store nothing",
+TEST_CASE("executor_cache: a hit binds this call's pointers and scalars, LRU bound, errors store nothing",
           "[ops][cache]") {
   executor_cache<> cache(dynamic_kernels(), 2);
   keel::host::stream stream{two_worker_device()};
@@ -261,7 +261,7 @@ TEMPLATE_TEST_CASE("executor_cache: every keel mutex policy", "[ops][cache]", ke
   CHECK(cache.size() == 0);
 }
 
-TEST_CASE("exec: a hit binds this call's pointers and scalar into the launch; queued and captured launches keep theirs",
+TEST_CASE("exec: a hit binds this call's pointers and scalar into the launch, queued and captured launches keep theirs",
           "[ops][cache]") {
   executor_cache<> cache(dynamic_kernels(), 4);
   keel::host::stream stream{two_worker_device()};

@@ -63,7 +63,7 @@ struct cannot_cancel_updates : keel::host::backend {
 };
 }  // namespace
 
-TEST_CASE("backend: each layer is a trait of its own; the requirement is every layer", "[runtime][backend]") {
+TEST_CASE("backend: each layer is a trait of its own, the requirement is every layer", "[runtime][backend]") {
   STATIC_REQUIRE(keel::is_stream_backend_v<keel::host::backend>);
   STATIC_REQUIRE(keel::is_event_backend_v<keel::host::backend>);
   STATIC_REQUIRE(keel::is_memory_backend_v<keel::host::backend>);

@@ -345,7 +345,7 @@ KEEL_BACKEND_TEST("built model: a builder left by an early return cancels, unbin
 }
 
 KEEL_BACKEND_TEST(
-    "built model: cancel() drops the build without a report; end() and cancel() after it are refused or no-ops",
+    "built model: cancel() drops the build without a report, end() and cancel() after it are refused or no-ops",
     "[runtime][built_model][rules][scope]") {
   KEEL_USING_BACKEND(TestType);
   using B = typename TestType::backend;

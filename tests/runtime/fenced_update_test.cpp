@@ -63,7 +63,7 @@ KEEL_BACKEND_TEST("fenced model: a step's apply() after the next execution was i
   CHECK(f.seen == std::vector<float>{2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f});
 }
 
-KEEL_BACKEND_TEST("fenced model: a second signal before an execution consumed the first is refused; nothing is issued",
+KEEL_BACKEND_TEST("fenced model: a second signal before an execution consumed the first is refused, nothing is issued",
                   "[runtime][fenced_update]") {
   fenced<TestType> f;
   f.stage(3.0f);
@@ -92,7 +92,7 @@ KEEL_BACKEND_TEST("fenced model: a replacement needing more workspace than captu
   CHECK(f.seen == std::vector<float>{2.0f});
 }
 
-KEEL_BACKEND_TEST("fenced model: a refused update still signals its fence; the execution runs the unchanged group",
+KEEL_BACKEND_TEST("fenced model: a refused update still signals its fence, the execution runs the unchanged group",
                   "[runtime][fenced_update]") {
   fenced<TestType> f;
   f.fm.execute(f.s);

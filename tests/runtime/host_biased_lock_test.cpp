@@ -82,7 +82,7 @@ TEST_CASE("host biased lock: the owner's plain-store sections and other threads'
   }
 }
 
-TEST_CASE("host biased lock: ownership passes to the thread that sets it; the former owner then locks",
+TEST_CASE("host biased lock: ownership passes to the thread that sets it, the former owner then locks",
           "[runtime][host][fence]") {
   biased_lock lock;
   {

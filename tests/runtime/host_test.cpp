@@ -95,7 +95,7 @@ TEST_CASE("host device: back-to-back split kernels from several streams run ever
   }
 }
 
-TEST_CASE("host event: the device limits external events; a pool's events count", "[runtime][event][host]") {
+TEST_CASE("host event: the device limits external events, a pool's events count", "[runtime][event][host]") {
   keel::host::device dev{keel::host::device_options{1, 4, 2}};
   keel::host::stream s{dev};
   {

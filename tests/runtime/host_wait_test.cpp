@@ -74,7 +74,7 @@ TEST_CASE("host worker wake: work that is ready ends the wait without sleeping",
   CHECK_FALSE(wake.asleep());
 }
 
-TEST_CASE("host worker wake: the first submitter wakes a sleeping worker; the ones after it find it awake",
+TEST_CASE("host worker wake: the first submitter wakes a sleeping worker, the ones after it find it awake",
           "[runtime][host][wait]") {
   for (const bool light : {false, true}) {
     if (light && !keel::host::detail::asymmetric_fence::available()) continue;

@@ -64,7 +64,7 @@ KEEL_BACKEND_TEST("model: id() is stable, unique per process, and what capture_i
   CHECK(a.m.id() == a.capture_id);  // executing does not change it
 }
 
-KEEL_BACKEND_TEST("model: set_name and name; a name over 512 bytes or with a NUL is refused and the old name kept",
+KEEL_BACKEND_TEST("model: set_name and name, a name over 512 bytes or with a NUL is refused and the old name kept",
                   "[runtime][introspection]") {
   captured<TestType> c;
   CHECK(c.m.name().empty());
@@ -81,7 +81,7 @@ KEEL_BACKEND_TEST("model: set_name and name; a name over 512 bytes or with a NUL
   KEEL_REQUIRE_ERROR(typename TestType::model{}.set_name("x"), errc::invalid_handle, "empty");
 }
 
-KEEL_BACKEND_TEST("model: destroy callbacks run once when the model goes; a dropped registration does not run",
+KEEL_BACKEND_TEST("model: destroy callbacks run once when the model goes, a dropped registration does not run",
                   "[runtime][introspection]") {
   destroyed_a = destroyed_b = 0;
   std::vector<int> order;
@@ -107,7 +107,7 @@ KEEL_BACKEND_TEST("model: destroy callbacks run once when the model goes; a drop
   CHECK(order == std::vector<int>{1});
 }
 
-KEEL_BACKEND_TEST("model: a destroy callback is registered once per model and never null; the model still executes",
+KEEL_BACKEND_TEST("model: a destroy callback is registered once per model and never null, the model still executes",
                   "[runtime][introspection]") {
   destroyed_a = 0;
   captured<TestType> c;
@@ -244,7 +244,7 @@ KEEL_BACKEND_TEST("model: streams() and tasks() list each stream's tasks in orde
   CHECK(copied == 3.0f);
 }
 
-KEEL_BACKEND_TEST("model: kernel_attributes reads a kernel task's launch attributes; other and unknown tasks are refused",
+KEEL_BACKEND_TEST("model: kernel_attributes reads a kernel task's launch attributes, other and unknown tasks are refused",
                   "[runtime][introspection]") {
   KEEL_USING_BACKEND(TestType);
   stream s{TestType::device()};

@@ -77,7 +77,7 @@ TEST_CASE("task update: new kernel arguments take effect at end(), and tasks() r
   CHECK(k.kernel.arguments[3].floating == 5.5);
 }
 
-TEST_CASE("task update: arguments of another type are refused naming the argument; the model runs as before - host",
+TEST_CASE("task update: arguments of another type are refused naming the argument, the model runs as before - host",
           "[runtime][model_update]") {
   captured c(1.0f);
   keel::host::task_update_scope update{c.m};
@@ -221,7 +221,7 @@ TEST_CASE("task update: event tasks cannot be disabled - host", "[runtime][model
   CHECK(out == 3.0f);
 }
 
-TEST_CASE("update_model: every task takes the source's parameters; the source still runs its own - host",
+TEST_CASE("update_model: every task takes the source's parameters, the source still runs its own - host",
           "[runtime][model_update]") {
   captured target(1.0f);
   keel::host::stream s{keel_test::test_device()};
@@ -276,7 +276,7 @@ TEST_CASE("update_model: a mismatch names the first mismatching task and leaves 
   free_again.cancel();
 }
 
-TEST_CASE("task update: updates race executions on other streams; each execution runs one whole set - host",
+TEST_CASE("task update: updates race executions on other streams, each execution runs one whole set - host",
           "[runtime][model_update][concurrency]") {
   keel::host::stream s{keel_test::test_device()};
   float tmp = 1.0f, other = 1.0f;
@@ -375,7 +375,7 @@ KEEL_BACKEND_TEST("update_model: the target runs the source's parameters, task b
   CHECK(target.out == 0.0f);
 }
 
-KEEL_BACKEND_TEST("update_model: a mismatch names the first mismatching task; the target runs as before",
+KEEL_BACKEND_TEST("update_model: a mismatch names the first mismatching task, the target runs as before",
                   "[runtime][model_update]") {
   two_kernels<TestType> target(1.0f, 1.0f), source(3.0f, 0.0f, true);
   auto e = error_of([&] { keel::update_model(target.m.ref(), source.m.ref(), target.s.ref()); });
@@ -389,7 +389,7 @@ KEEL_BACKEND_TEST("update_model: a mismatch names the first mismatching task; th
 // Found by the differential test: the host backend left conditional tasks
 // out of tasks(), so update_model took a source whose IF held other bodies
 // (and ran the source's condition) where ACL refuses the conditional task.
-KEEL_BACKEND_TEST("update_model: a conditional task is not replaced; the update is refused and the target runs as before",
+KEEL_BACKEND_TEST("update_model: a conditional task is not replaced, the update is refused and the target runs as before",
                   "[runtime][model_update][conditional]") {
   KEEL_USING_BACKEND(TestType);
   using B = typename TestType::backend;
@@ -427,7 +427,7 @@ KEEL_BACKEND_TEST("update_model: a conditional task is not replaced; the update 
 // Found by the differential test: the host backend listed no task of a
 // built model, so update_model between two built models swapped in the
 // source's whole program where ACL refuses (its streams and control tasks).
-KEEL_BACKEND_TEST("update_model: a built model's tasks are not replaced; the update is refused and the target runs as before",
+KEEL_BACKEND_TEST("update_model: a built model's tasks are not replaced, the update is refused and the target runs as before",
                   "[runtime][model_update][built_model]") {
   KEEL_USING_BACKEND(TestType);
   using B = typename TestType::backend;
@@ -453,7 +453,7 @@ KEEL_BACKEND_TEST("update_model: a built model's tasks are not replaced; the upd
   CHECK(out == 2.0f);  // the target's own alpha
 }
 
-KEEL_BACKEND_TEST("task update: a disabled kernel no longer runs; one update of a model at a time",
+KEEL_BACKEND_TEST("task update: a disabled kernel no longer runs, one update of a model at a time",
                   "[runtime][model_update]") {
   two_kernels<TestType> c(1.0f, 1.0f);
   {
@@ -470,7 +470,7 @@ KEEL_BACKEND_TEST("task update: a disabled kernel no longer runs; one update of 
 #ifdef KEEL_ACL_EMULATION_DIR
 // run_on is a launch of (plan, workspace): an operator task takes another
 // executor's plan, typed, through aclmdlRITaskGetParams / SetParams / Update.
-TEST_CASE("task update: an operator task takes a new executor's plan; other argument types are refused - acl",
+TEST_CASE("task update: an operator task takes a new executor's plan, other argument types are refused - acl",
           "[runtime][model_update]") {
   two_kernels<acl> c(1.0f, 1.0f);
   const keel::task_info add = c.kernel(0);
@@ -498,7 +498,7 @@ TEST_CASE("task update: an operator task takes a new executor's plan; other argu
   CHECK(c.run() == std::make_pair(6.0f, 7.0f));
 }
 
-TEST_CASE("task update: a later change of the same operator task replaces the earlier; a refused scope changes nothing - acl",
+TEST_CASE("task update: a later change of the same operator task replaces the earlier, a refused scope changes nothing - acl",
           "[runtime][model_update]") {
   two_kernels<acl> c(1.0f, 1.0f);
   auto alpha3 = keel::acl::prepare_add(acl::device(), acl::one(&c.out), acl::one(&c.other), keel::ops::scalar(3.0f),
@@ -551,7 +551,7 @@ TEST_CASE("task update: kernel tasks that do not pair one to one with launches t
 }
 #endif
 
-TEST_CASE("update_model: whole-model updates race an execution in flight; each execution runs one source's tasks - host",
+TEST_CASE("update_model: whole-model updates race an execution in flight, each execution runs one source's tasks - host",
           "[runtime][model_update][concurrency]") {
   keel::host::stream s{keel_test::test_device()}, runner{keel_test::test_device()}, u{keel_test::test_device()};
   float tmp = 1.0f, other = 1.0f, out = 0.0f;

@@ -423,7 +423,7 @@ void model_executing_a_model_inside_a_capture_records_the_execution() {
 template <class F>
 void register_capture_tests(const std::string& suffix) {
   KEEL_TESTING_ADD(F, capture_tests::model_capture_records_work_instead_of_running_it_replay_runs_it_many_times,
-      "model: capture records work instead of running it; replay runs it many times", "[runtime][model]");
+      "model: capture records work instead of running it, replay runs it many times", "[runtime][model]");
   KEEL_TESTING_ADD(F, capture_tests::model_replay_reads_memory_as_it_is_at_run_time_on_any_stream,
       "model: replay reads memory as it is at run time, on any stream", "[runtime][model]");
   KEEL_TESTING_ADD(F, capture_tests::model_raii_checklist_every_field_after_moves,
@@ -439,7 +439,7 @@ void register_capture_tests(const std::string& suffix) {
   KEEL_TESTING_ADD(F, capture_tests::model_a_fork_that_never_rejoins_or_a_wait_on_outside_work_breaks_the_capture_rules,
       "model: a fork that never rejoins, or a wait on outside work, breaks the capture rules", "[runtime][model]");
   KEEL_TESTING_ADD(F, capture_tests::model_one_capture_per_stream_a_capturing_stream_cannot_begin_another,
-      "model: one capture per stream; a capturing stream cannot begin another", "[runtime][model]");
+      "model: one capture per stream, a capturing stream cannot begin another", "[runtime][model]");
   KEEL_TESTING_ADD(F, capture_tests::model_models_are_a_limited_resource,
       "model: models are a limited resource", "[runtime][model]");
   KEEL_TESTING_ADD_ASYNC(F, capture_tests::model_what_captured_work_uses_stays_alive_until_the_model_is_destroyed,

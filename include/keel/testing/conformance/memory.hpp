@@ -171,7 +171,7 @@ void buffer_a_span_keeps_the_allocation_alive_for_work_that_holds_it() {
 template <class F>
 void register_memory_tests(const std::string& suffix) {
   KEEL_TESTING_ADD(F, memory_tests::stream_device_buffers_copy_in_stream_order_a_moved_from_stream_is_empty,
-      "stream: device buffers copy in stream order; a moved-from stream is empty", "[runtime][stream]");
+      "stream: device buffers copy in stream order, a moved-from stream is empty", "[runtime][stream]");
   KEEL_TESTING_ADD(F, memory_tests::buffer_raii_checklist_every_field_after_moves,
       "buffer: RAII checklist, every field after moves", "[runtime][buffer]");
   KEEL_TESTING_ADD_ASYNC(F, memory_tests::buffer_release_is_ordered_on_the_stream,

@@ -718,7 +718,7 @@ void register_task_group_tests(const std::string& suffix) {
   KEEL_TESTING_ADD(F, task_group_tests::group_groups_are_marked_during_capture_and_updated_on_streams_that_are_not_capturing,
       "task_group: groups are marked during capture and updated on streams that are not capturing", "[runtime][task_group]");
   KEEL_TESTING_ADD(F, task_group_tests::group_one_update_of_a_group_at_a_time_a_second_is_an_error_never_a_race,
-      "task_group: one update of a group at a time; a second is an error, never a race", "[runtime][task_group]");
+      "task_group: one update of a group at a time, a second is an error, never a race", "[runtime][task_group]");
   KEEL_TESTING_ADD(F, task_group_tests::group_updating_a_group_whose_model_was_destroyed_is_an_error,
       "task_group: updating a group whose model was destroyed is an error", "[runtime][task_group]");
   KEEL_TESTING_ADD(F, task_group_tests::group_a_concurrent_update_through_an_external_event_takes_effect_in_the_running_execution,

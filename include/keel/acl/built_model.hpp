@@ -51,7 +51,7 @@ struct built_model_calls : native_types {
     m->bound.push_back(s);
     std::lock_guard<std::mutex> lock(s->m);
     s->keeper = s;  // what its recorded work uses is kept until build end, then by the model
-    s->capture_launches.clear();
+    s->capture_records.restart();
   }
   static void build_end_task(model_handle m, stream_handle s) {
     s->dev->check(entered(*s->dev).aclmdlRIEndTask(m->native, s->native), "aclmdlRIEndTask");
@@ -74,9 +74,7 @@ struct built_model_calls : native_types {
       s->keep.clear();
       m->host_calls = m->host_calls || std::exchange(s->capture_host_calls, false);
       std::lock_guard<std::mutex> launches(m->launch_m);
-      m->launches.insert(m->launches.end(), std::make_move_iterator(s->capture_launches.begin()),
-                         std::make_move_iterator(s->capture_launches.end()));
-      s->capture_launches.clear();
+      s->capture_records.append_to(m->launches, m->launch_arguments);
       m->launch_streams.push_back(s->native);
     }
   }

@@ -94,7 +94,7 @@ struct model_update_calls : native_types {
   // failure on the way stages nothing.
   static void stage_kernel(model_handle m, std::size_t index, const void* args, const kernel_argument* described,
                            std::size_t count) {
-    std::shared_ptr<const void> kernel;
+    launch_callable kernel;  // a copy: the model's records are not read outside launch_m
     void (*reissue)(const void*, device&, acl::stream_handle, const void*) = nullptr;
     {
       const std::vector<task_info> tasks = introspection_calls::model_tasks(m);
@@ -183,8 +183,10 @@ struct model_update_calls : native_types {
     const std::vector<const typed_launch*> launches = introspection_calls::launches_of(m, tasks);
     m->argument_sources.reserve(m->argument_sources.size() + m->staged_launches.size());
     for (model_box::staged_launch& staged : m->staged_launches) {
-      auto* launch = const_cast<typed_launch*>(launches.at(staged.task));
-      if (launch != nullptr) launch->arguments.swap(staged.arguments);
+      const typed_launch* launch = launches.at(staged.task);
+      if (launch != nullptr && launch->argument_count == staged.arguments.size())  // the same signature: the same count
+        std::copy(staged.arguments.begin(), staged.arguments.end(),
+                  m->launch_arguments.begin() + static_cast<std::ptrdiff_t>(launch->first_argument));
       auto it = std::find_if(m->argument_sources.begin(), m->argument_sources.end(),
                              [&](const auto& s) { return s.first == staged.task; });
       if (it != m->argument_sources.end()) {
@@ -222,7 +224,9 @@ struct model_update_calls : native_types {
     const auto theirs = introspection_calls::launches_of(source, source_tasks);
     for (std::size_t i = 0; i < tasks.size() && i < source_tasks.size(); ++i)
       if (mine[i] != nullptr && theirs[i] != nullptr && tasks[i].group == 0 && mine[i]->signature == theirs[i]->signature)
-        const_cast<typed_launch*>(mine[i])->arguments = theirs[i]->arguments;
+        std::copy_n(source->launch_arguments.begin() + static_cast<std::ptrdiff_t>(theirs[i]->first_argument),
+                    std::min(mine[i]->argument_count, theirs[i]->argument_count),
+                    target->launch_arguments.begin() + static_cast<std::ptrdiff_t>(mine[i]->first_argument));
   }
 
  private:

@@ -89,46 +89,69 @@ struct capture_calls : stream_calls {
     launch_host_call(s, std::forward<F>(f), true, keeper_of(s));
   }
   // A kernel that stream::launch issued with copyable arguments is recorded
-  // for the model (typed_launch) before its body issues its ACL work.
+  // for the model (typed_launch) before its body issues its ACL work: the
+  // record is made outside any lock, then appended to the capture's lists
+  // under their lock (launch_records), taken once; the lists grow amortised,
+  // and a callable held in place allocates nothing. A body that throws
+  // leaves its record pairing with no task (as if never recorded).
   template <class F>
   static void captured_launch_kernel(stream_handle s, kernel_kind kind, F&& f) {
-    typed_launch record;
+    using typing = launch_typing<std::decay_t<F>>;
     stream_handle keeper = nullptr;
-    if (launch_typing<std::decay_t<F>>::note(record, f, s->native)) {
-      std::lock_guard<std::mutex> lock(s->m);
-      keeper = s->keeper;  // null: a capture keel did not begin keeps no books
-    }
-    if (keeper != nullptr) {
-      std::lock_guard<std::mutex> lock(keeper->m);
-      keeper->capture_launches.reserve(keeper->capture_launches.size() + 1);
-    }
-    launch_kernel(s, kind, std::forward<F>(f));
-    if (keeper != nullptr) {
-      std::lock_guard<std::mutex> lock(keeper->m);
-      keeper->capture_launches.push_back(std::move(record));  // reserved above: cannot throw
+    if constexpr (typing::typed) keeper = s->keeper.load(std::memory_order_acquire);  // null: a capture keel did not begin keeps no books
+    if (keeper == nullptr) return launch_kernel(s, kind, std::forward<F>(f));
+    launch_records& records = keeper->capture_records;
+    const std::pair<std::size_t, std::uint64_t> at = typing::record(records, f, s->native);  // may throw: nothing recorded
+    try {
+      launch_kernel(s, kind, std::forward<F>(f));
+    } catch (...) {
+      std::lock_guard<keel::detail::test_and_set_lock> lock(records.m);
+      if (records.epoch == at.second) records.launches[at.first].stream = nullptr;
+      throw;
     }
   }
   template <class F>
   struct launch_typing {
-    static bool note(typed_launch&, const F&, acl::stream_handle) noexcept { return false; }
+    static constexpr bool typed = false;
+    static std::pair<std::size_t, std::uint64_t> record(launch_records&, const F&, acl::stream_handle) noexcept {
+      return {};
+    }
   };
   template <class Fn, class... Args>
   struct launch_typing<keel::detail::bound_kernel<Fn, Args...>> {
     using args_type = std::tuple<Args...>;
-    static bool note(typed_launch& r, const keel::detail::bound_kernel<Fn, Args...>& k, acl::stream_handle native) {
-      if constexpr (std::is_copy_constructible_v<Fn> && std::is_copy_constructible_v<args_type>) {
+    static constexpr bool typed = std::is_copy_constructible_v<Fn> && std::is_copy_constructible_v<args_type>;
+    // Appends the launch's record and its arguments' descriptions to the
+    // capture's lists; returns the record's index and the lists' epoch.
+    // Strong guarantee: nothing is recorded when it throws.
+    static std::pair<std::size_t, std::uint64_t> record(launch_records& records,
+                                                        const keel::detail::bound_kernel<Fn, Args...>& k,
+                                                        acl::stream_handle native) {
+      if constexpr (typed) {
+        typed_launch r;
         r.stream = native;
         r.signature = keel::detail::signature_of<args_type>();
-        r.kernel = std::make_shared<const Fn>(k.fn);
+        r.kernel.hold(k.fn);  // may throw (a shared callable)
         r.reissue = &reissue;
-        r.arguments.resize(sizeof...(Args));
-        k.describe_arguments([](const auto& a) { return describe_argument(a); }, r.arguments.data());
-        return true;
+        r.argument_count = sizeof...(Args);
+        kernel_argument described[sizeof...(Args) + 1];  // + 1: no zero-length array
+        k.describe_arguments([](const auto& a) { return describe_argument(a); }, described);
+        std::lock_guard<keel::detail::test_and_set_lock> lock(records.m);
+        std::vector<kernel_argument>& arguments = records.arguments;
+        r.first_argument = arguments.size();
+        arguments.insert(arguments.end(), described, described + sizeof...(Args));  // may throw: nothing recorded
+        try {
+          records.launches.push_back(std::move(r));
+        } catch (...) {
+          arguments.resize(r.first_argument);
+          throw;
+        }
+        return {records.launches.size() - 1, records.epoch};
       } else {
-        (void)r;
+        (void)records;
         (void)k;
         (void)native;
-        return false;
+        return {};
       }
     }
     static void reissue(const void* kernel, device& dev, acl::stream_handle stream, const void* args) {

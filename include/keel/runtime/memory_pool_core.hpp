@@ -19,6 +19,7 @@
 
 #include "keel/core/error.hpp"
 #include "keel/core/scope_guard.hpp"
+#include "keel/core/test_and_set_lock.hpp"
 #include "keel/runtime/backend.hpp"
 #include "keel/runtime/backend/memory_pool.hpp"
 #include "keel/runtime/backend/runtime_pool.hpp"
@@ -66,27 +67,9 @@ static_assert(pool_class_of_agrees(1) && pool_class_of_agrees(513) && pool_class
               pool_class_of_agrees(std::size_t{64} << 20) && pool_class_of_agrees((std::size_t{64} << 20) + 1) &&
               pool_class_of_agrees(PTRDIFF_MAX));
 
-// A test-and-set lock: a pool hit holds it for a few dozen instructions,
-// cheaper than a mutex's lock and unlock.
-class pool_spin_lock {
- public:
-  void lock() noexcept {
-    if (!locked_.exchange(true, std::memory_order_acquire)) return;  // uncontended: one exchange, inline
-    lock_contended();
-  }
-  void unlock() noexcept { locked_.store(false, std::memory_order_release); }
-
- private:
-  KEEL_NOINLINE void lock_contended() noexcept {
-    for (int spins = 0;; ++spins) {
-      while (locked_.load(std::memory_order_relaxed)) {
-        if (++spins > 64) std::this_thread::yield();
-      }
-      if (!locked_.exchange(true, std::memory_order_acquire)) return;
-    }
-  }
-  std::atomic<bool> locked_{false};
-};
+// A pool hit holds its lock for a few dozen instructions: a test-and-set
+// lock is cheaper there than a mutex's lock and unlock.
+using pool_spin_lock = test_and_set_lock;
 
 template <class B>
 inline constexpr bool pool_retains_streams = has_stream_retain<B>::value;

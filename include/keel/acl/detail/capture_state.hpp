@@ -76,6 +76,7 @@ struct model_box {
   // this model may run them). Guarded by launch_m.
   std::mutex launch_m;
   std::vector<typed_launch> launches;
+  std::vector<kernel_argument> launch_arguments;  // each launch's are a range of it (typed_launch::first_argument)
   std::vector<stream_handle> launch_streams;
   std::vector<std::pair<std::size_t, std::shared_ptr<void>>> argument_sources;
   stream_handle scratch = nullptr;  // the aclrtStream set_arguments issues launches again on (destroyed with the model)

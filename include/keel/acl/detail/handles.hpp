@@ -75,8 +75,8 @@ struct native_types {
   // at capture end), also for a stream that joined it by an event wait;
   // otherwise s, until its next synchronize.
   static stream_handle keeper_of(stream_handle s) noexcept {
-    std::lock_guard<std::mutex> lock(s->m);
-    return s->keeper != nullptr ? s->keeper : s;
+    stream_handle keeper = s->keeper.load(std::memory_order_acquire);
+    return keeper != nullptr ? keeper : s;
   }
 
   static void release_keeps(stream_handle s) noexcept {

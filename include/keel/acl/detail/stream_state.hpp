@@ -7,12 +7,15 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "keel/acl/api.hpp"
 #include "keel/acl/types.hpp"
+#include "keel/core/test_and_set_lock.hpp"
 #include "keel/runtime/checked/books.hpp"
 #include "keel/runtime/model_tasks.hpp"
 
@@ -91,18 +94,105 @@ struct host_call_of final : host_call {
   F f;
 };
 
+// The callable of a recorded launch (without its arguments). One that is
+// trivially copyable and small (a stateless one, like run_on's) is held in
+// place, so recording it allocates nothing; any other is shared.
+class launch_callable {
+ public:
+  template <class Fn>
+  static constexpr bool held_in_place =
+      std::is_trivially_copyable_v<Fn> && sizeof(Fn) <= 2 * sizeof(void*) && alignof(Fn) <= alignof(void*);
+
+  launch_callable() noexcept = default;
+  template <class Fn>
+  void hold(const Fn& fn) {
+    if constexpr (held_in_place<Fn>) {
+      ::new (static_cast<void*>(in_place_)) Fn(fn);
+      shared_.reset();
+    } else {
+      shared_ = std::make_shared<const Fn>(fn);
+    }
+  }
+  // The callable; a copy of this holder holds its own (in place) or shares it.
+  const void* get() const noexcept { return shared_ ? shared_.get() : static_cast<const void*>(in_place_); }
+
+ private:
+  alignas(void*) unsigned char in_place_[2 * sizeof(void*)] = {};
+  std::shared_ptr<const void> shared_;
+};
+
 // A kernel that stream::launch issued while capturing, with copyable
 // arguments: enough to issue it again with new arguments of the same types
 // (a per-task update, keel/acl/model_update.hpp) and to report its
-// arguments (keel/acl/introspection.hpp).
+// arguments (keel/acl/introspection.hpp). Its arguments' descriptions lie
+// in one list per capture (launch_records::arguments, then
+// model_box::launch_arguments), so a record allocates nothing of its own.
 struct typed_launch {
-  stream_handle stream = nullptr;     // the aclrtStream its body issued to
+  stream_handle stream = nullptr;     // the aclrtStream its body issued to; null: the launch failed
   const void* signature = nullptr;    // keel::detail::signature_of its arguments' std::tuple
-  std::shared_ptr<const void> kernel;  // the launch's callable (without its arguments)
+  launch_callable kernel;             // the launch's callable (without its arguments)
   // Runs the callable with the arguments behind args (a std::tuple of the
   // recorded types) on stream of dev: it issues the kernel's ACL work there.
   void (*reissue)(const void* kernel, device& dev, stream_handle stream, const void* args) = nullptr;
-  std::vector<kernel_argument> arguments;  // as captured, then as the last update set them
+  std::size_t first_argument = 0;  // its arguments in the capture's (then the model's) list: as captured,
+  std::size_t argument_count = 0;  // then as the last update set them
+};
+
+// A capture's typed launches and their arguments' descriptions, under a
+// lock of their own that a captured launch takes once (a test-and-set lock:
+// the sections are a few stores). The lists go to the model at capture end,
+// and the next capture reserves what the last one reached, so a recapture
+// grows them once. `epoch` counts the hand-overs: a launch that failed
+// after another thread ended the capture leaves the next capture's records
+// alone.
+struct launch_records {
+  keel::detail::test_and_set_lock m;  // guards the fields below
+  std::vector<typed_launch> launches;
+  std::vector<kernel_argument> arguments;
+  std::uint64_t epoch = 0;
+  std::size_t last_launches = 0, last_arguments = 0;
+
+  // A capture begins (or a model under construction binds the stream): empty lists, room as the last capture's.
+  void restart() {
+    std::lock_guard<keel::detail::test_and_set_lock> lock(m);
+    forget_locked();
+    launches.reserve(last_launches);
+    arguments.reserve(last_arguments);
+  }
+  // The capture ends: the model takes the lists. Throws: nothing.
+  void hand_over(std::vector<typed_launch>& to_launches, std::vector<kernel_argument>& to_arguments) noexcept {
+    std::lock_guard<keel::detail::test_and_set_lock> lock(m);
+    last_launches = launches.size();
+    last_arguments = arguments.size();
+    to_launches.swap(launches);
+    to_arguments.swap(arguments);
+    forget_locked();
+  }
+  // Appends the lists to the model's (a model built from several bound
+  // streams), each record rebased onto its argument list.
+  void append_to(std::vector<typed_launch>& to_launches, std::vector<kernel_argument>& to_arguments) {
+    std::lock_guard<keel::detail::test_and_set_lock> lock(m);
+    const std::size_t base = to_arguments.size();
+    to_launches.reserve(to_launches.size() + launches.size());
+    to_arguments.insert(to_arguments.end(), arguments.begin(), arguments.end());
+    for (typed_launch& r : launches) {
+      r.first_argument += base;
+      to_launches.push_back(std::move(r));  // reserved: cannot throw
+    }
+    forget_locked();
+  }
+  // The capture was discarded. Throws: nothing.
+  void discard() noexcept {
+    std::lock_guard<keel::detail::test_and_set_lock> lock(m);
+    forget_locked();
+  }
+
+ private:
+  void forget_locked() noexcept {
+    launches.clear();
+    arguments.clear();
+    ++epoch;
+  }
 };
 
 struct stream_box {
@@ -140,15 +230,17 @@ struct stream_box {
   std::atomic<bool> acl_work{false};
   // While the stream takes part in a capture keel began: the stream that
   // began it, whose keep list (moved into the model at capture end) holds
-  // what captured work uses. Set by the native capture calls.
-  stream_box* keeper = nullptr;
+  // what captured work uses. Set by the native capture calls under m; read
+  // without it (a captured launch reads it once per launch).
+  std::atomic<stream_box*> keeper{nullptr};
   bool capture_host_calls = false;  // the capture this stream began holds host callables
   // The conditional bodies the capture this stream began made (their host
   // callables are known only when their own captures end): moved into the model.
   std::vector<model_box*> capture_bodies;
-  // The capture's typed kernel launches, and the aclrtStreams in the order
-  // they joined it (on the stream that began it): moved into the model.
-  std::vector<typed_launch> capture_launches;
+  // The capture's typed kernel launches (on the stream that began it, or
+  // that a model under construction bound): moved into the model.
+  launch_records capture_records;
+  // The aclrtStreams in the order they joined the capture: moved into the model.
   std::vector<stream_handle> capture_streams;
   bool group_open = false;          // ACL has a task group open on it (capture_discard ends it)
   model_box* capture_into = nullptr;  // the conditional body its next capture fills (keel/acl/conditional.hpp)

@@ -31,7 +31,7 @@ KEEL_DECL void built_model_calls::build_bind(model_handle m, stream_handle s, bo
   m->bound.push_back(s);
   std::lock_guard<std::mutex> lock(s->m);
   s->keeper = s;  // what its recorded work uses is kept until build end, then by the model
-  s->capture_launches.clear();
+  s->capture_records.restart();
 }
 
 KEEL_DECL void built_model_calls::build_end_task(model_handle m, stream_handle s) {
@@ -58,9 +58,7 @@ KEEL_DECL void built_model_calls::build_finish(model_handle m) {
     s->keep.clear();
     m->host_calls = m->host_calls || std::exchange(s->capture_host_calls, false);
     std::lock_guard<std::mutex> launches(m->launch_m);
-    m->launches.insert(m->launches.end(), std::make_move_iterator(s->capture_launches.begin()),
-                       std::make_move_iterator(s->capture_launches.end()));
-    s->capture_launches.clear();
+    s->capture_records.append_to(m->launches, m->launch_arguments);
     m->launch_streams.push_back(s->native);
   }
 }

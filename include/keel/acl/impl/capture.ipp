@@ -27,7 +27,7 @@ KEEL_DECL void capture_calls::capture_begin(stream_handle s, keel::capture_mode 
   s->keeper = s;
   s->capture_host_calls = false;
   s->capture_bodies.clear();
-  s->capture_launches.clear();
+  s->capture_records.restart();
   s->capture_streams.assign(1, s->native);
 }
 
@@ -62,9 +62,8 @@ KEEL_DECL auto capture_calls::capture_end(stream_handle s) -> model_handle {
     s->capture_bodies.clear();
     s->keeper = nullptr;
     std::lock_guard<std::mutex> launches(body->launch_m);
-    body->launches.swap(s->capture_launches);
+    s->capture_records.hand_over(body->launches, body->launch_arguments);
     body->launch_streams.swap(s->capture_streams);
-    s->capture_launches.clear();
     s->capture_streams.clear();
     return body;
   }
@@ -82,7 +81,7 @@ KEEL_DECL auto capture_calls::capture_end(stream_handle s) -> model_handle {
   box->bodies.swap(s->capture_bodies);
   s->capture_bodies.clear();
   s->keeper = nullptr;
-  box->launches.swap(s->capture_launches);
+  s->capture_records.hand_over(box->launches, box->launch_arguments);
   box->launch_streams.swap(s->capture_streams);
   return box.release();
 }
@@ -97,7 +96,7 @@ KEEL_DECL void capture_calls::capture_discard(stream_handle s) noexcept {
     s->keeper = nullptr;
     s->capture_host_calls = false;
     s->capture_bodies.clear();
-    s->capture_launches.clear();
+    s->capture_records.discard();
     s->capture_streams.clear();
   }
   if (!native_capturing(s)) return;  // ACL ended it already

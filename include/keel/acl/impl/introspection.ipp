@@ -94,8 +94,8 @@ KEEL_DECL auto introspection_calls::model_tasks(model_handle m) -> std::vector<t
   const std::vector<const typed_launch*> launches = launches_of(m, out);
   for (std::size_t i = 0; i < out.size(); ++i) {
     if (launches[i] == nullptr || out[i].group != 0) continue;  // a group's tasks are its updates'
-    out[i].kernel.arguments = launches[i]->arguments.data();
-    out[i].kernel.argument_count = launches[i]->arguments.size();
+    out[i].kernel.arguments = m->launch_arguments.data() + launches[i]->first_argument;
+    out[i].kernel.argument_count = launches[i]->argument_count;
   }
   return out;
 }

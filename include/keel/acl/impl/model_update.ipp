@@ -59,7 +59,7 @@ KEEL_DECL auto model_update_calls::kernel_signature(model_handle m, std::size_t 
 
 KEEL_DECL void model_update_calls::stage_kernel(model_handle m, std::size_t index, const void* args, const kernel_argument* described,
                            std::size_t count) {
-  std::shared_ptr<const void> kernel;
+  launch_callable kernel;  // a copy: the model's records are not read outside launch_m
   void (*reissue)(const void*, device&, acl::stream_handle, const void*) = nullptr;
   {
     const std::vector<task_info> tasks = introspection_calls::model_tasks(m);
@@ -145,8 +145,10 @@ KEEL_DECL void model_update_calls::commit_task_update(model_handle m, stream_han
   const std::vector<const typed_launch*> launches = introspection_calls::launches_of(m, tasks);
   m->argument_sources.reserve(m->argument_sources.size() + m->staged_launches.size());
   for (model_box::staged_launch& staged : m->staged_launches) {
-    auto* launch = const_cast<typed_launch*>(launches.at(staged.task));
-    if (launch != nullptr) launch->arguments.swap(staged.arguments);
+    const typed_launch* launch = launches.at(staged.task);
+    if (launch != nullptr && launch->argument_count == staged.arguments.size())  // the same signature: the same count
+      std::copy(staged.arguments.begin(), staged.arguments.end(),
+                m->launch_arguments.begin() + static_cast<std::ptrdiff_t>(launch->first_argument));
     auto it = std::find_if(m->argument_sources.begin(), m->argument_sources.end(),
                            [&](const auto& s) { return s.first == staged.task; });
     if (it != m->argument_sources.end()) {
@@ -171,7 +173,9 @@ KEEL_DECL void model_update_calls::commit_model_update(model_handle target, mode
   const auto theirs = introspection_calls::launches_of(source, source_tasks);
   for (std::size_t i = 0; i < tasks.size() && i < source_tasks.size(); ++i)
     if (mine[i] != nullptr && theirs[i] != nullptr && tasks[i].group == 0 && mine[i]->signature == theirs[i]->signature)
-      const_cast<typed_launch*>(mine[i])->arguments = theirs[i]->arguments;
+      std::copy_n(source->launch_arguments.begin() + static_cast<std::ptrdiff_t>(theirs[i]->first_argument),
+                  std::min(mine[i]->argument_count, theirs[i]->argument_count),
+                  target->launch_arguments.begin() + static_cast<std::ptrdiff_t>(mine[i]->first_argument));
 }
 
 KEEL_DECL void model_update_calls::stage(model_handle m, void* task, void* from) {

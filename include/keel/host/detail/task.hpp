@@ -260,10 +260,12 @@ class task_ring {
       }
       std::this_thread::yield();  // full: the worker is behind
     }
-    // The store that publishes a slot waits for the slot's line to arrive
-    // from the worker's cache (it read it one lap ago); asking for a later
-    // slot's line now overlaps that transfer with this task's work.
-    prefetch_for_write(&at(t + prefetch_distance));
+    // No prefetch of a later slot here: __builtin_prefetch(p, 1) compiles
+    // to a read prefetch (prefetcht0) without -mprfchw, which takes the line
+    // shared and leaves the store its upgrade anyway; on the 2-core KVM
+    // guest of issue 20 part 6 it kept the submitter in step with the
+    // worker's reads (about 45 ns a tiny task against 13-15 without it,
+    // measured under SCHED_FIFO so that no other load interfered).
     return at(t);
   }
   [[noreturn]] static void refuse_own_fill() {
@@ -272,14 +274,6 @@ class task_ring {
         {"the stream's queue of ", capacity,
          " tasks is full and only this task's stream could drain it: a task cannot wait for itself"});
   }
-  static void prefetch_for_write(const void* p) noexcept {
-#if defined(__GNUC__) || defined(__clang__)
-    __builtin_prefetch(p, 1, 3);
-#else
-    (void)p;
-#endif
-  }
-  static constexpr std::uint64_t prefetch_distance = 8;
   void publish(slot& s, std::uint64_t t, bool owned) noexcept {
     // Either the worker sees this task or the submitter sees it asleep
     // (worker_wake). With the asymmetric fence a plain release store

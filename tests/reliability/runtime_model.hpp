@@ -772,9 +772,6 @@ class reference {
         // needing more workspace than captured; 3 a fence that does not
         // exist; 4 the first kernel of another kind; 5 one kernel too many.
         rstream& u = streams_[o.a];
-        // Nothing would be signalled (the fence's record refused, or captured) while apply() counts a signal.
-        if (!u.alive || u.cap >= 0) return unsupported();
-        if (upds_[o.a] == 1 || u.upd_group >= 0) return unsupported();
         if (o.b >= 1 && !fence_.present) return err(keel::errc::invalid_parameter);
         if (o.b == 3) return err(keel::errc::invalid_parameter);
         if (o.b == 2) return err(keel::errc::resource_limit);
@@ -788,6 +785,10 @@ class reference {
             fence_.staged.push_back({sub_token(o.token, 1 + i), kind});
           }
         }
+        // apply() checks its stream first; a refusal keeps what stage() queued.
+        if (!u.alive) return err(keel::errc::invalid_handle);
+        if (u.cap >= 0) return err(keel::errc::capture_violation);  // its signals would never reach the execution
+        if (upds_[o.a] == 1 || u.upd_group >= 0) return unsupported();
         if (fence_.signals > fence_.executions) return err(keel::errc::invalid_state);  // the lost signal
         ++fence_.signals;
         if (fence_.pending) {
@@ -2173,7 +2174,9 @@ class generator {
         o.a = static_cast<std::uint8_t>(slot(n_streams, [&](int s) { return alive(s) && !ref.capturing(s); }));
         break;
       case op_kind::fence_apply:
-        o.a = static_cast<std::uint8_t>(slot(n_streams, [&](int s) { return alive(s) && !ref.capturing(s); }));
+        // Sometimes on a capturing or dead stream: refused, with what was staged kept.
+        o.a = static_cast<std::uint8_t>(chance(15) ? pick(n_streams)
+                                                   : slot(n_streams, [&](int s) { return alive(s) && !ref.capturing(s); }));
         o.b = static_cast<std::uint8_t>(chance(50) ? pick(2) : pick(6));
         break;
       default: break;

@@ -105,7 +105,7 @@ KEEL_BACKEND_TEST("fenced model: a refused update still signals its fence; the e
   CHECK(f.seen == std::vector<float>{2.0f});
 }
 
-KEEL_BACKEND_TEST("fenced model: apply() on a capturing update stream is refused; nothing is issued or counted",
+KEEL_BACKEND_TEST("fenced model: apply() on a capturing update stream is refused, nothing is issued or counted",
                   "[runtime][fenced_update]") {
   // The fences' signals would go into that capture while apply() counted
   // them: the next execution would wait forever.

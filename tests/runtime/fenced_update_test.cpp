@@ -104,3 +104,32 @@ KEEL_BACKEND_TEST("fenced model: a refused update still signals its fence, the e
   f.s.synchronize();
   CHECK(f.seen == std::vector<float>{2.0f});
 }
+
+KEEL_BACKEND_TEST("fenced model: apply() on a capturing update stream is refused, nothing is issued or counted",
+                  "[runtime][fenced_update]") {
+  // The fences' signals would go into that capture while apply() counted
+  // them: the next execution would wait forever.
+  fenced<TestType> f;
+  f.stage(3.0f);
+  {
+    typename TestType::capture_scope capture{f.u};
+    KEEL_REQUIRE_ERROR(f.fm.apply(f.u), errc::capture_violation, "keel::fenced_model::apply");
+    KEEL_REQUIRE_ERROR(f.fm.apply(f.u), errc::capture_violation, "is capturing");
+    capture.cancel();
+  }
+  f.fm.execute(f.s);
+  f.fm.apply(f.u);  // the staged alpha 3 was kept; this is the first signal
+  f.s.synchronize();
+  CHECK(f.seen == std::vector<float>{4.0f});
+}
+
+KEEL_BACKEND_TEST("fenced model: apply() on an empty update stream is refused before the staged updates are touched",
+                  "[runtime][fenced_update]") {
+  fenced<TestType> f;
+  f.stage(3.0f);
+  f.fm.execute(f.s);
+  KEEL_REQUIRE_ERROR(f.fm.apply(typename TestType::stream_ref{}), errc::invalid_handle, "keel::fenced_model::apply");
+  f.fm.apply(f.u);  // the staged alpha 3 was kept; the refusal counted no signal
+  f.s.synchronize();
+  CHECK(f.seen == std::vector<float>{4.0f});
+}

@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -244,6 +245,39 @@ TEST_CASE("update_model: every task takes the source's parameters, the source st
   target.m.execute(target.s);
   target.s.synchronize();
   CHECK(out == 13.0f);
+}
+
+TEST_CASE("update_model: models updated from each other (two, or a ring of three) are destroyed once dropped - host",
+          "[runtime][model_update]") {
+  // Each model holds a token in its host task: the token lives as long as
+  // something keeps that model's tasks. A model that runs another's tasks
+  // keeps them, never the other model: no cycle of updates leaks.
+  keel::host::stream s{keel_test::test_device()};
+  float tmp = 1.0f, other = 1.0f, out = 0.0f;
+  for (const std::size_t n : {std::size_t{2}, std::size_t{3}}) {
+    std::vector<std::weak_ptr<int>> watched;
+    {
+      std::vector<keel::host::model> models;
+      for (std::size_t i = 0; i < n; ++i) {
+        auto token = std::make_shared<int>(0);
+        watched.push_back(token);
+        keel::host::capture_scope capture{s};
+        s.launch(keel_test::axpy_kind, &keel_test::axpy_kernel, &out, &tmp, &other, static_cast<float>(i + 1));
+        s.launch_host([token] { ++*token; });
+        models.push_back(capture.end());
+      }
+      for (std::size_t i = 0; i < n; ++i) keel::update_model(models[i].ref(), models[(i + 1) % n].ref(), s.ref());
+      models[0].execute(s);  // runs model 1's tasks (with three: model 2 runs model 0's, which are model 1's)
+      s.synchronize();
+      CHECK(out == 3.0f);
+      CHECK(*watched[1].lock() == 1);
+    }
+    s.synchronize();
+    for (std::size_t i = 0; i < n; ++i) {
+      INFO("model " << i << " of " << n);
+      CHECK(watched[i].expired());
+    }
+  }
 }
 
 TEST_CASE("update_model: a mismatch names the first mismatching task and leaves the model unchanged - host",

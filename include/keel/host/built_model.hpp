@@ -137,7 +137,7 @@ struct built_model_calls : native_types {
     capture_calls::reserve_live_model(dev, "keel::model_builder");
     try {
       auto build = std::make_shared<built_state>();
-      auto* m = new model_state(dev, {}, {});
+      auto* m = new model_state(dev, model_state::new_store(dev), {});
       m->built = std::move(build);
       return m;
     } catch (...) {
@@ -207,7 +207,7 @@ struct built_model_calls : native_types {
     // Nothing below throws.
     for (std::size_t i = 0; i < b.parts.size(); ++i) program->parts[i].tasks = std::move(b.parts[i].stream->target->nodes);
     m->groups = std::move(groups);
-    m->nodes = std::move(nodes);
+    m->nodes() = std::move(nodes);
     m->externals = std::move(externals);
     std::lock_guard<std::mutex> lock(m->meta_m);
     m->records.swap(records);

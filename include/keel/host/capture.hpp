@@ -84,7 +84,7 @@ struct capture_calls : native_types {
       body->task_list = std::move(tasks);
       body->task_records = std::move(order);
       body->records = std::move(c.records);
-      body->nodes = std::move(c.nodes);
+      body->nodes() = std::move(c.nodes);
       body->groups = std::move(c.groups);
       body->owned = std::move(c.owned);
       body->externals = std::move(c.externals);
@@ -92,7 +92,9 @@ struct capture_calls : native_types {
       s->capture_into = nullptr;
       return body;
     }
-    auto* m = new model_state(*s->dev, std::move(c.nodes), std::move(c.groups));
+    ref_ptr<node_store> store = model_state::new_store(*s->dev);  // before anything moves out of the capture
+    auto* m = new model_state(*s->dev, std::move(store), std::move(c.groups));
+    m->nodes() = std::move(c.nodes);
     m->owned = std::move(c.owned);
     m->records = std::move(c.records);
     m->externals = std::move(c.externals);
@@ -100,7 +102,7 @@ struct capture_calls : native_types {
       m->index_tasks();
     } catch (...) {
       c.records = std::move(m->records);  // the capture stays as it was
-      c.nodes = std::move(m->nodes);
+      c.nodes = std::move(m->nodes());
       c.groups = std::move(m->groups);
       c.owned = std::move(m->owned);
       c.externals = std::move(m->externals);

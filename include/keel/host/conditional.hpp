@@ -55,7 +55,7 @@ struct conditional_calls : native_types {
     std::vector<ref_ptr<model_state>> bodies;
     bodies.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
-      ref_ptr<model_state> body(new model_state(*s->dev, {}, {}), {});
+      ref_ptr<model_state> body(new model_state(*s->dev, model_state::new_store(*s->dev), {}), {});
       body->body = std::make_unique<checked::body_books<stream_state*>>();
       bodies.push_back(std::move(body));
     }

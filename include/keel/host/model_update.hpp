@@ -94,17 +94,26 @@ struct model_update_calls : native_types {
   // parameters (CANN's aclmdlRITaskSetParams with the parameters
   // aclmdlRITaskGetParams gave for another model's task).
   static void stage_from(model_handle m, std::size_t index, model_handle source, std::size_t source_index) {
-    struct holder {
-      ref_ptr<model_state> model;
-      ref_ptr<node_table> table;
-    };
     const ref_ptr<node_table> from = source->current_table();
     std::lock_guard<std::mutex> lock(source->meta_m);
     const task_record& r = record_of(source, source_index);
-    const replay_task* base = from ? from->base[r.node] : &source->nodes[r.node];
     ref_ptr<replacement_task> replacement(new replacement_task, ref_ptr<replacement_task>::adopt_tag{});
-    replacement->keep = std::make_shared<holder>(holder{ref_ptr<model_state>(source), from});
-    replacement->runs = base;
+    if (from) {
+      // What the source runs there: a replacement of its own update, or a
+      // node of a store its table holds (its own, or its sources').
+      replacement->runs = from->base[r.node];
+      auto o = std::find_if(from->owned.begin(), from->owned.end(), [&](const auto& e) { return e.first == r.node; });
+      if (o != from->owned.end()) {
+        replacement->via = o->second->own ? o->second : o->second->via;
+        replacement->store = o->second->store;
+      } else {
+        for (const ref_ptr<node_store>& st : from->stores)
+          if (st->holds(replacement->runs)) replacement->store = st;
+      }
+    } else {
+      replacement->runs = &source->nodes()[r.node];
+      replacement->store = source->store;
+    }
     bool fresh = false;
     staged_change& c = entry_for(m, index, fresh);
     c.arguments.assign(r.arguments.begin(), r.arguments.end());  // strong when it grows
@@ -188,10 +197,11 @@ struct model_update_calls : native_types {
   // task (its index in issue order) where they differ.
   static long interleaving_mismatch(model_handle target, model_handle source) {
     std::lock_guard<std::mutex> lock(source->meta_m);
-    if (target->nodes.size() != source->nodes.size() || target->records.size() != source->records.size())
-      return 0;
-    for (std::size_t i = 0; i < target->nodes.size(); ++i)
-      if (target->nodes[i].cat() != source->nodes[i].cat()) return static_cast<long>(i);
+    const std::vector<replay_task>& a = target->nodes();
+    const std::vector<replay_task>& b = source->nodes();
+    if (a.size() != b.size() || target->records.size() != source->records.size()) return 0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (a[i].cat() != b[i].cat()) return static_cast<long>(i);
     for (std::size_t i = 0; i < target->records.size(); ++i)
       if (target->records[i].type != source->records[i].type || target->records[i].node != source->records[i].node)
         return static_cast<long>(i);
@@ -199,7 +209,10 @@ struct model_update_calls : native_types {
   }
 
   // Every task of @p target runs @p source's (task groups keep their own,
-  // which their updates set), from @p s's current point on. Ends the claim.
+  // which their updates set), from @p s's current point on. The target's
+  // table keeps what those tasks live in (the source's replacements and
+  // node stores), never the source or its table: models updated from each
+  // other do not keep each other alive. Ends the claim.
   static void commit_model_update(model_handle target, model_handle source, stream_handle s) {
     struct finish {
       model_handle m;
@@ -207,17 +220,27 @@ struct model_update_calls : native_types {
     } done{target};
     ref_ptr<node_table> from = source->current_table();
     ref_ptr<node_table> t = start_table(target);
+    // Allocations first: a throw leaves the target's tables as they were.
+    std::vector<std::pair<std::uint32_t, ref_ptr<replacement_task>>> owned;
+    if (from) owned = from->owned;  // what remains of the target's own is its group nodes, which are originals
+    std::vector<ref_ptr<node_store>> stores{target->store};
+    if (from) {
+      for (const ref_ptr<node_store>& st : from->stores)  // the source's own among them
+        if (std::none_of(stores.begin(), stores.end(), [&](const auto& have) { return have.get() == st.get(); }))
+          stores.push_back(st);
+    } else {
+      stores.push_back(source->store);
+    }
+    const std::vector<replay_task>& target_nodes = target->nodes();
     for (std::size_t i = 0; i < t->order.size(); ++i) {
-      if (target->nodes[i].cat() == replay_task::category::group) continue;
-      const replay_task* base = from ? from->base[i] : &source->nodes[i];
+      if (target_nodes[i].cat() == replay_task::category::group) continue;
+      const replay_task* base = from ? from->base[i] : &source->nodes()[i];
       t->base[i] = base;
       t->order[i] = from ? from->order[i] : base;
     }
-    t->owned.clear();  // what remains of the target's own is its group nodes, which are originals
-    t->keep.clear();
+    t->owned.swap(owned);
+    t->stores.swap(stores);
     t->whole = true;
-    t->keep.push_back(kept(ref_ptr<model_state>(source)));
-    if (from) t->keep.push_back(kept(std::move(from)));
     publish(target, s, std::move(t));
     // Introspection reports the source's parameters: copied in place (the
     // argument vectors have the sizes of the source's, by the topology, so
@@ -248,7 +271,7 @@ struct model_update_calls : native_types {
   // What node @p node runs when enabled: the last committed table's, else the capture's.
   static const replay_task& base_task(model_handle m, std::uint32_t node) {
     if (m->latest) return *m->latest->base[node];
-    return m->nodes[node];
+    return m->nodes()[node];
   }
   // The replacement a kernel of node @p node is rebuilt into: the one the
   // spare table (the table before the last commit's) runs there when no
@@ -282,14 +305,6 @@ struct model_update_calls : native_types {
   static void taken(model_handle m, bool fresh) noexcept {
     if (fresh) ++m->staged_count;
   }
-  // A reference as a type-erased owner (a table's `keep`).
-  template <class T>
-  static std::shared_ptr<const void> kept(ref_ptr<T> p) {
-    // Released first: a throwing shared_ptr constructor calls the deleter itself.
-    return std::shared_ptr<const void>(p.release(), [](const void* q) {
-      ref_ptr<T>::drop(static_cast<T*>(const_cast<void*>(q)));
-    });
-  }
   // The table the next commit fills: the one the last commit superseded when
   // nobody holds it any more (no execution runs it, no swap is pending: its
   // vectors' storage is reused, so a commit allocates nothing), else a new
@@ -310,14 +325,14 @@ struct model_update_calls : native_types {
       t->order = from.order;
       t->base = from.base;
       t->owned = from.owned;
-      t->keep = from.keep;
+      t->stores = from.stores;
       return t;
     }
     t->base.clear();
-    for (const replay_task& n : m->nodes) t->base.push_back(&n);
+    for (const replay_task& n : m->nodes()) t->base.push_back(&n);
     t->order = t->base;
     t->owned.clear();
-    t->keep.clear();
+    t->stores.assign(1, m->store);
     return t;
   }
   // @p t, the table @p from started as, made @p from: its changed nodes

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "keel/core/error.hpp"
+#include "keel/runtime/backend/queries.hpp"
 #include "keel/runtime/event.hpp"
 #include "keel/runtime/model.hpp"
 #include "keel/runtime/stream.hpp"
@@ -153,12 +154,26 @@ class basic_fenced_model {
    * execution. Ordered after the execution that consumes the previous
    * signals (see the class). Every fence is signalled even when an update
    * is refused (that execution runs the unchanged group); the first refusal
-   * is then rethrown. @throws keel::error invalid_state (the previous
-   * signals' execution was not issued: nothing is issued), update_violation
-   * (a refused update).
+   * is then rethrown. The update stream is checked first: a refusal of it
+   * issues nothing, counts no signal and keeps every staged update.
+   * @throws keel::error invalid_handle (an empty update stream),
+   * capture_violation (it is capturing: the signals would be recorded into
+   * that capture, never reach the execution, and the next execution would
+   * wait forever), invalid_state (the previous signals' execution was not
+   * issued: nothing is issued), update_violation (a refused update).
    */
   void apply(basic_stream_ref<B> update_stream) {
     static constexpr const char* api = "keel::fenced_model::apply";
+    const auto stream = detail::checked_handle(update_stream, api);
+    const capture_info status = stream_capture_status<B>(stream);
+    if (status.state != capture_state::none)
+      ::keel::detail::throw_composed(
+          errc::capture_violation, api,
+          {"the update stream #", B::id_of(stream),
+           status.state == capture_state::active ? " is capturing" : " has an invalidated capture",
+           ": the fences' signals would be recorded into that capture while apply() counts them, and the "
+           "next execution would wait forever; apply on a stream that is not capturing (nothing was "
+           "issued, the staged updates are kept)"});
     std::lock_guard<std::mutex> lock(m_);
     if (signals_ > executions_)
       ::keel::detail::throw_composed(

@@ -43,28 +43,51 @@ struct capture_target : ref_counted {
   std::vector<ref_ptr<external_slot>> externals;  // its external records and waits (external_ops.hpp)
 };
 
+// A model's captured replay nodes, apart from the model: what another
+// model's table keeps when it runs them (a whole-model or per-task update
+// from this model). Each node's closure holds what it needs (its task
+// group, condition, external slot, buffers); the store holds the device
+// they run on and nothing else, in particular no table and no model, so
+// models updated from each other (in any cycle) never keep each other
+// alive. Counted: the model and every table running its nodes hold it.
+struct node_store : ref_counted {
+  explicit node_store(device_state& d) : dev(&d) { d.retain(); }
+  ~node_store() { device_state::drop(dev); }
+  node_store(const node_store&) = delete;
+  node_store& operator=(const node_store&) = delete;
+  device_state* dev;
+  std::vector<replay_task> nodes;
+  bool holds(const replay_task* t) const noexcept {
+    return !nodes.empty() && t >= nodes.data() && t < nodes.data() + nodes.size();
+  }
+};
+
 // A task a committed update runs for one node: its own (a rebuilt kernel,
-// a copy) or another model's (`keep` holds what it lives in). Counted: a
+// a copy) or another model's, kept by what it lives in: that model's node
+// store, or (for a replacement that model's update made) `via`, which is
+// always a replacement with its own task, so chains never grow. Counted: a
 // commit rebuilds a kernel into one that no table holds any more.
 struct replacement_task : ref_counted {
   std::optional<replay_task> own;
   const replay_task* runs = nullptr;  // &*own, or the other model's task
-  std::shared_ptr<const void> keep;
+  ref_ptr<node_store> store;
+  ref_ptr<replacement_task> via;
 };
 
 // What an updated model's executions run (keel/host/model_update.hpp): one
 // entry per replay node, the original node, a replacement, or null for a
 // disabled task. `owned` holds the replacements it runs (shared with the
-// tables that follow it), `keep` the models whose nodes it runs (a
-// whole-model update runs its source's). Counted: an execution holds the
-// table it started with, and a commit reuses a superseded table (its
-// vectors' storage) once nobody else holds it.
+// tables that follow it), `stores` the node stores whose nodes it runs (its
+// model's, and a whole-model update's source's and what the source ran;
+// each once). A table never holds a model or another table. Counted: an
+// execution holds the table it started with, and a commit reuses a
+// superseded table (its vectors' storage) once nobody else holds it.
 struct node_table : ref_counted {
   std::vector<const replay_task*> order;
   std::vector<const replay_task*> base;  // what each node runs when enabled (order has null for a disabled one)
   std::uint64_t version = 0;             // later commits have higher versions
   std::vector<std::pair<std::uint32_t, ref_ptr<replacement_task>>> owned;  // by node index
-  std::vector<std::shared_ptr<const void>> keep;
+  std::vector<ref_ptr<node_store>> stores;
   // A per-task commit's table is the one before it with the entries of
   // `changed` (node indices) set: the next commit that reuses that earlier
   // table patches these alone. `whole`: built otherwise (copy it all).
@@ -88,15 +111,22 @@ struct staged_change {
 };
 
 struct model_state : ref_counted {
-  model_state(device_state& d, std::vector<replay_task> n, std::vector<ref_ptr<group_state>> g)
-      : dev(&d), nodes(std::move(n)), groups(std::move(g)) {
+  // @p s holds the model's replay nodes (made first, so that a capture
+  // moves its nodes in only once nothing else can throw).
+  model_state(device_state& d, ref_ptr<node_store> s, std::vector<ref_ptr<group_state>> g)
+      : dev(&d), store(std::move(s)), groups(std::move(g)) {
     d.retain();
   }
   ~model_state() { device_state::drop(dev); }
   model_state(const model_state&) = delete;
   model_state& operator=(const model_state&) = delete;
+  static ref_ptr<node_store> new_store(device_state& d) {
+    return ref_ptr<node_store>(new node_store(d), ref_ptr<node_store>::adopt_tag{});
+  }
   device_state* dev;
-  std::vector<replay_task> nodes;
+  ref_ptr<node_store> store;  // never null
+  std::vector<replay_task>& nodes() noexcept { return store->nodes; }
+  const std::vector<replay_task>& nodes() const noexcept { return store->nodes; }
   std::vector<ref_ptr<group_state>> groups;
   checked::model_books books;  // the checked layer's: the counts capture kept, the model's life
   std::shared_ptr<void> built;  // a built model's build (keel/host/built_model.hpp); null for a captured one
@@ -227,7 +257,7 @@ struct model_state : ref_counted {
       const ref_ptr<node_table> t = current_table();
       return replay(t->order, work, ticket, [](const replay_task* p) { return p; });
     }
-    replay(nodes, work, ticket, [](const replay_task& t) { return &t; });
+    replay(store->nodes, work, ticket, [](const replay_task& t) { return &t; });
   }
   template <class List, class Task>
   void replay(const List& list, bool work, std::uint64_t ticket, Task task_of) {

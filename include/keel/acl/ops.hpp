@@ -300,6 +300,13 @@ class plan_argument {
  public:
   explicit plan_argument(const std::shared_ptr<const aclnn_plan>& source) noexcept
       : plan_(source.get()), source_(&source) {}
+  // An owning argument, as a per-task update passes it (launch_argument below).
+  static plan_argument owning(std::shared_ptr<const aclnn_plan> source) noexcept {
+    plan_argument a(source);
+    a.owner_ = std::move(source);
+    a.source_ = nullptr;  // owner_ is set: keep_for_later() never reads it
+    return a;
+  }
   const aclnn_plan* operator->() const noexcept { return plan_; }
   void keep_for_later() {
     if (!owner_) owner_ = *source_;
@@ -503,4 +510,18 @@ inline void run_on(stream_ref stream, const executor& ex, void* workspace = null
   aclnn_operators::launch(stream, ex.plan(), pointer_only{workspace}, 0);
 }
 
-} KEEL_END_NAMESPACE  // namespace keel::acl
+}  // namespace acl
+
+/// @cond
+// An operator task's plan, given to task_update_scope::set_arguments as the
+// executor's shared plan (ex.plan()), is stored as run_on's launch stores it.
+template <>
+struct launch_argument<std::shared_ptr<const acl::detail::aclnn_plan>> {
+  using type = acl::detail::plan_argument;
+  static type store(std::shared_ptr<const acl::detail::aclnn_plan> plan) noexcept {
+    return type::owning(std::move(plan));
+  }
+};
+/// @endcond
+
+KEEL_END_NAMESPACE  // namespace keel

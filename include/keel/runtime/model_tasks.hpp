@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include "keel/runtime/types.hpp"
 
@@ -139,6 +140,23 @@ constexpr const void* signature_of() noexcept {
 }
 }  // namespace detail
 /// @endcond
+
+/**
+ * @brief How a launch stores an argument its caller gives as @p T. A backend
+ * whose launch wraps a caller's value specializes it (ACL's operator launch
+ * stores a borrowing plan_argument for the executor's shared plan), so that
+ * task_update_scope::set_arguments takes the caller's type and stores what
+ * the launch stored. Default: the decayed type itself.
+ */
+template <class T>
+struct launch_argument {
+  using type = T;  ///< what the launch stores
+  /** @brief The stored form of @p value. */
+  template <class A>
+  static type store(A&& value) {
+    return type(std::forward<A>(value));
+  }
+};
 
 /** @brief Describes @p value as a recorded kernel argument. Throws: nothing. */
 template <class T>

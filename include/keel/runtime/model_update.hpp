@@ -100,15 +100,17 @@ class [[nodiscard]] basic_task_update_scope {
 
   /**
    * @brief Stages new arguments for kernel task @p task: exactly as many as
-   * its launch had, of the same types (decayed, as a launch stores them).
+   * its launch had, of the same types (decayed, as a launch stores them;
+   * keel::launch_argument maps a type a backend's launch wraps, such as an
+   * ACL executor's plan).
    * @throws keel::error invalid_state (scope finished), invalid_parameter
    * (no such task, not a kernel, in a task group, other argument types).
    */
   template <class... Args>
   void set_arguments(const task_info& task, Args&&... args) {
     require_active("keel::task_update_scope::set_arguments");
-    using tuple_type = std::tuple<std::decay_t<Args>...>;
-    const tuple_type values(std::forward<Args>(args)...);
+    using tuple_type = std::tuple<typename launch_argument<std::decay_t<Args>>::type...>;
+    const tuple_type values(launch_argument<std::decay_t<Args>>::store(std::forward<Args>(args))...);
     kernel_argument described[sizeof...(Args) > 0 ? sizeof...(Args) : 1];
     std::size_t i = 0;
     std::apply([&](const auto&... a) { ((described[i++] = describe_argument(a)), ...); }, values);

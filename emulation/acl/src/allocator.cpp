@@ -8,8 +8,12 @@
 
 #include "acl/acl.h"
 #include "allocator.hpp"
+#include "detail/call_checks.hpp"
 
 namespace {
+
+using keel::acl_emulation::detail::context_status;
+using keel::acl_emulation::detail::stream_status;
 
 struct desc {
   aclrtAllocator object = nullptr;
@@ -27,26 +31,17 @@ struct allocator_books {
   std::unordered_set<desc*> descs;
   std::unordered_map<aclrtStream, registered> streams;
 };
-allocator_books& books() {
+allocator_books& registry() {
   static allocator_books* const b = new allocator_books;  // never destroyed, as the runtime's own books
   return *b;
 }
 
-aclError context_status() {
-  std::int32_t id = -1;
-  return aclrtGetDevice(&id);
-}
-aclError stream_status(aclrtStream s) {
-  if (s == nullptr) return ACL_ERROR_INVALID_PARAM;
-  aclrtStreamStatus st{};
-  return aclrtStreamQuery(s, &st);
-}
 
 template <class F>
 aclError on_desc(aclrtAllocatorDesc d, F&& set) {
-  std::lock_guard<std::mutex> lock(books().m);
+  std::lock_guard<std::mutex> lock(registry().m);
   auto* p = static_cast<desc*>(d);
-  if (d == nullptr || !books().descs.count(p)) return ACL_ERROR_INVALID_PARAM;
+  if (d == nullptr || !registry().descs.count(p)) return ACL_ERROR_INVALID_PARAM;
   set(*p);
   return ACL_SUCCESS;
 }
@@ -56,9 +51,9 @@ aclError on_desc(aclrtAllocatorDesc d, F&& set) {
 aclrtAllocatorDesc aclrtAllocatorCreateDesc(void) {
   auto* d = new (std::nothrow) desc;
   if (d == nullptr) return nullptr;
-  std::lock_guard<std::mutex> lock(books().m);
+  std::lock_guard<std::mutex> lock(registry().m);
   try {
-    books().descs.insert(d);
+    registry().descs.insert(d);
   } catch (...) {
     delete d;
     return nullptr;
@@ -66,9 +61,9 @@ aclrtAllocatorDesc aclrtAllocatorCreateDesc(void) {
   return d;
 }
 aclError aclrtAllocatorDestroyDesc(aclrtAllocatorDesc allocatorDesc) {
-  std::lock_guard<std::mutex> lock(books().m);
+  std::lock_guard<std::mutex> lock(registry().m);
   auto* p = static_cast<desc*>(allocatorDesc);
-  if (allocatorDesc == nullptr || !books().descs.erase(p)) return ACL_ERROR_INVALID_PARAM;
+  if (allocatorDesc == nullptr || !registry().descs.erase(p)) return ACL_ERROR_INVALID_PARAM;
   delete p;
   return ACL_SUCCESS;
 }
@@ -97,13 +92,13 @@ aclError aclrtAllocatorSetGetAddrFromBlockFuncToDesc(aclrtAllocatorDesc allocato
 aclError aclrtAllocatorRegister(aclrtStream stream, aclrtAllocatorDesc allocatorDesc) {
   if (const aclError c = context_status(); c != ACL_SUCCESS) return c;
   if (const aclError s = stream_status(stream); s != ACL_SUCCESS) return s;
-  std::lock_guard<std::mutex> lock(books().m);
+  std::lock_guard<std::mutex> lock(registry().m);
   auto* p = static_cast<desc*>(allocatorDesc);
-  if (allocatorDesc == nullptr || !books().descs.count(p)) return ACL_ERROR_INVALID_PARAM;
+  if (allocatorDesc == nullptr || !registry().descs.count(p)) return ACL_ERROR_INVALID_PARAM;
   if (p->object == nullptr || p->alloc == nullptr || p->free == nullptr || p->address == nullptr)
     return ACL_ERROR_INVALID_PARAM;  // an incomplete description
   try {
-    books().streams[stream] = registered{allocatorDesc, *p};  // a later registration replaces the earlier one
+    registry().streams[stream] = registered{allocatorDesc, *p};  // a later registration replaces the earlier one
   } catch (...) {
     return ACL_ERROR_BAD_ALLOC;
   }
@@ -118,9 +113,9 @@ aclError aclrtAllocatorGetByStream(aclrtStream stream, aclrtAllocatorDesc* alloc
   if (allocatorDesc == nullptr || allocator == nullptr || allocFunc == nullptr || freeFunc == nullptr ||
       allocAdviseFunc == nullptr || getAddrFromBlockFunc == nullptr)
     return ACL_ERROR_INVALID_PARAM;
-  std::lock_guard<std::mutex> lock(books().m);
-  auto it = books().streams.find(stream);
-  if (it == books().streams.end()) return ACL_ERROR_INVALID_PARAM;  // nothing registered
+  std::lock_guard<std::mutex> lock(registry().m);
+  auto it = registry().streams.find(stream);
+  if (it == registry().streams.end()) return ACL_ERROR_INVALID_PARAM;  // nothing registered
   *allocatorDesc = it->second.handle;
   *allocator = it->second.functions.object;
   *allocFunc = it->second.functions.alloc;
@@ -132,8 +127,8 @@ aclError aclrtAllocatorGetByStream(aclrtStream stream, aclrtAllocatorDesc* alloc
 aclError aclrtAllocatorUnregister(aclrtStream stream) {
   if (const aclError c = context_status(); c != ACL_SUCCESS) return c;
   if (stream == nullptr) return ACL_ERROR_INVALID_PARAM;
-  std::lock_guard<std::mutex> lock(books().m);
-  return books().streams.erase(stream) ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
+  std::lock_guard<std::mutex> lock(registry().m);
+  return registry().streams.erase(stream) ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
 }
 
 namespace keel_emulation {
@@ -142,9 +137,9 @@ bool stream_workspace::take(aclrtStream stream, std::size_t bytes) {
   if (bytes == 0) return false;
   desc d;
   {
-    std::lock_guard<std::mutex> lock(books().m);
-    auto it = books().streams.find(stream);
-    if (it == books().streams.end()) return false;
+    std::lock_guard<std::mutex> lock(registry().m);
+    auto it = registry().streams.find(stream);
+    if (it == registry().streams.end()) return false;
     d = it->second.functions;
   }
   block_ = d.alloc(d.object, bytes);

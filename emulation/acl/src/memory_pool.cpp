@@ -23,8 +23,12 @@
 #include "acl/acl.h"
 #include "keel/host/host.hpp"
 #include "keel/host/memory_pool.hpp"
+#include "detail/call_checks.hpp"
 
 namespace {
+
+using keel::acl_emulation::detail::context_status;
+using keel::acl_emulation::detail::stream_status;
 
 using hb = keel::host::backend;
 
@@ -57,7 +61,7 @@ struct soma_books {
   std::unordered_set<soma_pool*> pools;
   std::unordered_map<void*, soma_allocation> allocations;
 };
-soma_books& books() {
+soma_books& soma_registry() {
   static soma_books* const b = new soma_books;  // never destroyed: clients may free from their static destructors
   return *b;
 }
@@ -75,11 +79,6 @@ keel::host::device& emulated_device() {
   return *dev;
 }
 
-// The calling thread's context, as every runtime call needs it.
-aclError context_status() {
-  std::int32_t id = -1;
-  return aclrtGetDevice(&id);
-}
 
 aclError status_of(const keel::error& e) {
   if (e.code() == keel::errc::out_of_memory) return ACL_ERROR_RT_MEMORY_ALLOCATION;
@@ -103,10 +102,10 @@ aclError guarded(F&& body) noexcept {
   }
 }
 
-// Caller holds books().m.
+// Caller holds soma_registry().m.
 soma_pool* live(aclrtMemPool p) {
   auto* pool = static_cast<soma_pool*>(p);
-  return p != nullptr && books().pools.count(pool) ? pool : nullptr;
+  return p != nullptr && soma_registry().pools.count(pool) ? pool : nullptr;
 }
 
 // A C caller may pass any int where CANN takes an enum: read the bits.
@@ -116,11 +115,6 @@ int raw(const aclrtMemPoolAttr& attr) noexcept {
   return bits;
 }
 
-aclError stream_status(aclrtStream s) {
-  if (s == nullptr) return ACL_ERROR_INVALID_PARAM;
-  aclrtStreamStatus st{};
-  return aclrtStreamQuery(s, &st);
-}
 
 }  // namespace
 
@@ -134,8 +128,8 @@ aclError aclrtMemPoolCreate(aclrtMemPool* memPool, const aclrtMemPoolProps* pool
     keel::pool_options options("aclrtMemPool");
     options.max_size = poolProps->maxSize;
     auto made = std::make_unique<soma_pool>(soma_pool{keel::host::memory_pool(emulated_device(), options)});
-    std::lock_guard<std::mutex> lock(books().m);
-    books().pools.insert(made.get());
+    std::lock_guard<std::mutex> lock(soma_registry().m);
+    soma_registry().pools.insert(made.get());
     *memPool = made.release();
     return ACL_SUCCESS;
   });
@@ -145,10 +139,10 @@ aclError aclrtMemPoolDestroy(const aclrtMemPool memPool) {
   return guarded([&]() -> aclError {
     std::unique_ptr<soma_pool> gone;
     {
-      std::lock_guard<std::mutex> lock(books().m);
+      std::lock_guard<std::mutex> lock(soma_registry().m);
       soma_pool* p = live(memPool);
       if (p == nullptr) return ACL_ERROR_INVALID_PARAM;
-      books().pools.erase(p);
+      soma_registry().pools.erase(p);
       gone.reset(p);
     }
     gone.reset();  // keel defers the pool's end while allocations still hold it
@@ -159,7 +153,7 @@ aclError aclrtMemPoolDestroy(const aclrtMemPool memPool) {
 aclError aclrtMemPoolSetAttr(aclrtMemPool memPool, aclrtMemPoolAttr attr, void* value) {
   return guarded([&]() -> aclError {
     if (value == nullptr) return ACL_ERROR_INVALID_PARAM;
-    std::lock_guard<std::mutex> lock(books().m);
+    std::lock_guard<std::mutex> lock(soma_registry().m);
     soma_pool* p = live(memPool);
     if (p == nullptr) return ACL_ERROR_INVALID_PARAM;
     keel::pool_attributes a = p->pool.attributes();
@@ -195,7 +189,7 @@ aclError aclrtMemPoolSetAttr(aclrtMemPool memPool, aclrtMemPoolAttr attr, void* 
 aclError aclrtMemPoolGetAttr(aclrtMemPool memPool, aclrtMemPoolAttr attr, void* value) {
   return guarded([&]() -> aclError {
     if (value == nullptr) return ACL_ERROR_INVALID_PARAM;
-    std::lock_guard<std::mutex> lock(books().m);
+    std::lock_guard<std::mutex> lock(soma_registry().m);
     soma_pool* p = live(memPool);
     if (p == nullptr) return ACL_ERROR_INVALID_PARAM;
     const keel::pool_attributes a = p->pool.attributes();
@@ -226,13 +220,13 @@ aclError aclrtMemPoolMallocAsync(void** ptr, size_t size, aclrtMemPool memPool, 
     if (ptr == nullptr || size == 0) return ACL_ERROR_INVALID_PARAM;
     const aclError st = stream_status(stream);
     if (st != ACL_SUCCESS) return st;
-    std::lock_guard<std::mutex> lock(books().m);
+    std::lock_guard<std::mutex> lock(soma_registry().m);
     soma_pool* p = live(memPool);
     if (p == nullptr) return ACL_ERROR_INVALID_PARAM;
     if (size > emulated_device_memory()) return ACL_ERROR_RT_MEMORY_ALLOCATION;
     auto buffer = p->pool.allocate(host_stream(stream), size);
     void* data = buffer.data();
-    books().allocations.emplace(data, soma_allocation{std::move(buffer)});
+    soma_registry().allocations.emplace(data, soma_allocation{std::move(buffer)});
     *ptr = data;
     return ACL_SUCCESS;
   });
@@ -245,11 +239,11 @@ aclError aclrtMemPoolFreeAsync(void* ptr, aclrtStream stream) {
     if (st != ACL_SUCCESS) return st;
     keel::host::pool_buffer buffer;
     {
-      std::lock_guard<std::mutex> lock(books().m);
-      auto it = books().allocations.find(ptr);
-      if (it == books().allocations.end()) return ACL_ERROR_INVALID_PARAM;
+      std::lock_guard<std::mutex> lock(soma_registry().m);
+      auto it = soma_registry().allocations.find(ptr);
+      if (it == soma_registry().allocations.end()) return ACL_ERROR_INVALID_PARAM;
       buffer = std::move(it->second.buffer);
-      books().allocations.erase(it);
+      soma_registry().allocations.erase(it);
     }
     // CANN frees on any stream: the caller has ordered it after the uses.
     const auto s = host_stream(stream);
@@ -261,7 +255,7 @@ aclError aclrtMemPoolFreeAsync(void* ptr, aclrtStream stream) {
 
 aclError aclrtMemPoolTrimTo(aclrtMemPool memPool, size_t minBytesToKeep) {
   return guarded([&]() -> aclError {
-    std::lock_guard<std::mutex> lock(books().m);
+    std::lock_guard<std::mutex> lock(soma_registry().m);
     soma_pool* p = live(memPool);
     if (p == nullptr) return ACL_ERROR_INVALID_PARAM;
     // CANN's trim never touches memory in use: keep at least that much.

@@ -41,6 +41,10 @@ struct model_update_calls : native_types {
   KEEL_DECL static void end_model_claim(model_handle m) noexcept;
 
   KEEL_DECL static bool task_index(model_handle m, const task_info& t, std::size_t& index, task_info& found);
+  // task_index's answer kept in the model (claim holder only).
+  static const task_info* claimed_task_index(model_handle m, const task_info& t, std::size_t& index) {
+    return task_index(m, t, index, m->located) ? &m->located : nullptr;
+  }
   // Every task is ACL's own: what the runtime refuses, it says at commit.
   static bool task_has_node(model_handle, std::size_t) noexcept { return true; }
   static std::size_t staged_changes(model_handle m) noexcept { return m->staged.size(); }

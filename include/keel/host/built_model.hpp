@@ -209,7 +209,7 @@ struct built_model_calls : native_types {
     m->groups = std::move(groups);
     m->nodes() = std::move(nodes);
     m->externals = std::move(externals);
-    std::lock_guard<std::mutex> lock(m->meta_m);
+    std::lock_guard lock(m->meta_m);
     m->records.swap(records);
     m->stream_list.swap(streams);
     m->task_list.swap(tasks);

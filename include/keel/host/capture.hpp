@@ -154,7 +154,7 @@ struct capture_calls : native_types {
   static void run_destroy_callbacks(model_handle m) noexcept {
     std::vector<std::pair<void (*)(void*), void*>> callbacks;
     {
-      std::lock_guard<std::mutex> lock(m->meta_m);
+      std::lock_guard lock(m->meta_m);
       callbacks.swap(m->destroy_callbacks);
     }
     for (const auto& c : callbacks) c.first(c.second);
@@ -231,10 +231,21 @@ struct capture_calls : native_types {
         (void)r;
       }
     }
-    static replay_task rebuild(const replay_task& current, const void* args) {
+    static void rebuild(const replay_task& current, const void* args, std::optional<replay_task>& into) {
       const auto& k = *static_cast<const kernel_task<bound>*>(current.object());
-      return replay_task(kernel_task<bound>{k.dev, bound{k.fn.fn, *static_cast<const args_type*>(args)}},
-                         replay_task::category::kernel, current.kind());
+      const args_type& values = *static_cast<const args_type*>(args);
+      if constexpr (std::is_nothrow_copy_assignable_v<Fn> && std::is_nothrow_copy_assignable_v<args_type>) {
+        if (into && into->same_callable(current)) {
+          auto& target = *static_cast<kernel_task<bound>*>(into->object_for_update());
+          target.dev = k.dev;
+          target.fn.fn = k.fn.fn;
+          target.fn.args = values;
+          into->retag(current.kind());
+          return;
+        }
+      }
+      into = replay_task(kernel_task<bound>{k.dev, bound{k.fn.fn, values}}, replay_task::category::kernel,
+                         current.kind());
     }
   };
   static void captured_copy_async(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind kind,

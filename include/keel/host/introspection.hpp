@@ -25,24 +25,24 @@ KEEL_BEGIN_NAMESPACE namespace host::detail {
 struct introspection_calls : native_types {
   static void set_model_name(model_handle m, std::string_view name) {
     std::string copy(name);
-    std::lock_guard<std::mutex> lock(m->meta_m);
+    std::lock_guard lock(m->meta_m);
     m->name.swap(copy);
   }
   static std::string model_name(model_handle m) {
-    std::lock_guard<std::mutex> lock(m->meta_m);
+    std::lock_guard lock(m->meta_m);
     return m->name;
   }
   static bool has_destroy_callback(model_handle m, void (*fn)(void*)) {
-    std::lock_guard<std::mutex> lock(m->meta_m);
+    std::lock_guard lock(m->meta_m);
     return std::any_of(m->destroy_callbacks.begin(), m->destroy_callbacks.end(),
                        [&](const auto& c) { return c.first == fn; });
   }
   static void add_destroy_callback(model_handle m, void (*fn)(void*), void* user) {
-    std::lock_guard<std::mutex> lock(m->meta_m);
+    std::lock_guard lock(m->meta_m);
     m->destroy_callbacks.emplace_back(fn, user);
   }
   static void remove_destroy_callback(model_handle m, void (*fn)(void*), void*) {
-    std::lock_guard<std::mutex> lock(m->meta_m);
+    std::lock_guard lock(m->meta_m);
     auto& cbs = m->destroy_callbacks;
     cbs.erase(std::remove_if(cbs.begin(), cbs.end(), [&](const auto& c) { return c.first == fn; }), cbs.end());
   }
@@ -58,7 +58,7 @@ struct introspection_calls : native_types {
   // Built once at capture end (capture_state.hpp): a query copies them.
   static std::vector<model_stream> model_streams(model_handle m) { return m->stream_list; }
   static std::vector<task_info> model_tasks(model_handle m) {
-    std::lock_guard<std::mutex> lock(m->meta_m);  // a committed update rewrites entries
+    std::lock_guard lock(m->meta_m);  // a committed update rewrites entries
     return m->task_list;
   }
   // The host launches no kernel with attributes: each reads as CANN's default.

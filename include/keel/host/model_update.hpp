@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <utility>
@@ -38,15 +39,24 @@ struct model_update_calls : native_types {
     m->update_claimed.store(false, std::memory_order_release);
   }
 
-  // The task @p t names (its stream and sequence id): its index in the
-  // model's task list, or false when the model has no such task.
-  static bool task_index(model_handle m, const task_info& t, std::size_t& index, task_info& found) {
-    std::lock_guard<std::mutex> lock(m->meta_m);
-    if (t.stream >= m->stream_list.size() || t.sequence >= m->stream_list[t.stream].task_count) return false;
+  // The task @p t names (its stream and sequence id) and its index in the
+  // model's task list; null when the model has no such task. Called by the
+  // claim holder: no lock, no copy (only a commit, which needs the claim,
+  // writes the list after capture; see model_state).
+  static const task_info* claimed_task_index(model_handle m, const task_info& t, std::size_t& index) noexcept {
+    if (t.stream >= m->stream_list.size() || t.sequence >= m->stream_list[t.stream].task_count) return nullptr;
     std::size_t at = t.sequence;
     for (std::size_t k = 0; k < t.stream; ++k) at += m->stream_list[k].task_count;
     index = at;
-    found = m->task_list[at];
+    return &m->task_list[at];
+  }
+  // The same for a model whose claim the caller does not hold (the source
+  // of set_from): a copy, taken under the introspection lock.
+  static bool task_index(model_handle m, const task_info& t, std::size_t& index, task_info& found) {
+    std::lock_guard lock(m->meta_m);
+    const task_info* at = claimed_task_index(m, t, index);
+    if (at == nullptr) return false;
+    found = *at;
     return true;
   }
   // Whether the task has a replay node an update can replace, and for a
@@ -66,12 +76,13 @@ struct model_update_calls : native_types {
                            std::size_t count) {
     const task_record& r = record_of(m, index);
     ref_ptr<replacement_task> replacement = reusable_replacement(m, r.node);
-    replacement->own = r.rebind(base_task(m, r.node), args);  // a move assignment when reused: no allocation
+    r.rebind(base_task(m, r.node), args, replacement->own);  // assigned in place when reused: no allocation
     replacement->runs = &*replacement->own;
     bool fresh = false;
     staged_change& c = entry_for(m, index, fresh);
     c.arguments.assign(described, described + count);  // reuses the entry's storage; strong when it grows
     c.replacement = std::move(replacement);
+    c.disable = false;
     c.copy = copy_params{};
     c.retyped = false;
     taken(m, fresh);
@@ -85,6 +96,7 @@ struct model_update_calls : native_types {
     bool fresh = false;
     staged_change& c = entry_for(m, index, fresh);
     c.replacement = std::move(replacement);
+    c.disable = false;
     c.arguments.clear();
     c.copy = copy_params{dst, src, bytes, kind};
     c.retyped = false;
@@ -95,7 +107,7 @@ struct model_update_calls : native_types {
   // aclmdlRITaskGetParams gave for another model's task).
   static void stage_from(model_handle m, std::size_t index, model_handle source, std::size_t source_index) {
     const ref_ptr<node_table> from = source->current_table();
-    std::lock_guard<std::mutex> lock(source->meta_m);
+    std::lock_guard lock(source->meta_m);
     const task_record& r = record_of(source, source_index);
     ref_ptr<replacement_task> replacement(new replacement_task, ref_ptr<replacement_task>::adopt_tag{});
     if (from) {
@@ -118,6 +130,7 @@ struct model_update_calls : native_types {
     staged_change& c = entry_for(m, index, fresh);
     c.arguments.assign(r.arguments.begin(), r.arguments.end());  // strong when it grows
     c.replacement = std::move(replacement);
+    c.disable = false;
     c.copy = r.copy;
     c.retyped = true;
     c.signature = r.signature;
@@ -128,6 +141,7 @@ struct model_update_calls : native_types {
     bool fresh = false;
     staged_change& c = entry_for(m, index, fresh);
     c.replacement = ref_ptr<replacement_task>();
+    c.disable = true;
     c.arguments.clear();
     c.copy = m->task_list[index].copy;  // reported as it was
     c.retyped = false;
@@ -141,19 +155,19 @@ struct model_update_calls : native_types {
       ~finish() { end_model_claim(m); }
     } done{m};
     ref_ptr<node_table> t = start_table(m);
-    t->changed.clear();
+    t->changed.clear();  // a throw below (growing a vector) abandons the update: t is dropped, nothing published
     for (std::size_t i = 0; i < m->staged_count; ++i) {
-      const staged_change& c = m->staged[i];
+      staged_change& c = m->staged[i];
       const std::uint32_t node = record_of(m, c.task).node;
       t->changed.push_back(node);
-      if (c.replacement) {
+      if (!c.disable) {
         t->base[node] = c.replacement->runs;
         t->order[node] = c.replacement->runs;
         auto it = std::find_if(t->owned.begin(), t->owned.end(), [&](const auto& o) { return o.first == node; });
         if (it != t->owned.end()) {
-          it->second = c.replacement;
+          it->second = std::move(c.replacement);  // the claim would drop it: no count changes hands
         } else {
-          t->owned.emplace_back(node, c.replacement);
+          t->owned.emplace_back(node, std::move(c.replacement));
         }
       } else {
         t->order[node] = nullptr;
@@ -162,13 +176,13 @@ struct model_update_calls : native_types {
     t->whole = false;
     publish(m, s, std::move(t));
     // What introspection reports: the staged descriptions move in (nothing below throws).
-    std::lock_guard<std::mutex> lock(m->meta_m);
+    std::lock_guard lock(m->meta_m);
     for (std::size_t i = 0; i < m->staged_count; ++i) {
       staged_change& c = m->staged[i];
       task_record& r = m->records[m->task_records[c.task]];
       task_info& info = m->task_list[c.task];
-      r.disabled = info.disabled = !c.replacement;
-      if (!c.replacement) continue;
+      r.disabled = info.disabled = c.disable;
+      if (c.disable) continue;
       if (c.retyped) {
         r.signature = c.signature;
         r.rebind = c.rebind;
@@ -187,8 +201,7 @@ struct model_update_calls : native_types {
   // 1,000-task model are larger than malloc's mmap threshold).
   template <class F>
   static void with_task_lists(model_handle target, model_handle source, F&& fn) {
-    std::unique_lock<std::mutex> a(target->meta_m, std::defer_lock), b(source->meta_m, std::defer_lock);
-    std::lock(a, b);
+    const both_locked locks(target, source);
     fn(target->stream_list, target->task_list, source->stream_list, source->task_list);
   }
 
@@ -196,7 +209,7 @@ struct model_update_calls : native_types {
   // streams (the same replay nodes, one for one): -1 if so, else the first
   // task (its index in issue order) where they differ.
   static long interleaving_mismatch(model_handle target, model_handle source) {
-    std::lock_guard<std::mutex> lock(source->meta_m);
+    std::lock_guard lock(source->meta_m);
     const std::vector<replay_task>& a = target->nodes();
     const std::vector<replay_task>& b = source->nodes();
     if (a.size() != b.size() || target->records.size() != source->records.size()) return 0;
@@ -245,9 +258,7 @@ struct model_update_calls : native_types {
     // Introspection reports the source's parameters: copied in place (the
     // argument vectors have the sizes of the source's, by the topology, so
     // the copies reuse their storage). The target keeps its streams and groups.
-    std::unique_lock<std::mutex> source_lock(source->meta_m, std::defer_lock);
-    std::unique_lock<std::mutex> target_lock(target->meta_m, std::defer_lock);
-    std::lock(source_lock, target_lock);
+    const both_locked locks(target, source);
     for (std::size_t i = 0; i < target->records.size(); ++i) {
       task_record& to = target->records[i];
       const task_record& from_record = source->records[i];
@@ -265,6 +276,26 @@ struct model_update_calls : native_types {
   }
 
  private:
+  // Two models' introspection locks, taken in address order (so two
+  // updates between the same models in opposite directions cannot deadlock).
+  class both_locked {
+   public:
+    both_locked(model_handle a, model_handle b) noexcept
+        : first_(std::less<model_state*>{}(a, b) ? a : b), second_(first_ == a ? b : a) {
+      first_->meta_m.lock();
+      second_->meta_m.lock();
+    }
+    ~both_locked() {
+      second_->meta_m.unlock();
+      first_->meta_m.unlock();
+    }
+    both_locked(const both_locked&) = delete;
+    both_locked& operator=(const both_locked&) = delete;
+
+   private:
+    model_handle first_, second_;
+  };
+
   static const task_record& record_of(model_handle m, std::size_t index) noexcept {
     return m->records[m->task_records[index]];
   }
@@ -321,7 +352,7 @@ struct model_update_calls : native_types {
     }
     if (m->latest) {
       const node_table& from = *m->latest;
-      if (reused && !from.whole) return patched(std::move(t), from);
+      if (reused && !from.whole) return patched(m, std::move(t), from);
       t->order = from.order;
       t->base = from.base;
       t->owned = from.owned;
@@ -336,9 +367,13 @@ struct model_update_calls : native_types {
     return t;
   }
   // @p t, the table @p from started as, made @p from: its changed nodes
-  // copied (a per-task commit adds or replaces owned entries, never drops one).
-  static ref_ptr<node_table> patched(ref_ptr<node_table> t, const node_table& from) {
+  // copied (a per-task commit adds or replaces owned entries, never drops
+  // one), but for a node the commit at hand changes anyway when it stages
+  // a few (then the reused replacement there is not handed back and forth).
+  static ref_ptr<node_table> patched(model_handle m, ref_ptr<node_table> t, const node_table& from) {
+    const bool skip_staged = m->staged_count <= 4;
     for (const std::uint32_t node : from.changed) {
+      if (skip_staged && staged_here(m, node)) continue;
       t->order[node] = from.order[node];
       t->base[node] = from.base[node];
       auto source = std::find_if(from.owned.begin(), from.owned.end(), [&](const auto& o) { return o.first == node; });
@@ -352,25 +387,33 @@ struct model_update_calls : native_types {
     }
     return t;
   }
+  // Whether a replacement the claim holder staged (and is committing) is for
+  // node @p node: the commit sets all of that node's entries (a disable sets
+  // only `order`, so it is not such a change).
+  static bool staged_here(model_handle m, std::uint32_t node) noexcept {
+    for (std::size_t i = 0; i < m->staged_count; ++i)
+      if (!m->staged[i].disable && record_of(m, m->staged[i].task).node == node) return true;
+    return false;
+  }
   // The table takes effect when @p s reaches this point: right away on an
   // idle stream (work issued concurrently is ordered after it), else as a
   // control task (it runs in the stream's error state too). A table older
   // than the one published never replaces it.
   static void publish(model_handle m, stream_handle s, ref_ptr<node_table> table) {
     table->version = ++m->table_versions;
-    auto swap_in = [keep = ref_ptr<model_state>(m), table]() mutable {
-      keep->table_m.lock();
-      if (!keep->table || keep->table->version < table->version) std::swap(keep->table, table);
-      keep->table_m.unlock();
-      keep->has_table.store(true, std::memory_order_release);
-    };
     if (s == nullptr || s->ring.head() >= s->ring.tail()) {
-      swap_in();  // no stream (a runtime's synchronous update), or an idle one
+      swap_in(m, table);  // no stream (a runtime's synchronous update), or an idle one
     } else {
-      s->submit<true>(std::move(swap_in));
+      s->submit<true>([keep = ref_ptr<model_state>(m), table]() mutable { swap_in(keep.get(), std::move(table)); });
     }
     m->spare = std::exchange(m->latest, std::move(table));
   }
+  static void swap_in(model_handle m, ref_ptr<node_table> table) noexcept {
+    m->table_m.lock();
+    if (!m->table || m->table->version < table->version) std::swap(m->table, table);
+    m->table_m.unlock();
+    m->has_table.store(true, std::memory_order_release);
+  }  // the table replaced (or the older one given) is released here, outside the lock
 };
 /// @endcond
 

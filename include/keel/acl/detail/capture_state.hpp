@@ -70,6 +70,9 @@ struct model_box {
     std::shared_ptr<void> source;
   };
   std::vector<staged_launch> staged_launches;
+  // The task the last task_index call found (a copy of the runtime's
+  // parameters: the checked layer reads it through a pointer). Claim holder only.
+  task_info located;
   // The kernels stream::launch issued while the model was captured (or
   // built), the aclrtStreams in the order they joined, and per task whose
   // arguments an update set, the model its parameters came from (kept while

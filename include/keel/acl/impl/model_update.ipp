@@ -28,8 +28,8 @@ KEEL_DECL auto model_update_calls::task_index(model_handle m, const task_info& t
   if (t.stream >= streams.size() || t.sequence >= streams[t.stream].task_count) return false;
   std::size_t at = t.sequence;
   for (std::size_t k = 0; k < t.stream; ++k) at += streams[k].task_count;
-  index = at;
   found = introspection_calls::model_tasks(m)[at];
+  index = at;
   return true;
 }
 

@@ -21,6 +21,7 @@
 #include "keel/host/detail/task.hpp"
 #include "keel/host/detail/task_records.hpp"
 #include "keel/host/device.hpp"
+#include "keel/core/test_and_set_lock.hpp"
 #include "keel/runtime/checked/books.hpp"
 #include "keel/runtime/checked/condition_books.hpp"
 
@@ -101,7 +102,8 @@ struct node_table : ref_counted {
 // their argument vectors' storage is reused.
 struct staged_change {
   std::size_t task = 0;  // index into the model's task_list
-  ref_ptr<replacement_task> replacement;
+  bool disable = false;  // the change disables the task (no replacement)
+  ref_ptr<replacement_task> replacement;  // the commit moves it into its table
   std::vector<kernel_argument> arguments;  // a kernel's new arguments
   copy_params copy;                        // a copy's new parameters
   // A task that takes another model's task (stage_from): its argument types go with it.
@@ -140,14 +142,21 @@ struct model_state : ref_counted {
   // captured, the name, the destroy callbacks, and the abort mark: an
   // execution whose ticket is below `abort_below` stops at its next task.
   std::vector<task_record> records;
-  std::mutex meta_m;  // guards name and destroy_callbacks
+  // Guards name, destroy_callbacks, and the introspection lists against a
+  // commit rewriting them. A test-and-set lock, not a mutex: a per-task
+  // commit takes it once, and a mutex's lock and unlock cost more than its
+  // section there (the longest holder, tasks(), copies the list and yields
+  // to no one but a waiter, which spins briefly, then yields).
+  keel::detail::test_and_set_lock meta_m;
   std::string name;
   std::vector<std::pair<void (*)(void*), void*>> destroy_callbacks;
   std::atomic<std::uint64_t> executions{0};
   std::atomic<std::uint64_t> abort_below{0};
   static constexpr std::uint64_t ticket_at_run = ~std::uint64_t{0};  // a nested execution draws at run time
   // What introspection hands out, built once at capture end from the records
-  // (a committed update changes task_list and records under meta_m);
+  // (a committed update changes task_list and records under meta_m; only a
+  // commit writes them after capture, and a commit needs the update claim,
+  // so the claim holder reads them without the lock);
   // task_records[i] is the record of task_list[i].
   std::vector<model_stream> stream_list;
   std::vector<task_info> task_list;

@@ -356,6 +356,13 @@ class replay_task {
   category cat() const noexcept { return category_; }
   // The stored callable, for a rebuild that knows its type (task_records.hpp's kernel_rebind).
   const void* object() const noexcept { return obj_; }
+  // Whether @p o stores a callable of this task's type (then a rebuild that
+  // knows the type may assign it in place); false may be a false negative.
+  bool same_callable(const replay_task& o) const noexcept {
+    return obj_ != nullptr && o.obj_ != nullptr && manage_ == o.manage_ && invoke_ == o.invoke_;
+  }
+  void* object_for_update() noexcept { return obj_; }
+  void retag(kernel_kind kind) noexcept { kind_ = kind; }
 
  private:
   enum class op : std::uint8_t { move, destroy };

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "keel/host/detail/task.hpp"
@@ -21,10 +22,13 @@ KEEL_BEGIN_NAMESPACE namespace host::detail {
 struct group_state;
 
 /// @cond
-// Rebuilds a kernel's replay task with new arguments (a std::tuple of the
+// Makes @p into @p current's kernel with new arguments (a std::tuple of the
 // launch's argument types, behind `args`), keeping its kernel function and
-// device: what a per-task update stages (keel/host/model_update.hpp).
-using kernel_rebind = replay_task (*)(const replay_task& current, const void* args);
+// device: what a per-task update stages (keel/host/model_update.hpp). When
+// @p into already holds a kernel of that type (a replacement reused) and
+// the copies cannot throw, it is assigned in place (no new task); else a
+// new task is built first and moved in (a throw leaves @p into as it was).
+using kernel_rebind = void (*)(const replay_task& current, const void* args, std::optional<replay_task>& into);
 
 struct task_record {
   static constexpr std::uint32_t no_node = ~std::uint32_t{0};

@@ -33,7 +33,10 @@ KEEL_BEGIN_NAMESPACE namespace checked {
  *
  * What @p Native supplies (`stage_kernel` and `stage_copy` are optional: without
  * them, typed kernel arguments and copy addresses are refused): `try_claim_model(m)` / `end_model_claim(m)`
- * (which drops what was staged); `task_index(m, info, index, found)`;
+ * (which drops what was staged); `claimed_task_index(m, info, index)` (a
+ * pointer to the task's description, valid while the caller holds the
+ * claim, or null) and `task_index(m, info, index, found)` (a copy, for a
+ * model the caller has not claimed);
  * `task_has_node(m, index)`; `kernel_signature(m, index)` (the identity of
  * the kernel's argument types, null when it cannot be rebuilt);
  * `stage_kernel`, `stage_copy`, `stage_from`, `stage_disable`, `staged_changes(m)`;
@@ -80,8 +83,8 @@ struct model_updates {
   static void task_update_set_kernel(model_t m, const task_info& task, const Tuple& args,
                                      const kernel_argument* described, std::size_t count) {
     static constexpr const char* api = "keel::task_update_scope::set_arguments";
-    task_info found;
-    const std::size_t index = locate(m, task, api, found);
+    std::size_t index = 0;
+    const task_info& found = locate_claimed(m, task, api, index);
     require_updatable(m, index, found, task_type::kernel, api);
     if constexpr (keel::detail::is_detected_v<detail::stage_kernel_call, N>) {
       const void* signature = N::kernel_signature(m, index);
@@ -107,8 +110,8 @@ struct model_updates {
   static void task_update_set_copy(model_t m, const task_info& task, void* dst, const void* src, std::size_t bytes,
                                    copy_kind kind, std::shared_ptr<void> keep_dst, std::shared_ptr<void> keep_src) {
     static constexpr const char* api = "keel::task_update_scope::set_copy";
-    task_info found;
-    const std::size_t index = locate(m, task, api, found);
+    std::size_t index = 0;
+    const task_info& found = locate_claimed(m, task, api, index);
     require_updatable(m, index, found, task_type::copy, api);
     if ((dst == nullptr || src == nullptr) && bytes != 0)
       ::keel::detail::throw_composed(errc::null_parameter, api, {"a copy of ", bytes, " bytes needs both addresses"});
@@ -128,8 +131,8 @@ struct model_updates {
 
   static void task_update_disable(model_t m, const task_info& task) {
     static constexpr const char* api = "keel::task_update_scope::disable";
-    task_info found;
-    const std::size_t index = locate(m, task, api, found);
+    std::size_t index = 0;
+    const task_info& found = locate_claimed(m, task, api, index);
     if (found.type != task_type::kernel && found.type != task_type::copy)
       ::keel::detail::throw_composed(errc::invalid_parameter, api,
                                      {describe(m, found), " is a ", to_string(found.type),
@@ -145,8 +148,9 @@ struct model_updates {
   // in a task group.
   static void task_update_set_from(model_t m, const task_info& task, model_t source, const task_info& from) {
     static constexpr const char* api = "keel::task_update_scope::set_from";
-    task_info found, given;
-    const std::size_t index = locate(m, task, api, found);
+    std::size_t index = 0;
+    const task_info& found = locate_claimed(m, task, api, index);
+    task_info given;
     const std::size_t source_index = locate(source, from, api, given);
     if (found.type != task_type::kernel && found.type != task_type::copy)
       ::keel::detail::throw_composed(errc::invalid_parameter, api,
@@ -224,15 +228,32 @@ struct model_updates {
   // The index of the task @p task names; it must be the task introspection reports there.
   static std::size_t locate(model_t m, const task_info& task, const char* api, task_info& found) {
     std::size_t index = 0;
-    if (!N::task_index(m, task, index, found))
-      ::keel::detail::throw_composed(errc::invalid_parameter, api,
-                                     {"model #", N::books(m).id, " has no task at stream ", task.stream, ", sequence ",
-                                      task.sequence, " (name tasks as model.tasks() lists them)"});
-    if (found.type != task.type || (found.type == task_type::kernel && !(found.kernel.kind == task.kernel.kind)))
+    if (!N::task_index(m, task, index, found)) refuse_missing(m, task, api);
+    require_named(m, task, found, api);
+    return index;
+  }
+  // The same in a model whose claim the caller holds: no copy of the description.
+  static const task_info& locate_claimed(model_t m, const task_info& task, const char* api, std::size_t& index) {
+    const task_info* found = N::claimed_task_index(m, task, index);
+    if (found == nullptr) refuse_missing(m, task, api);
+    require_named(m, task, *found, api);
+    return *found;
+  }
+  [[noreturn]] static void refuse_missing(model_t m, const task_info& task, const char* api) {
+    ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                   {"model #", N::books(m).id, " has no task at stream ", task.stream, ", sequence ",
+                                    task.sequence, " (name tasks as model.tasks() lists them)"});
+  }
+  static void require_named(model_t m, const task_info& task, const task_info& found, const char* api) {
+    if (found.type != task.type || (found.type == task_type::kernel && !same_kind(found.kernel.kind, task.kernel.kind)))
       ::keel::detail::throw_composed(errc::invalid_parameter, api,
                                      {describe(m, found), " is a ", to_string(found.type), " task, not the ",
                                       to_string(task.type), " task named (a task_info of another model?)"});
-    return index;
+  }
+  // A task_info copied from tasks() names its kernel with the model's own
+  // string: equal pointers settle it without comparing the names.
+  static bool same_kind(kernel_kind a, kernel_kind b) noexcept {
+    return (a.name().data() == b.name().data() && a.name().size() == b.name().size()) || a == b;
   }
 
   static void require_updatable(model_t m, std::size_t index, const task_info& found, task_type type,

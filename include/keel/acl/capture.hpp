@@ -90,9 +90,9 @@ struct capture_calls : stream_calls {
   }
   // A kernel that stream::launch issued with copyable arguments is recorded
   // for the model (typed_launch) before its body issues its ACL work: the
-  // record and its arguments' descriptions are written in place in the
-  // capture's lists under their lock (launch_records), taken once; the lists
-  // grow amortised, and a callable held in place allocates nothing. A body that throws
+  // record is made outside any lock, then appended to the capture's lists
+  // under their lock (launch_records), taken once; the lists grow amortised,
+  // and a callable held in place allocates nothing. A body that throws
   // leaves its record pairing with no task (as if never recorded).
   template <class F>
   static void captured_launch_kernel(stream_handle s, kernel_kind kind, F&& f) {
@@ -122,31 +122,31 @@ struct capture_calls : stream_calls {
     using args_type = std::tuple<Args...>;
     static constexpr bool typed = std::is_copy_constructible_v<Fn> && std::is_copy_constructible_v<args_type>;
     // Appends the launch's record and its arguments' descriptions to the
-    // capture's lists, written in place under the lists' lock (room made
-    // first, so the appends cannot throw); returns the record's index and
-    // the lists' epoch. Strong guarantee: nothing is recorded when it throws.
+    // capture's lists; returns the record's index and the lists' epoch.
+    // Strong guarantee: nothing is recorded when it throws.
     static std::pair<std::size_t, std::uint64_t> record(launch_records& records,
                                                         const keel::detail::bound_kernel<Fn, Args...>& k,
                                                         acl::stream_handle native) {
       if constexpr (typed) {
-        launch_callable shared;  // a callable not held in place is shared: allocated before the lock
-        if constexpr (!launch_callable::held_in_place<Fn>) shared.hold(k.fn);  // may throw: nothing recorded
-        std::lock_guard<keel::detail::test_and_set_lock> lock(records.m);
-        records.make_room(sizeof...(Args));  // may throw: nothing recorded
-        std::vector<kernel_argument>& arguments = records.arguments;
-        const std::size_t index = records.launches.size();
-        typed_launch& r = records.launches.emplace_back();  // room made: cannot throw
+        typed_launch r;
         r.stream = native;
         r.signature = keel::detail::signature_of<args_type>();
-        if constexpr (launch_callable::held_in_place<Fn>)
-          r.kernel.hold(k.fn);  // in place: cannot throw
-        else
-          r.kernel = std::move(shared);
+        r.kernel.hold(k.fn);  // may throw (a shared callable)
         r.reissue = &reissue;
-        r.first_argument = arguments.size();
         r.argument_count = sizeof...(Args);
-        std::apply([&](const auto&... a) { (arguments.push_back(describe_argument(a)), ...); }, k.args);  // room made
-        return {index, records.epoch};
+        kernel_argument described[sizeof...(Args) + 1];  // + 1: no zero-length array
+        k.describe_arguments([](const auto& a) { return describe_argument(a); }, described);
+        std::lock_guard<keel::detail::test_and_set_lock> lock(records.m);
+        std::vector<kernel_argument>& arguments = records.arguments;
+        r.first_argument = arguments.size();
+        arguments.insert(arguments.end(), described, described + sizeof...(Args));  // may throw: nothing recorded
+        try {
+          records.launches.push_back(std::move(r));
+        } catch (...) {
+          arguments.resize(r.first_argument);
+          throw;
+        }
+        return {records.launches.size() - 1, records.epoch};
       } else {
         (void)records;
         (void)k;

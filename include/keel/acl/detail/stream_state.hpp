@@ -3,7 +3,6 @@
 // queued work uses, and its host callables' reporting thread and error state.
 #pragma once
 
-#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -159,14 +158,6 @@ struct launch_records {
     forget_locked();
     launches.reserve(last_launches);
     arguments.reserve(last_arguments);
-  }
-  // Room for one more launch with @p argument_count arguments, so that
-  // appending them cannot throw. Caller holds m. Strong guarantee (only the
-  // capacities change).
-  void make_room(std::size_t argument_count) {
-    if (launches.size() == launches.capacity()) launches.reserve(launches.size() < 8 ? 16 : 2 * launches.size());
-    const std::size_t used = arguments.size();
-    if (arguments.capacity() - used < argument_count) arguments.reserve(std::max(used + argument_count, 2 * used));
   }
   // The capture ends: the model takes the lists. Throws: nothing.
   void hand_over(std::vector<typed_launch>& to_launches, std::vector<kernel_argument>& to_arguments) noexcept {

@@ -15,7 +15,6 @@
 #include <utility>
 #include <vector>
 
-#include "keel/core/lean_mutex.hpp"
 #include "keel/runtime/types.hpp"
 
 #include "keel/core/config.hpp"
@@ -24,11 +23,6 @@ KEEL_BEGIN_NAMESPACE namespace checked {
 
 template <class Stream>
 struct capture_books;
-
-/// @cond
-// The device books' lock (keel/core/lean_mutex.hpp).
-using books_mutex = keel::detail::lean_mutex;
-/// @endcond
 
 /**
  * @brief The device-wide books: captures in progress and the stream marking
@@ -40,10 +34,7 @@ using books_mutex = keel::detail::lean_mutex;
 template <class Stream>
 struct device_books {
   /// @cond
-  // Guards everything below, and the capture fields of every stream_books /
-  // event_books. Every captured launch takes it for a few dozen
-  // instructions; a lean mutex costs one atomic operation each way there.
-  books_mutex m;
+  std::mutex m;  // guards everything below, and the capture fields of every stream_books / event_books
   std::vector<capture_books<Stream>*> captures;  // in progress, in begin order
   std::atomic<int> strict_captures{0};           // captures in global or thread-local mode (lock-free hint)
   std::atomic<int> capture_count{0};             // captures.size() (lock-free hint)

@@ -3,6 +3,7 @@
 
 #include <keel/core/error.hpp>
 #include <keel/core/mutex_policy.hpp>
+#include <keel/core/test_and_set_lock.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -145,4 +146,36 @@ TEST_CASE("checked_mutex_policy: other threads still wait normally", "[core][mut
   mutex.unlock();
   writer.join();
   CHECK(writer_done.load());
+}
+
+TEST_CASE("test_and_set_lock: try_lock fails while held and succeeds once released, std::scoped_lock takes two",
+          "[core][lock]") {
+  keel::detail::test_and_set_lock a, b;
+  REQUIRE(a.try_lock());
+  CHECK_FALSE(a.try_lock());
+  a.unlock();
+  CHECK(a.try_lock());
+  a.unlock();
+  std::atomic<int> inside{0}, overlaps{0};
+  const auto both = [&](bool reversed) {
+    for (int i = 0; i < 2000; ++i) {
+      if (reversed) {
+        std::scoped_lock locks(b, a);
+        if (inside.fetch_add(1) != 0) ++overlaps;
+        inside.fetch_sub(1);
+      } else {
+        std::scoped_lock locks(a, b);
+        if (inside.fetch_add(1) != 0) ++overlaps;
+        inside.fetch_sub(1);
+      }
+    }
+  };
+  std::thread t1(both, false), t2(both, true);  // opposite orders: std::lock's back-off, no deadlock
+  t1.join();
+  t2.join();
+  CHECK(overlaps == 0);
+  CHECK(a.try_lock());
+  CHECK(b.try_lock());
+  a.unlock();
+  b.unlock();
 }

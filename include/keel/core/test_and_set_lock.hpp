@@ -14,14 +14,19 @@ KEEL_BEGIN_NAMESPACE
 /// @cond
 namespace detail {
 
-// Ownership: none (a lock). Thread safety: lock/unlock from any thread
-// (BasicLockable); not recursive. Exceptions: none. The uncontended
-// acquisition is one exchange, inline; a contended one spins, then yields.
+// Ownership: none (a lock). Thread safety: lock/try_lock/unlock from any
+// thread (Lockable, so std::scoped_lock can take several); not recursive.
+// Exceptions: none. The uncontended acquisition is one exchange, inline; a
+// contended one spins, then yields.
 class test_and_set_lock {
  public:
   void lock() noexcept {
     if (!locked_.exchange(true, std::memory_order_acquire)) return;
     lock_contended();
+  }
+  // Acquires only when free; the load first keeps a failing try from taking the line for writing.
+  bool try_lock() noexcept {
+    return !locked_.load(std::memory_order_relaxed) && !locked_.exchange(true, std::memory_order_acquire);
   }
   void unlock() noexcept { locked_.store(false, std::memory_order_release); }
 

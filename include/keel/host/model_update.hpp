@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <utility>
@@ -201,7 +200,7 @@ struct model_update_calls : native_types {
   // 1,000-task model are larger than malloc's mmap threshold).
   template <class F>
   static void with_task_lists(model_handle target, model_handle source, F&& fn) {
-    const both_locked locks(target, source);
+    std::scoped_lock locks(target->meta_m, source->meta_m);
     fn(target->stream_list, target->task_list, source->stream_list, source->task_list);
   }
 
@@ -258,7 +257,7 @@ struct model_update_calls : native_types {
     // Introspection reports the source's parameters: copied in place (the
     // argument vectors have the sizes of the source's, by the topology, so
     // the copies reuse their storage). The target keeps its streams and groups.
-    const both_locked locks(target, source);
+    std::scoped_lock locks(target->meta_m, source->meta_m);
     for (std::size_t i = 0; i < target->records.size(); ++i) {
       task_record& to = target->records[i];
       const task_record& from_record = source->records[i];
@@ -276,26 +275,6 @@ struct model_update_calls : native_types {
   }
 
  private:
-  // Two models' introspection locks, taken in address order (so two
-  // updates between the same models in opposite directions cannot deadlock).
-  class both_locked {
-   public:
-    both_locked(model_handle a, model_handle b) noexcept
-        : first_(std::less<model_state*>{}(a, b) ? a : b), second_(first_ == a ? b : a) {
-      first_->meta_m.lock();
-      second_->meta_m.lock();
-    }
-    ~both_locked() {
-      second_->meta_m.unlock();
-      first_->meta_m.unlock();
-    }
-    both_locked(const both_locked&) = delete;
-    both_locked& operator=(const both_locked&) = delete;
-
-   private:
-    model_handle first_, second_;
-  };
-
   static const task_record& record_of(model_handle m, std::size_t index) noexcept {
     return m->records[m->task_records[index]];
   }

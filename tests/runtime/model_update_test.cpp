@@ -9,7 +9,9 @@
 // aclmdlRITaskDisable / GetParams / SetParams / aclmdlRIUpdate).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
@@ -163,6 +165,88 @@ TEST_CASE("task update: the commit is in stream order: executions issued before 
   g.open();
   c.s.synchronize();
   CHECK(seen == std::vector<float>{3.0f, 12.0f});
+}
+
+// The commit path reuses what an earlier commit left behind: the table
+// before the last one (the spare) and the replacement kernels it holds,
+// rebuilt in place while at most four changes are staged. Every mix of
+// that reuse with what can break it (an abandoned update after staging, a
+// commit queued behind work on a busy stream, more than four changes at
+// once, a whole-model update in between, a disabled task) must leave each
+// execution running exactly the arguments last committed.
+TEST_CASE("task update: reused tables and replacements run the last committed arguments, whatever the sequence - host",
+          "[runtime][model_update]") {
+  constexpr int kernels = 6;
+  keel::host::stream s{keel_test::test_device()}, u{keel_test::test_device()};
+  float tmp = 1.0f, other = 2.0f;
+  float out[kernels] = {};
+  auto capture_with = [&](float alpha) {
+    keel::host::capture_scope capture{s};
+    for (int k = 0; k < kernels; ++k) s.launch(keel_test::axpy_kind, &keel_test::axpy_kernel, &out[k], &tmp, &other, alpha);
+    return capture.end();
+  };
+  keel::host::model m = capture_with(1.0f);
+  keel::host::model source = capture_with(7.0f);
+  const std::vector<keel::task_info> tasks = m.tasks();
+  std::vector<float> alpha(kernels, 1.0f);  // what each task runs, as committed
+  std::vector<bool> enabled(kernels, true);
+  auto check_run = [&](int step) {
+    for (float& o : out) o = -1.0f;
+    m.execute(s);
+    s.synchronize();
+    for (int k = 0; k < kernels; ++k) {
+      INFO("step " << step << ", task " << k);
+      CHECK(out[k] == (enabled[k] ? tmp + alpha[k] * other : -1.0f));
+    }
+  };
+  std::uint32_t seed = 12345;
+  auto next = [&](std::uint32_t n) {
+    seed = seed * 1664525u + 1013904223u;
+    return (seed >> 8) % n;
+  };
+  for (int step = 0; step < 300; ++step) {
+    const std::uint32_t what = next(10);
+    if (what == 0) {  // a whole-model update from the other capture
+      keel::update_model(m.ref(), source.ref(), u.ref());
+      u.synchronize();
+      std::fill(alpha.begin(), alpha.end(), 7.0f);
+      std::fill(enabled.begin(), enabled.end(), true);
+    } else if (what == 1) {  // staged, then abandoned: nothing changes
+      keel::host::task_update_scope update{m};
+      update.set_arguments(tasks[next(kernels)], &out[0], &tmp, &other, -100.0f);
+      update.cancel();
+    } else {
+      // one change (mostly), or up to six at once (past the four rebuilt in place)
+      const std::uint32_t changes = what < 8 ? 1 : 1 + next(kernels);
+      const bool busy = what == 7;
+      keel_test::gate g;
+      if (busy) g.hold(u.ref());
+      keel::host::task_update_scope update{m};
+      std::vector<float> staged = alpha;
+      std::vector<bool> staged_enabled = enabled;
+      for (std::uint32_t c = 0; c < changes; ++c) {
+        const std::uint32_t k = what == 9 ? c % kernels : next(kernels);
+        if (next(8) == 0) {
+          update.disable(tasks[k]);
+          staged_enabled[k] = false;
+        } else {
+          const float a = static_cast<float>(step * 10 + static_cast<int>(c));
+          update.set_arguments(tasks[k], &out[k], &tmp, &other, a);
+          staged[k] = a;
+          staged_enabled[k] = true;
+        }
+      }
+      update.end(u);
+      if (busy) {
+        check_run(step);  // queued behind the held work: the model still runs what it ran
+        g.open();
+      }
+      u.synchronize();
+      alpha = staged;
+      enabled = staged_enabled;
+    }
+    check_run(step);
+  }
 }
 
 TEST_CASE("task update: a copy takes new addresses (same direction only) and a task can be disabled - host",

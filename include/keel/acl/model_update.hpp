@@ -63,8 +63,8 @@ struct model_update_calls : native_types {
   // signatures): the launch is issued again with them into a capture of its
   // own, whose one kernel task's parameters the task takes at commit. A
   // failure on the way stages nothing.
-  KEEL_DECL static void stage_kernel(model_handle m, std::size_t index, const void* args, const kernel_argument* described,
-                           std::size_t count);
+  KEEL_DECL static void stage_kernel(model_handle m, std::size_t index, const void* args,
+                                     keel::detail::arguments_describer describe_args, std::size_t count);
 
   // Issues the staged changes and aclmdlRIUpdate once @p s has run what was
   // issued to it (executions issued before run the old tasks); null: now.

@@ -115,6 +115,9 @@ KEEL_END_NAMESPACE
 
 /// @cond detail
 #define KEEL_NOINLINE __attribute__((noinline))
+// For the few helpers of a hot path the compiler would otherwise call (a
+// per-task commit is a few hundred instructions: each call's prologue counts).
+#define KEEL_ALWAYS_INLINE inline __attribute__((always_inline))
 // Around the definitions of KEEL_COLD functions: header-only they are
 // `inline` (one definition per program) and `noinline` (never expanded at a
 // call site), which is what keel means; GCC warns that a noinline

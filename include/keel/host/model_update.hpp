@@ -32,8 +32,11 @@ struct model_update_calls : native_types {
     return m->update_claimed.compare_exchange_strong(expected, true, std::memory_order_acquire);
   }
   // Drops what was staged (the entries stay for the next update's reuse).
-  static void end_model_claim(model_handle m) noexcept {
-    for (std::size_t i = 0; i < m->staged_count; ++i) m->staged[i].replacement = ref_ptr<replacement_task>();
+  KEEL_ALWAYS_INLINE static void end_model_claim(model_handle m) noexcept {
+    for (std::size_t i = 0; i < m->staged_count; ++i) {
+      m->staged[i].replacement = ref_ptr<replacement_task>();
+      m->staged[i].in_place = nullptr;
+    }
     m->staged_count = 0;
     m->update_claimed.store(false, std::memory_order_release);
   }
@@ -71,16 +74,21 @@ struct model_update_calls : native_types {
 
   // A kernel rebuilt with new arguments (behind @p args, a std::tuple of the
   // recorded types: the checked layer compared the signatures).
-  static void stage_kernel(model_handle m, std::size_t index, const void* args, const kernel_argument* described,
-                           std::size_t count) {
+  static void stage_kernel(model_handle m, std::size_t index, const void* args,
+                           keel::detail::arguments_describer describe_args, std::size_t count) {
     const task_record& r = record_of(m, index);
-    ref_ptr<replacement_task> replacement = reusable_replacement(m, r.node);
-    r.rebind(base_task(m, r.node), args, replacement->own);  // assigned in place when reused: no allocation
-    replacement->runs = &*replacement->own;
+    replacement_task* in_place = m->staged_count < model_state::in_place_limit ? reusable_in_place(m, r.node) : nullptr;
+    ref_ptr<replacement_task> replacement;
+    if (in_place == nullptr) replacement = ref_ptr<replacement_task>(new replacement_task, ref_ptr<replacement_task>::adopt_tag{});
+    replacement_task& into = in_place != nullptr ? *in_place : *replacement;
+    r.rebind(base_task(m, r.node), args, into.own);  // assigned in place when reused: no allocation
+    into.runs = &*into.own;
     bool fresh = false;
     staged_change& c = entry_for(m, index, fresh);
-    c.arguments.assign(described, described + count);  // reuses the entry's storage; strong when it grows
+    c.arguments.resize(count);  // reuses the entry's storage; strong when it grows
+    describe_args(args, c.arguments.data());
     c.replacement = std::move(replacement);
+    c.in_place = in_place;
     c.disable = false;
     c.copy = copy_params{};
     c.retyped = false;
@@ -95,6 +103,7 @@ struct model_update_calls : native_types {
     bool fresh = false;
     staged_change& c = entry_for(m, index, fresh);
     c.replacement = std::move(replacement);
+    c.in_place = nullptr;
     c.disable = false;
     c.arguments.clear();
     c.copy = copy_params{dst, src, bytes, kind};
@@ -129,6 +138,7 @@ struct model_update_calls : native_types {
     staged_change& c = entry_for(m, index, fresh);
     c.arguments.assign(r.arguments.begin(), r.arguments.end());  // strong when it grows
     c.replacement = std::move(replacement);
+    c.in_place = nullptr;
     c.disable = false;
     c.copy = r.copy;
     c.retyped = true;
@@ -140,6 +150,7 @@ struct model_update_calls : native_types {
     bool fresh = false;
     staged_change& c = entry_for(m, index, fresh);
     c.replacement = ref_ptr<replacement_task>();
+    c.in_place = nullptr;
     c.disable = true;
     c.arguments.clear();
     c.copy = m->task_list[index].copy;  // reported as it was
@@ -160,13 +171,16 @@ struct model_update_calls : native_types {
       const std::uint32_t node = record_of(m, c.task).node;
       t->changed.push_back(node);
       if (!c.disable) {
-        t->base[node] = c.replacement->runs;
-        t->order[node] = c.replacement->runs;
+        const replay_task* runs = c.runs().runs;
+        t->base[node] = runs;
+        t->order[node] = runs;
         auto it = std::find_if(t->owned.begin(), t->owned.end(), [&](const auto& o) { return o.first == node; });
         if (it != t->owned.end()) {
-          it->second = std::move(c.replacement);  // the claim would drop it: no count changes hands
+          // The claim would drop a staged replacement: no count changes
+          // hands; one rebuilt in place is there already (t is the spare).
+          if (it->second.get() != c.in_place) it->second = owning(c);
         } else {
-          t->owned.emplace_back(node, std::move(c.replacement));
+          t->owned.emplace_back(node, owning(c));
         }
       } else {
         t->order[node] = nullptr;
@@ -275,31 +289,41 @@ struct model_update_calls : native_types {
   }
 
  private:
-  static const task_record& record_of(model_handle m, std::size_t index) noexcept {
+  KEEL_ALWAYS_INLINE static const task_record& record_of(model_handle m, std::size_t index) noexcept {
     return m->records[m->task_records[index]];
   }
   // What node @p node runs when enabled: the last committed table's, else the capture's.
-  static const replay_task& base_task(model_handle m, std::uint32_t node) {
+  KEEL_ALWAYS_INLINE static const replay_task& base_task(model_handle m, std::uint32_t node) {
     if (m->latest) return *m->latest->base[node];
     return m->nodes()[node];
   }
-  // The replacement a kernel of node @p node is rebuilt into: the one the
-  // spare table (the table before the last commit's) runs there when no
-  // other table holds it (the last commit replaced it, and the executions
-  // that ran it are over: acquire pairs with their release), else a new one.
-  // The spare is patched at that node before it runs again (start_table).
-  static ref_ptr<replacement_task> reusable_replacement(model_handle m, std::uint32_t node) {
-    if (m->spare && m->spare->sole_reference()) {
+  // The replacement a kernel of node @p node can be rebuilt into in place:
+  // the one the spare table (the table before the last commit's) runs there
+  // when no other table holds it (the last commit replaced it, and the
+  // executions that ran it are over: acquire pairs with their release);
+  // else null (a new one is made). The next commit reuses the spare (no one
+  // can take a new reference to it) and patches it from the last commit's
+  // table (start_table), which changed that node, skipping the staged ones;
+  // an abandoned update leaves the patch to the next. Not when the last
+  // commit was a whole-model update: the spare is then rewritten whole.
+  KEEL_ALWAYS_INLINE static replacement_task* reusable_in_place(model_handle m, std::uint32_t node) {
+    if (m->spare && m->spare->sole_reference() && m->latest && !m->latest->whole) {
       for (const auto& o : m->spare->owned)
-        if (o.first == node && o.second->own && o.second->sole_reference()) return o.second;
+        if (o.first == node && o.second->own && o.second->sole_reference()) return o.second.get();
     }
-    return ref_ptr<replacement_task>(new replacement_task, ref_ptr<replacement_task>::adopt_tag{});
+    return nullptr;
+  }
+  // The staged replacement as its table holds it (one rebuilt in place
+  // gains a count: the table at hand is not the spare that holds it).
+  static ref_ptr<replacement_task> owning(staged_change& c) noexcept {
+    if (c.in_place != nullptr) return ref_ptr<replacement_task>(c.in_place);
+    return std::move(c.replacement);
   }
   // The entry task @p index stages into: its earlier change (a later change
   // of the same task replaces it; fresh == false) or the first unused entry,
   // made here when there is none (the only step that may throw, before any
   // entry changes). taken() counts a fresh entry once it is filled.
-  static staged_change& entry_for(model_handle m, std::size_t index, bool& fresh) {
+  KEEL_ALWAYS_INLINE static staged_change& entry_for(model_handle m, std::size_t index, bool& fresh) {
     for (std::size_t i = 0; i < m->staged_count; ++i) {
       if (m->staged[i].task == index) {
         fresh = false;
@@ -307,6 +331,14 @@ struct model_update_calls : native_types {
       }
     }
     if (m->staged.size() == m->staged_count) m->staged.emplace_back();
+    if (m->staged_count == model_state::in_place_limit) {
+      // Past the limit the next commit patches staged nodes too, which
+      // would overwrite the spare's entries: staged replacements own a count.
+      for (std::size_t i = 0; i < m->staged_count; ++i) {
+        staged_change& e = m->staged[i];
+        if (e.in_place != nullptr) e.replacement = ref_ptr<replacement_task>(std::exchange(e.in_place, nullptr));
+      }
+    }
     fresh = true;
     staged_change& c = m->staged[m->staged_count];
     c.task = index;
@@ -321,7 +353,7 @@ struct model_update_calls : native_types {
   // one. It starts as the last table committed (which may not have been
   // published yet), or as the capture's nodes; a reused table needs only
   // what the last per-task commit changed.
-  static ref_ptr<node_table> start_table(model_handle m) {
+  KEEL_ALWAYS_INLINE static ref_ptr<node_table> start_table(model_handle m) {
     ref_ptr<node_table> t;
     const bool reused = m->spare && m->spare->sole_reference();
     if (reused) {
@@ -349,8 +381,8 @@ struct model_update_calls : native_types {
   // copied (a per-task commit adds or replaces owned entries, never drops
   // one), but for a node the commit at hand changes anyway when it stages
   // a few (then the reused replacement there is not handed back and forth).
-  static ref_ptr<node_table> patched(model_handle m, ref_ptr<node_table> t, const node_table& from) {
-    const bool skip_staged = m->staged_count <= 4;
+  KEEL_ALWAYS_INLINE static ref_ptr<node_table> patched(model_handle m, ref_ptr<node_table> t, const node_table& from) {
+    const bool skip_staged = m->staged_count <= model_state::in_place_limit;
     for (const std::uint32_t node : from.changed) {
       if (skip_staged && staged_here(m, node)) continue;
       t->order[node] = from.order[node];
@@ -369,7 +401,7 @@ struct model_update_calls : native_types {
   // Whether a replacement the claim holder staged (and is committing) is for
   // node @p node: the commit sets all of that node's entries (a disable sets
   // only `order`, so it is not such a change).
-  static bool staged_here(model_handle m, std::uint32_t node) noexcept {
+  KEEL_ALWAYS_INLINE static bool staged_here(model_handle m, std::uint32_t node) noexcept {
     for (std::size_t i = 0; i < m->staged_count; ++i)
       if (!m->staged[i].disable && record_of(m, m->staged[i].task).node == node) return true;
     return false;
@@ -378,21 +410,38 @@ struct model_update_calls : native_types {
   // idle stream (work issued concurrently is ordered after it), else as a
   // control task (it runs in the stream's error state too). A table older
   // than the one published never replaces it.
-  static void publish(model_handle m, stream_handle s, ref_ptr<node_table> table) {
+  //
+  // The last table committed is `latest`, counted by `m->table` when it was
+  // swapped in right away (nothing else replaces m->table with another
+  // table while it is the newest) or by `latest_pending` while its swap is
+  // queued. So on an idle stream no count changes hands: the new table's
+  // goes to m->table, and the replaced one's (the last commit's, or an
+  // older one when that commit's swap is still queued) to the spare.
+  KEEL_ALWAYS_INLINE static void publish(model_handle m, stream_handle s, ref_ptr<node_table> table) {
     table->version = ++m->table_versions;
+    node_table* const committed = table.get();
     if (s == nullptr || s->ring.head() >= s->ring.tail()) {
-      swap_in(m, table);  // no stream (a runtime's synchronous update), or an idle one
+      // No stream (a runtime's synchronous update), or an idle one.
+      ref_ptr<node_table> replaced = swap_in(m, std::move(table));
+      m->spare = m->latest_pending ? std::move(m->latest_pending) : std::move(replaced);
     } else {
       s->submit<true>([keep = ref_ptr<model_state>(m), table]() mutable { swap_in(keep.get(), std::move(table)); });
+      ref_ptr<node_table> previous = m->latest_pending ? std::move(m->latest_pending) : ref_ptr<node_table>(m->latest);
+      m->latest_pending = std::move(table);
+      m->spare = std::move(previous);
     }
-    m->spare = std::exchange(m->latest, std::move(table));
+    m->latest = committed;
   }
-  static void swap_in(model_handle m, ref_ptr<node_table> table) noexcept {
+  // Installs @p table unless a newer one is there; returns the table it
+  // replaced (or @p table itself, when older), released by the caller
+  // outside the lock.
+  KEEL_ALWAYS_INLINE static ref_ptr<node_table> swap_in(model_handle m, ref_ptr<node_table> table) noexcept {
     m->table_m.lock();
     if (!m->table || m->table->version < table->version) std::swap(m->table, table);
     m->table_m.unlock();
     m->has_table.store(true, std::memory_order_release);
-  }  // the table replaced (or the older one given) is released here, outside the lock
+    return table;
+  }
 };
 /// @endcond
 

@@ -157,7 +157,7 @@ class [[nodiscard]] basic_body_capture_scope {
     if (!active_) return;
     cancel();
     detail::report_scope_left_unfinished("keel::body_capture_scope", "the body capture was cancelled",
-                                         std::uncaught_exceptions() > exceptions_);
+                                         std::uncaught_exceptions() > 0);
   }
 
   /** @brief Ends the capture; the body holds the work. @throws keel::error invalid_state (ended already). */
@@ -180,7 +180,6 @@ class [[nodiscard]] basic_body_capture_scope {
   detail::stream_anchor<B> stream_;
   basic_model_ref<B> body_;
   bool active_ = true;
-  int exceptions_ = std::uncaught_exceptions();
 };
 
 /** @brief The conditional layer's handles (see KEEL_RUNTIME_STREAM_ALIASES). */

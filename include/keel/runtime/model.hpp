@@ -362,7 +362,7 @@ class [[nodiscard]] basic_capture_scope {
     if (!active_) return;
     cancel();
     detail::report_scope_left_unfinished("keel::capture_scope", "the capture was discarded",
-                                         std::uncaught_exceptions() > exceptions_);
+                                         std::uncaught_exceptions() > 0);
   }
 
   /**
@@ -396,7 +396,6 @@ class [[nodiscard]] basic_capture_scope {
 
  private:
   detail::stream_anchor<B> stream_;
-  int exceptions_ = std::uncaught_exceptions();
   bool active_ = true;
   std::uint64_t capture_id_ = 0;
   std::shared_ptr<detail::capture_memory_source<B>> source_;

@@ -91,7 +91,7 @@ class [[nodiscard]] basic_model_builder {
     cancel();
     detail::report_scope_left_unfinished("keel::model_builder",
                                          "the half-built model was discarded and its streams unbound",
-                                         std::uncaught_exceptions() > exceptions_);
+                                         std::uncaught_exceptions() > 0);
   }
 
   /** @brief Binds @p s (persistent, unbound, not capturing) as a head stream or one a task activates. */
@@ -152,7 +152,6 @@ class [[nodiscard]] basic_model_builder {
     return detail::handle_of(model_);
   }
   basic_model<B> model_;
-  int exceptions_ = std::uncaught_exceptions();
 };
 
 /**

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -163,6 +164,22 @@ template <class T>
 kernel_argument describe_argument(const T& value) noexcept {
   return detail::argument_describer<T>::describe(value);
 }
+
+/// @cond
+namespace detail {
+// Writes the descriptions of the values of the std::tuple behind @p values
+// to @p out (one per element): what a per-task update hands a backend, which
+// describes the new arguments straight into the storage it keeps them in.
+using arguments_describer = void (*)(const void* values, kernel_argument* out) noexcept;
+template <class Tuple>
+void describe_tuple(const void* values, kernel_argument* out) noexcept {
+  std::apply([out](const auto&... a) {
+    std::size_t i = 0;
+    ((out[i++] = describe_argument(a)), ...);
+  }, *static_cast<const Tuple*>(values));
+}
+}  // namespace detail
+/// @endcond
 
 /**
  * @brief A kernel task's parameters: its kernel kind, the arguments keel

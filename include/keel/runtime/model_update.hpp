@@ -95,7 +95,7 @@ class [[nodiscard]] basic_task_update_scope {
     if (!active_) return;
     cancel();
     detail::report_scope_left_unfinished("keel::task_update_scope", "the update was abandoned, the model is unchanged",
-                                         std::uncaught_exceptions() > exceptions_);
+                                         std::uncaught_exceptions() > 0);
   }
 
   /**
@@ -111,10 +111,7 @@ class [[nodiscard]] basic_task_update_scope {
     require_active("keel::task_update_scope::set_arguments");
     using tuple_type = std::tuple<typename launch_argument<std::decay_t<Args>>::type...>;
     const tuple_type values(launch_argument<std::decay_t<Args>>::store(std::forward<Args>(args))...);
-    kernel_argument described[sizeof...(Args) > 0 ? sizeof...(Args) : 1];
-    std::size_t i = 0;
-    std::apply([&](const auto&... a) { ((described[i++] = describe_argument(a)), ...); }, values);
-    UB::task_update_set_kernel(model_, task, values, described, sizeof...(Args));
+    UB::task_update_set_kernel(model_, task, values, &detail::describe_tuple<tuple_type>, sizeof...(Args));
   }
 
   /**
@@ -174,7 +171,6 @@ class [[nodiscard]] basic_task_update_scope {
     if (!active_) throw_error(errc::invalid_state, api, "the update already ended (end() or cancel())");
   }
   typename B::model_handle model_;
-  int exceptions_ = std::uncaught_exceptions();
   bool active_ = true;
 };
 

@@ -409,7 +409,11 @@ struct has_stream_retain<B, std::void_t<decltype(B::retain_stream(std::declval<t
 // without end() or cancel(), and what its destructor did instead (@p
 // outcome): keel's one rule for every scope, so that an early return is
 // never a silent commit and never silently lost. The code is
-// errc::invalid_state; the message says whether an exception was leaving.
+// errc::invalid_state; the message says whether an exception was leaving
+// (scopes pass std::uncaught_exceptions() > 0 from their destructor rather
+// than compare with a count taken at construction: that count costs a
+// thread-local lookup per scope, a tenth of a per-task update, and only
+// this message depends on it).
 KEEL_COLD KEEL_DECL void report_scope_left_unfinished(const char* api, const char* outcome, bool by_exception) noexcept;
 
 // What a scope holds of its stream: a view whose native record stays valid

@@ -213,7 +213,7 @@ class [[nodiscard]] basic_task_group_scope {
     cancel();
     detail::report_scope_left_unfinished("keel::task_group_scope",
                                          "the group was closed with what was marked, without a handle",
-                                         std::uncaught_exceptions() > exceptions_);
+                                         std::uncaught_exceptions() > 0);
   }
   /** @brief Closes the group and returns its handle. @throws keel::error invalid_state when already ended or cancelled. */
   [[nodiscard]] basic_task_group<B> end() {
@@ -235,7 +235,6 @@ class [[nodiscard]] basic_task_group_scope {
 
  private:
   detail::stream_anchor<B> stream_;
-  int exceptions_ = std::uncaught_exceptions();
   bool active_ = true;
 };
 
@@ -276,7 +275,7 @@ class [[nodiscard]] basic_update_scope {
     if (!active_) return;
     cancel();
     detail::report_scope_left_unfinished("keel::update_scope", "the update was abandoned, the group is unchanged",
-                                         std::uncaught_exceptions() > exceptions_);
+                                         std::uncaught_exceptions() > 0);
   }
   /**
    * @brief Checks the replacement and commits it in stream order; the scope
@@ -301,7 +300,6 @@ class [[nodiscard]] basic_update_scope {
 
  private:
   detail::stream_anchor<B> stream_;
-  int exceptions_ = std::uncaught_exceptions();
   bool active_ = true;
 };
 

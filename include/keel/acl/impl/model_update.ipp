@@ -57,8 +57,8 @@ KEEL_DECL auto model_update_calls::kernel_signature(model_handle m, std::size_t 
   return launch->signature;
 }
 
-KEEL_DECL void model_update_calls::stage_kernel(model_handle m, std::size_t index, const void* args, const kernel_argument* described,
-                           std::size_t count) {
+KEEL_DECL void model_update_calls::stage_kernel(model_handle m, std::size_t index, const void* args,
+                                                keel::detail::arguments_describer describe_args, std::size_t count) {
   launch_callable kernel;  // a copy: the model's records are not read outside launch_m
   void (*reissue)(const void*, device&, acl::stream_handle, const void*) = nullptr;
   {
@@ -112,7 +112,8 @@ KEEL_DECL void model_update_calls::stage_kernel(model_handle m, std::size_t inde
          (kernels != 1 ? "issued " : "issued another kernel function"),
          (kernels != 1 ? std::to_string(kernels) + " kernel tasks instead of one" : std::string()),
          "; the task is unchanged"});
-  model_box::staged_launch staged{index, std::vector<kernel_argument>(described, described + count), std::move(source)};
+  model_box::staged_launch staged{index, std::vector<kernel_argument>(count), std::move(source)};
+  describe_args(args, staged.arguments.data());
   drop_staged_launch(m, index);
   m->staged_launches.reserve(m->staged_launches.size() + 1);
   stage(m, task, issued);

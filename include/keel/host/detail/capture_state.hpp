@@ -104,6 +104,13 @@ struct staged_change {
   std::size_t task = 0;  // index into the model's task_list
   bool disable = false;  // the change disables the task (no replacement)
   ref_ptr<replacement_task> replacement;  // the commit moves it into its table
+  // Or (replacement null) the spare table's own replacement for the node,
+  // rebuilt in place and held by that table alone: the commit reuses the
+  // spare, so no count changes hands. Only while at most
+  // model_state::in_place_limit changes are staged (patching the spare then
+  // skips every staged node; a fifth change makes these owning).
+  replacement_task* in_place = nullptr;
+  replacement_task& runs() const noexcept { return in_place != nullptr ? *in_place : *replacement; }
   std::vector<kernel_argument> arguments;  // a kernel's new arguments
   copy_params copy;                        // a copy's new parameters
   // A task that takes another model's task (stage_from): its argument types go with it.
@@ -173,10 +180,14 @@ struct model_state : ref_counted {
   std::atomic<bool> update_claimed{false};
   std::vector<staged_change> staged;
   std::size_t staged_count = 0;
+  static constexpr std::size_t in_place_limit = 4;
   std::atomic<bool> has_table{false};
   spin_lock table_m;
   ref_ptr<node_table> table;
-  ref_ptr<node_table> latest;  // the last table committed (claim holder only)
+  // The last table committed (claim holder only), counted by `table` once
+  // swapped in, by `latest_pending` while its swap is queued (publish()).
+  node_table* latest = nullptr;
+  ref_ptr<node_table> latest_pending;
   ref_ptr<node_table> spare;   // the table latest superseded, reused once no one holds it (claim holder only)
   std::uint64_t table_versions = 0;  // claim holder only
   ref_ptr<node_table> current_table() {

@@ -56,7 +56,7 @@ namespace detail {
 template <class N>
 using stage_kernel_call = decltype(N::stage_kernel(std::declval<typename N::model_handle>(), std::size_t{},
                                                    static_cast<const void*>(nullptr),
-                                                   static_cast<const kernel_argument*>(nullptr), std::size_t{}));
+                                                   ::keel::detail::arguments_describer{}, std::size_t{}));
 template <class N>
 using stage_copy_call = decltype(N::stage_copy(std::declval<typename N::model_handle>(), std::size_t{}, nullptr,
                                                nullptr, std::size_t{}, copy_kind{}, nullptr, nullptr));
@@ -81,7 +81,7 @@ struct model_updates {
 
   template <class Tuple>
   static void task_update_set_kernel(model_t m, const task_info& task, const Tuple& args,
-                                     const kernel_argument* described, std::size_t count) {
+                                     ::keel::detail::arguments_describer describe_args, std::size_t count) {
     static constexpr const char* api = "keel::task_update_scope::set_arguments";
     std::size_t index = 0;
     const task_info& found = locate_claimed(m, task, api, index);
@@ -93,11 +93,11 @@ struct model_updates {
                                        {describe(m, found),
                                         " was not launched through stream::launch with copyable arguments: "
                                         "its arguments cannot be replaced; the task is unchanged"});
-      if (signature != keel::detail::signature_of<Tuple>()) refuse_arguments(m, found, described, count);
-      N::stage_kernel(m, index, &args, described, count);
+      if (signature != keel::detail::signature_of<Tuple>()) refuse_arguments(m, found, &args, describe_args, count);
+      N::stage_kernel(m, index, &args, describe_args, count);
     } else {
       (void)args;
-      (void)described;
+      (void)describe_args;
       (void)count;
       ::keel::detail::throw_composed(
           errc::invalid_parameter, api,
@@ -274,8 +274,11 @@ struct model_updates {
 
   // The first argument whose type differs (or the counts): out of line, so
   // building the message costs the accepted path nothing.
-  static void refuse_arguments(model_t m, const task_info& found, const kernel_argument* given, std::size_t count) {
+  static void refuse_arguments(model_t m, const task_info& found, const void* args,
+                               ::keel::detail::arguments_describer describe_args, std::size_t count) {
     static constexpr const char* api = "keel::task_update_scope::set_arguments";
+    std::vector<kernel_argument> given(count);
+    describe_args(args, given.data());
     const std::size_t recorded = found.kernel.argument_count;
     if (count != recorded)
       ::keel::detail::throw_composed(errc::invalid_parameter, api,

@@ -199,6 +199,22 @@ TEST_CASE("task update: reused tables and replacements run the last committed ar
       CHECK(out[k] == (enabled[k] ? tmp + alpha[k] * other : -1.0f));
     }
   };
+  // First a fixed sequence: one task set, disabled, then set again and
+  // again (the last commits reuse the table that had it disabled).
+  for (int step = 0; step < 6; ++step) {
+    keel::host::task_update_scope update{m};
+    if (step == 1) {
+      update.disable(tasks[2]);
+      enabled[2] = false;
+    } else {
+      update.set_arguments(tasks[2], &out[2], &tmp, &other, 3.0f + static_cast<float>(step));
+      alpha[2] = 3.0f + static_cast<float>(step);
+      enabled[2] = true;
+    }
+    update.end(u);
+    u.synchronize();
+    check_run(-step);
+  }
   std::uint32_t seed = 12345;
   auto next = [&](std::uint32_t n) {
     seed = seed * 1664525u + 1013904223u;
@@ -247,6 +263,26 @@ TEST_CASE("task update: reused tables and replacements run the last committed ar
     }
     check_run(step);
   }
+}
+
+// A commit on a busy stream queues its swap, which the stream may run
+// before end() returns: the commit must hold what it keeps of the last
+// table before queueing (under AddressSanitizer a late hold is a
+// use-after-free). Commits alternate between a draining stream and an idle one.
+TEST_CASE("task update: commits whose queued swap runs at once keep the tables they reuse - host",
+          "[runtime][model_update]") {
+  captured c(1.0f);
+  keel::host::stream busy{keel_test::test_device()}, idle{keel_test::test_device()};
+  float last = 1.0f;
+  for (int i = 0; i < 20000; ++i) {
+    busy.launch_host([] {});  // the stream has work: the commit queues its swap behind it
+    keel::host::task_update_scope update{c.m};
+    last = static_cast<float>(i % 7);
+    update.set_arguments(c.kernel(), &c.out, &c.tmp, &c.other, last);
+    update.end(i % 3 == 0 ? idle : busy);
+  }
+  busy.synchronize();
+  CHECK(c.run() == 1.0f + 2.0f * last);
 }
 
 TEST_CASE("task update: a copy takes new addresses (same direction only) and a task can be disabled - host",

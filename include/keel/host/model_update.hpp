@@ -164,28 +164,8 @@ struct model_update_calls : native_types {
       model_handle m;
       ~finish() { end_model_claim(m); }
     } done{m};
-    ref_ptr<node_table> t = start_table(m);
-    t->changed.clear();  // a throw below (growing a vector) abandons the update: t is dropped, nothing published
-    for (std::size_t i = 0; i < m->staged_count; ++i) {
-      staged_change& c = m->staged[i];
-      const std::uint32_t node = record_of(m, c.task).node;
-      t->changed.push_back(node);
-      if (!c.disable) {
-        const replay_task* runs = c.runs().runs;
-        t->base[node] = runs;
-        t->order[node] = runs;
-        auto it = std::find_if(t->owned.begin(), t->owned.end(), [&](const auto& o) { return o.first == node; });
-        if (it != t->owned.end()) {
-          // The claim would drop a staged replacement: no count changes
-          // hands; one rebuilt in place is there already (t is the spare).
-          if (it->second.get() != c.in_place) it->second = owning(c);
-        } else {
-          t->owned.emplace_back(node, owning(c));
-        }
-      } else {
-        t->order[node] = nullptr;
-      }
-    }
+    ref_ptr<node_table> t = m->staged_count == 1 ? spare_for_one_in_place(m) : ref_ptr<node_table>();
+    if (!t) t = table_for_staged(m);
     t->whole = false;
     publish(m, s, std::move(t));
     // What introspection reports: the staged descriptions move in (nothing below throws).
@@ -289,6 +269,54 @@ struct model_update_calls : native_types {
   }
 
  private:
+  // The table a per-task commit publishes: the spare (or a new table) made
+  // what the last commit published, with the staged changes set.
+  static ref_ptr<node_table> table_for_staged(model_handle m) {
+    ref_ptr<node_table> t = start_table(m);
+    t->changed.clear();  // a throw below (growing a vector) abandons the update: t is dropped, nothing published
+    for (std::size_t i = 0; i < m->staged_count; ++i) {
+      staged_change& c = m->staged[i];
+      const std::uint32_t node = record_of(m, c.task).node;
+      t->changed.push_back(node);
+      if (!c.disable) {
+        const replay_task* runs = c.runs().runs;
+        t->base[node] = runs;
+        t->order[node] = runs;
+        auto it = std::find_if(t->owned.begin(), t->owned.end(), [&](const auto& o) { return o.first == node; });
+        if (it != t->owned.end()) {
+          // The claim would drop a staged replacement: no count changes
+          // hands; one rebuilt in place is there already (t is the spare).
+          if (it->second.get() != c.in_place) it->second = owning(c);
+        } else {
+          t->owned.emplace_back(node, owning(c));
+        }
+      } else {
+        t->order[node] = nullptr;
+      }
+    }
+    return t;
+  }
+  // The commit that changes one kernel again and again (a runner's
+  // per-step update): when the last commit changed that node alone and the
+  // staged kernel was rebuilt in place in the spare, the spare is the last
+  // commit's table but at that node (that commit published the spare with
+  // its changes set), so setting the node makes it this commit's table.
+  // Null when that does not hold (table_for_staged then does it all).
+  KEEL_ALWAYS_INLINE static ref_ptr<node_table> spare_for_one_in_place(model_handle m) noexcept {
+    const staged_change& c = m->staged[0];
+    const node_table* from = m->latest;
+    if (c.in_place == nullptr || from == nullptr || from->whole || from->changed.size() != 1 || !m->spare ||
+        m->spare->changed.empty() || !m->spare->sole_reference())
+      return ref_ptr<node_table>();
+    const std::uint32_t node = record_of(m, c.task).node;
+    if (from->changed[0] != node) return ref_ptr<node_table>();
+    ref_ptr<node_table> t = std::move(m->spare);  // its owned entry at node is c.in_place (reusable_in_place)
+    t->changed.resize(1);                         // not empty before: no allocation
+    t->changed[0] = node;
+    t->base[node] = c.in_place->runs;
+    t->order[node] = c.in_place->runs;
+    return t;
+  }
   KEEL_ALWAYS_INLINE static const task_record& record_of(model_handle m, std::size_t index) noexcept {
     return m->records[m->task_records[index]];
   }
@@ -425,8 +453,11 @@ struct model_update_calls : native_types {
       ref_ptr<node_table> replaced = swap_in(m, std::move(table));
       m->spare = m->latest_pending ? std::move(m->latest_pending) : std::move(replaced);
     } else {
+      // The last table's count, taken before the swap is queued: the stream
+      // may run it at once and drop the table m->table held.
+      ref_ptr<node_table> previous = m->latest_pending ? ref_ptr<node_table>() : ref_ptr<node_table>(m->latest);
       s->submit<true>([keep = ref_ptr<model_state>(m), table]() mutable { swap_in(keep.get(), std::move(table)); });
-      ref_ptr<node_table> previous = m->latest_pending ? std::move(m->latest_pending) : ref_ptr<node_table>(m->latest);
+      if (m->latest_pending) previous = std::move(m->latest_pending);
       m->latest_pending = std::move(table);
       m->spare = std::move(previous);
     }

@@ -135,7 +135,7 @@ struct capture_calls : stream_calls {
         r.reissue = &reissue;
         r.argument_count = sizeof...(Args);
         kernel_argument described[sizeof...(Args) + 1];  // + 1: no zero-length array
-        k.describe_arguments([](const auto& a) { return describe_argument(a); }, described);
+        keel::detail::describe_values(k.args, described);
         std::lock_guard<keel::detail::test_and_set_lock> lock(records.m);
         std::vector<kernel_argument>& arguments = records.arguments;
         r.first_argument = arguments.size();

@@ -202,7 +202,7 @@ struct capture_calls : native_types {
   static void describe_kernel(task_record& record, const F& f) {
     if constexpr (has_argument_count<std::decay_t<F>>::value) {
       record.arguments.resize(std::decay_t<F>::argument_count);
-      f.describe_arguments([](const auto& a) { return describe_argument(a); }, record.arguments.data());
+      keel::detail::describe_values(f.args, record.arguments.data());
       rebinding<std::decay_t<F>>::note(record);
     } else {
       (void)record;

@@ -440,9 +440,9 @@ struct model_update_calls : native_types {
   // than the one published never replaces it.
   //
   // The last table committed is `latest`, counted by `m->table` when it was
-  // swapped in right away (nothing else replaces m->table with another
-  // table while it is the newest) or by `latest_pending` while its swap is
-  // queued. So on an idle stream no count changes hands: the new table's
+  // swapped in right away (only a newer table replaces it there: the next
+  // commit's, which may be swapped in by its stream the moment it is
+  // queued) or by `latest_pending` while its swap is queued. So on an idle stream no count changes hands: the new table's
   // goes to m->table, and the replaced one's (the last commit's, or an
   // older one when that commit's swap is still queued) to the spare.
   KEEL_ALWAYS_INLINE static void publish(model_handle m, stream_handle s, ref_ptr<node_table> table) {

@@ -167,16 +167,23 @@ kernel_argument describe_argument(const T& value) noexcept {
 
 /// @cond
 namespace detail {
-// Writes the descriptions of the values of the std::tuple behind @p values
-// to @p out (one per element): what a per-task update hands a backend, which
-// describes the new arguments straight into the storage it keeps them in.
-using arguments_describer = void (*)(const void* values, kernel_argument* out) noexcept;
-template <class Tuple>
-void describe_tuple(const void* values, kernel_argument* out) noexcept {
+// Writes one description per value of @p values to out[0 .. sizeof...(Ts)):
+// what a capture records of a launch's arguments, and what a per-task
+// update stages.
+template <class... Ts>
+void describe_values(const std::tuple<Ts...>& values, kernel_argument* out) noexcept {
   std::apply([out](const auto&... a) {
     std::size_t i = 0;
     ((out[i++] = describe_argument(a)), ...);
-  }, *static_cast<const Tuple*>(values));
+  }, values);
+}
+// The same for the std::tuple behind @p values: what a per-task update hands
+// a backend, which describes the new arguments straight into the storage it
+// keeps them in.
+using arguments_describer = void (*)(const void* values, kernel_argument* out) noexcept;
+template <class Tuple>
+void describe_tuple(const void* values, kernel_argument* out) noexcept {
+  describe_values(*static_cast<const Tuple*>(values), out);
 }
 }  // namespace detail
 /// @endcond

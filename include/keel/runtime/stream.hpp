@@ -117,8 +117,8 @@ void replace_owned(H& slot, H next) noexcept {
 }
 
 // A launched kernel with its arguments, as a backend receives it: callable
-// as f(ctx), and able to describe its arguments (keel/runtime/model_tasks.hpp)
-// to a backend that records them for introspection.
+// as f(ctx); a backend that records the arguments for introspection
+// describes `args` (keel::detail::describe_values, keel/runtime/model_tasks.hpp).
 template <class Fn, class... Args>
 struct bound_kernel {
   Fn fn;
@@ -127,11 +127,6 @@ struct bound_kernel {
   template <class Context>
   void operator()(Context& ctx) const {
     std::apply([&](const auto&... a) { fn(ctx, a...); }, args);
-  }
-  // Writes one description per argument to out[0 .. argument_count).
-  template <class Describe, class Out>
-  void describe_arguments(Describe describe, Out* out) const {
-    std::apply([&](const auto&... a) { ((*out++ = describe(a)), ...); }, args);
   }
 };
 

@@ -223,3 +223,47 @@ TEST_CASE("host stream: a device with a spin budget of 0 never spins, and every 
   b.synchronize();
   CHECK(seen == 1);
 }
+
+TEST_CASE("host event: on an idle stream a record, signal or reset takes effect before the call returns, on a busy "
+          "one in its turn",
+          "[runtime][event][host]") {
+  keel::host::device& dev = test_device();
+  keel::host::stream s{dev}, waiting{dev};
+  keel::host::event e{dev}, x{dev, keel::event_flags::external};
+  s.synchronize();  // idle: every task issued to it has finished
+  e.record(s);
+  CHECK(e.query());  // complete already, no hop through the worker
+  x.record(s);
+  CHECK(x.query());  // signalled already
+  s.reset_event(x);
+  CHECK_FALSE(x.query());
+
+  // Busy: a host task holds the stream, and what is issued after it waits for it.
+  std::atomic<bool> go{false};
+  s.launch_host([&go] {
+    while (!go.load()) std::this_thread::yield();
+  });
+  e.record(s);
+  x.record(s);
+  CHECK_FALSE(e.query());
+  CHECK_FALSE(x.query());
+  waiting.wait(x);  // an execution's fence, released by the signal in its turn
+  std::atomic<int> after{0};
+  waiting.launch_host([&after] { after = 1; });
+  go = true;
+  waiting.synchronize();
+  CHECK(after.load() == 1);
+  s.synchronize();
+  CHECK(e.query());
+  CHECK(x.query());
+
+  // A signal from an idle stream releases a waiting stream without the signalling stream's worker.
+  s.reset_event(x);
+  CHECK_FALSE(x.query());
+  waiting.wait(x);
+  waiting.launch_host([&after] { after = 2; });
+  s.synchronize();
+  x.record(s);
+  waiting.synchronize();
+  CHECK(after.load() == 2);
+}

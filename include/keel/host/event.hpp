@@ -36,13 +36,18 @@ struct event_calls : native_types {
   static event_flags flags_of(event_handle e) noexcept { return e->flags; }
   static device_type& device_of(event_handle e) noexcept { return e->dev->facade(); }
 
+  // On an idle stream (stream_state::idle) the record completes, or the
+  // signal is given, at once on the caller's thread: a waiter on another
+  // stream goes on without a hop through this stream's worker (the graph
+  // runner's fenced update signals from an idle update stream every step).
   static void record(event_handle e, stream_handle s) {
-    ref_ptr<event_state> ev(e);
     if (e->flags == event_flags::external) {
-      s->submit<true>([ev] { ev->signal(); });
+      if (s->idle()) return e->signal();
+      s->submit<true>([ev = ref_ptr<event_state>(e)] { ev->signal(); });
     } else {
       ref_ptr<record_mark> mark = e->begin_record();
-      s->submit<true>([ev, mark] { ev->complete(*mark); });
+      if (s->idle()) return e->complete(*mark);
+      s->submit<true>([ev = ref_ptr<event_state>(e), mark] { ev->complete(*mark); });
     }
   }
 
@@ -64,7 +69,10 @@ struct event_calls : native_types {
   static auto reset_task(event_handle e) {
     return [ev = ref_ptr<event_state>(e)] { ev->signalled.store(false, std::memory_order_seq_cst); };
   }
-  static void reset(stream_handle s, event_handle e) { s->submit<true>(reset_task(e)); }
+  static void reset(stream_handle s, event_handle e) {
+    if (s->idle()) return e->signalled.store(false, std::memory_order_seq_cst);  // as record()
+    s->submit<true>(reset_task(e));
+  }
 
   static bool query(event_handle e) {
     if (e->flags == event_flags::external) return e->signalled.load(std::memory_order_acquire);

@@ -448,7 +448,7 @@ struct model_update_calls : native_types {
   KEEL_ALWAYS_INLINE static void publish(model_handle m, stream_handle s, ref_ptr<node_table> table) {
     table->version = ++m->table_versions;
     node_table* const committed = table.get();
-    if (s == nullptr || s->ring.head() >= s->ring.tail()) {
+    if (s == nullptr || s->idle()) {
       // No stream (a runtime's synchronous update), or an idle one.
       ref_ptr<node_table> replaced = swap_in(m, std::move(table));
       m->spare = m->latest_pending ? std::move(m->latest_pending) : std::move(replaced);

@@ -146,7 +146,7 @@ struct stream_calls : native_types {
       ::keel::detail::throw_composed(errc::task_failed, "keel::stream::query",
                                      {s->describe(), ": a task failed: ", message});
     }
-    return s->ring.head() >= s->ring.tail();
+    return s->idle();
   }
 
 

@@ -80,7 +80,7 @@ struct task_group_calls : native_types {
     // already reached the end of this update: the swap takes effect here,
     // with no enqueue. Work another thread issues concurrently is ordered
     // after it, as if issued after end() returned.
-    if (s->ring.head() >= s->ring.tail()) {
+    if (s->idle()) {
       g->publish_and_end_claim();
       done.g = nullptr;  // ended (and g possibly deleted)
       return;

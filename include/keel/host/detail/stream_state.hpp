@@ -71,6 +71,13 @@ struct stream_state : ref_counted {
   model_state* capture_into = nullptr;
   std::thread worker;
 
+  // Every task issued to the stream so far has finished: the stream has
+  // already reached a point issued now, so a control task (an event record,
+  // signal or reset; a group's swap) can take effect on the caller's thread
+  // with no enqueue and no worker wake-up. Work another thread issues
+  // concurrently is ordered after it, as if issued after the call returned.
+  bool idle() const noexcept { return ring.head() >= ring.tail(); }
+
   // Returns the task's index in the stream.
   template <bool Control, class F>
   std::uint64_t submit(F&& f) {

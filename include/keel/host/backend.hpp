@@ -79,7 +79,9 @@ struct native : stream_calls, event_calls, memory_calls, capture_calls, task_gro
  *   finishes the destruction.
  * - A wait waits for the record that was the event's last one when the wait
  *   was issued; query() and synchronize() refer to the last record at the
- *   call. A model whose task throws (or whose execution meets the stream in
+ *   call. On an idle stream (every task issued to it has finished) a
+ *   record, an external event's signal and its reset take effect before
+ *   the call returns, on the calling thread. A model whose task throws (or whose execution meets the stream in
  *   its error state) skips its remaining work but still runs its event
  *   operations.
  * - Streams, events and models share the device's state: destroying the

@@ -38,7 +38,6 @@
 #include <benchmark/benchmark.h>
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <vector>
 
@@ -47,6 +46,7 @@
 #include "keel/acl/ops.hpp"
 #include "keel/ops/executor_cache.hpp"
 #include "keel/ops/launch.hpp"
+#include "step_timing.hpp"
 
 namespace {
 
@@ -234,7 +234,7 @@ struct acl_graph_runner {
     main_stream.synchronize();
     update_stream.synchronize();
   }
-  float first() { return run.first(); }
+  float observed() { return run.first(); }
 };
 
 // Eager, uncached: phase one for every call.
@@ -250,7 +250,7 @@ struct acl_eager_uncached {
     }
   }
   void finish() { s.synchronize(); }
-  float first() { return run.first(); }
+  float observed() { return run.first(); }
 };
 
 // Eager through keel's executor cache: phase one only for the new alpha.
@@ -264,42 +264,21 @@ struct acl_eager_cached {
     for (int i = 0; i < runner_tasks; ++i) run.exec(cache, i, i == 0 ? alpha : 1.0f);
   }
   void finish() { s.synchronize(); }
-  float first() { return run.first(); }
+  float observed() { return run.first(); }
 };
 
-template <class Runner>
-void acl_whole_step(benchmark::State& state) {
-  Runner r;
-  for (auto _ : state) {
-    r.issue();
-    r.finish();
-  }
-  state.counters["x"] = static_cast<double>(r.first());
-}
-// The calls up to their return, timed by hand; the wait for the work is not timed.
-template <class Runner>
-void acl_issue_only(benchmark::State& state) {
-  Runner r;
-  for (auto _ : state) {
-    const auto start = std::chrono::steady_clock::now();
-    r.issue();
-    const auto stop = std::chrono::steady_clock::now();
-    r.finish();
-    state.SetIterationTime(std::chrono::duration<double>(stop - start).count());
-  }
-  state.counters["x"] = static_cast<double>(r.first());
-}
-
-void BM_acl_graph_runner_step(benchmark::State& state) { acl_whole_step<acl_graph_runner>(state); }
+void BM_acl_graph_runner_step(benchmark::State& state) { keel_bench::whole_step<acl_graph_runner>(state); }
 BENCHMARK(BM_acl_graph_runner_step)->UseRealTime();
-void BM_acl_graph_runner_eager_uncached(benchmark::State& state) { acl_whole_step<acl_eager_uncached>(state); }
+void BM_acl_graph_runner_eager_uncached(benchmark::State& state) { keel_bench::whole_step<acl_eager_uncached>(state); }
 BENCHMARK(BM_acl_graph_runner_eager_uncached)->UseRealTime();
-void BM_acl_graph_runner_eager_cached_baseline(benchmark::State& state) { acl_whole_step<acl_eager_cached>(state); }
+void BM_acl_graph_runner_eager_cached_baseline(benchmark::State& state) {
+  keel_bench::whole_step<acl_eager_cached>(state);
+}
 BENCHMARK(BM_acl_graph_runner_eager_cached_baseline)->UseRealTime();
-void BM_acl_graph_runner_step_issue(benchmark::State& state) { acl_issue_only<acl_graph_runner>(state); }
+void BM_acl_graph_runner_step_issue(benchmark::State& state) { keel_bench::issue_only<acl_graph_runner>(state); }
 BENCHMARK(BM_acl_graph_runner_step_issue)->UseManualTime();
 void BM_acl_graph_runner_eager_cached_issue_baseline(benchmark::State& state) {
-  acl_issue_only<acl_eager_cached>(state);
+  keel_bench::issue_only<acl_eager_cached>(state);
 }
 BENCHMARK(BM_acl_graph_runner_eager_cached_issue_baseline)->UseManualTime();
 

@@ -18,13 +18,13 @@
 // what a replay saves, which is what the gate holds.
 #include <benchmark/benchmark.h>
 
-#include <chrono>
 #include <cstddef>
 #include <memory>
 
 #include "harness.hpp"
 #include "keel/host/host.hpp"
 #include "keel/host/memory_pool.hpp"
+#include "step_timing.hpp"
 
 namespace {
 
@@ -110,6 +110,7 @@ struct graph_runner {
     main_stream.synchronize();
     update_stream.synchronize();
   }
+  float observed() const { return *x; }
 };
 
 // The same 200 kernels issued eagerly, the first with the step's alpha.
@@ -126,40 +127,16 @@ struct eager_runner {
     for (int i = 1; i < model_tasks; ++i) main_stream.launch(step_kind, &step_kernel, x);
   }
   void finish() { main_stream.synchronize(); }
+  float observed() const { return *x; }
 };
 
-// A whole step: issue, then wait for the work.
-template <class Runner>
-void whole_step(benchmark::State& state) {
-  Runner run;
-  for (auto _ : state) {
-    run.issue();
-    run.finish();
-  }
-  state.counters["x"] = static_cast<double>(*run.x);
-}
-// What issuing a step costs the runner's thread: the calls up to their
-// return, timed by hand; the wait for the work that follows is not timed.
-template <class Runner>
-void issue_only(benchmark::State& state) {
-  Runner run;
-  for (auto _ : state) {
-    const auto start = std::chrono::steady_clock::now();
-    run.issue();
-    const auto stop = std::chrono::steady_clock::now();
-    run.finish();
-    state.SetIterationTime(std::chrono::duration<double>(stop - start).count());
-  }
-  state.counters["x"] = static_cast<double>(*run.x);
-}
-
-void BM_graph_runner_step(benchmark::State& state) { whole_step<graph_runner>(state); }
+void BM_graph_runner_step(benchmark::State& state) { keel_bench::whole_step<graph_runner>(state); }
 BENCHMARK(BM_graph_runner_step)->UseRealTime();
-void BM_graph_runner_eager_baseline(benchmark::State& state) { whole_step<eager_runner>(state); }
+void BM_graph_runner_eager_baseline(benchmark::State& state) { keel_bench::whole_step<eager_runner>(state); }
 BENCHMARK(BM_graph_runner_eager_baseline)->UseRealTime();
-void BM_graph_runner_step_issue(benchmark::State& state) { issue_only<graph_runner>(state); }
+void BM_graph_runner_step_issue(benchmark::State& state) { keel_bench::issue_only<graph_runner>(state); }
 BENCHMARK(BM_graph_runner_step_issue)->UseManualTime();
-void BM_graph_runner_eager_issue_baseline(benchmark::State& state) { issue_only<eager_runner>(state); }
+void BM_graph_runner_eager_issue_baseline(benchmark::State& state) { keel_bench::issue_only<eager_runner>(state); }
 BENCHMARK(BM_graph_runner_eager_issue_baseline)->UseManualTime();
 
 }  // namespace
@@ -173,4 +150,5 @@ KEEL_BENCH_OVERHEAD("BM_pool_hit", "BM_empty_loop_baseline/real_time", 40, 0);  
 // step is informational.
 KEEL_BENCH_COMPARE("BM_graph_runner_step_issue", "BM_graph_runner_eager_issue_baseline",
                    ">= 10 (issuing a step is at most 1/10 of issuing it eagerly)");
-KEEL_BENCH_COMPARE("BM_graph_runner_step", "BM_graph_runner_eager_baseline", "informational: whole step, with the wait");
+KEEL_BENCH_COMPARE("BM_graph_runner_step", "BM_graph_runner_eager_baseline",
+                   "informational: whole step, with the wait");

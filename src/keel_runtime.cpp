@@ -10,7 +10,7 @@
 // owns one, so unloading a plugin never takes a vtable, a default handler
 // or a device's worker code with it.
 #include "keel/core/error.hpp"
-#include "keel/host/detail/fence.hpp"
+#include "keel/core/asymmetric_fence.hpp"
 #include "keel/host/device.hpp"
 #if defined(KEEL_RUNTIME_WITH_PLUGIN)
 #include "keel/plugin/library_lease.hpp"
@@ -46,7 +46,7 @@ keel::host::device& keel::host::detail::process_default_device() {
   return instance;
 }
 
-const bool& keel::host::detail::process_fence_registration() noexcept {
+const bool& keel::detail::process_fence_registration() noexcept {
   static const bool registered = asymmetric_fence::register_process();
   return registered;
 }

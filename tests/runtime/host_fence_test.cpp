@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The host backend's sleep/wake hand-off (keel/host/detail/fence.hpp): a task
+// The host backend's sleep/wake hand-off (keel/core/asymmetric_fence.hpp): a task
 // published with only a compiler barrier must still wake a worker that is
 // going to sleep. Under ThreadSanitizer the hand-off uses seq_cst operations
 // instead, so the CI's tsan build covers that path and the others cover the
@@ -13,11 +13,11 @@
 #include <thread>
 #include <vector>
 
-#include "keel/host/detail/fence.hpp"
+#include "keel/core/asymmetric_fence.hpp"
 #include "keel/host/detail/task.hpp"
 #include "test_support.hpp"
 
-using keel::host::detail::asymmetric_fence;
+using keel::detail::asymmetric_fence;
 
 namespace {
 // A two-thread rendezvous for litmus rounds: both sides spin on one counter.
@@ -41,7 +41,7 @@ TEST_CASE("host fence: a compiler barrier on one side and membarrier on the othe
     // off only where it must be (ThreadSanitizer, or a kernel or seccomp
     // filter that refuses the command).
     CHECK_FALSE(keel::host::detail::task_ring().light_publish());
-#if !defined(KEEL_HOST_DETAIL_TSAN) && defined(__linux__)
+#if !defined(KEEL_DETAIL_TSAN) && defined(__linux__)
     const long commands = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
     const bool refused = commands < 0 || (commands & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0 ||
                          syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0;

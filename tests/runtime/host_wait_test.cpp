@@ -77,7 +77,7 @@ TEST_CASE("host worker wake: work that is ready ends the wait without sleeping",
 TEST_CASE("host worker wake: the first submitter wakes a sleeping worker, the ones after it find it awake",
           "[runtime][host][wait]") {
   for (const bool light : {false, true}) {
-    if (light && !keel::host::detail::asymmetric_fence::available()) continue;
+    if (light && !keel::detail::asymmetric_fence::available()) continue;
     worker_wake wake;
     std::atomic<bool> work{false};
     std::atomic<bool> returned{false};
@@ -125,7 +125,7 @@ TEST_CASE("host worker wake: a wake-up that finds no work leaves the worker woke
   // it waits, or the next task finds the flag down and nobody wakes it.
   // after_publish() with nothing published is exactly that late submitter.
   for (const bool light : {false, true}) {
-    if (light && !keel::host::detail::asymmetric_fence::available()) continue;
+    if (light && !keel::detail::asymmetric_fence::available()) continue;
     worker_wake wake;
     std::atomic<int> published{0};
     std::atomic<bool> returned{false};
@@ -161,7 +161,7 @@ TEST_CASE("host worker wake: a worker that sleeps at once loses no task to submi
   // worker sleeps whenever it finds nothing. A lost wake-up strands a task:
   // the submitter's deadline counts it and a stop request frees the worker.
   for (const bool light : {false, true}) {
-    if (light && !keel::host::detail::asymmetric_fence::available()) continue;
+    if (light && !keel::detail::asymmetric_fence::available()) continue;
     constexpr int submitters = 3;
     constexpr std::uint64_t tasks_each = 2000;
     worker_wake wake;

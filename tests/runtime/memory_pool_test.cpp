@@ -343,6 +343,64 @@ KEEL_BACKEND_TEST("memory pool: concurrent allocation and release from several s
   CHECK(st.hits + st.backend_allocations == st.allocations);
 }
 
+// The pool's lock is self-biased (keel/core/biased_lock.hpp): a thread that
+// hits the pool in a long streak becomes its owner and enters with plain
+// stores, and every other thread breaks in. One thread hits at full speed
+// (owner) while another reads statistics, trims and allocates on its own
+// stream (breaking in each time); neither may ever see a block the other
+// holds, and the books must add up.
+KEEL_BACKEND_TEST("memory pool: a thread hitting at full speed and threads breaking in never share a block",
+                  "[runtime][memory_pool][concurrency]") {
+  KEEL_USING_BACKEND(TestType);
+  pool_of<TestType> pool{dev, {"biased"}};
+  constexpr int hits = 50000;
+  std::atomic<bool> done{false};
+  std::atomic<int> failures{0};
+  std::atomic<std::uint64_t> intruder_allocations{0};
+  auto holds = [&](auto& allocation, unsigned char tag) {
+    auto* p = allocation.template data_as<unsigned char>();
+    for (int k = 0; k < 64; ++k) p[k] = tag;
+    for (int spin = 0; spin < 8; ++spin)
+      for (int k = 0; k < 64; ++k)
+        if (p[k] != tag) ++failures;
+  };
+  std::thread owner([&] {
+    stream s{dev};
+    for (int i = 0; i < hits; ++i) {
+      auto a = pool.allocate(s, 4 * kib);
+      holds(a, 0xA5);
+    }
+    s.synchronize();
+    done.store(true);
+  });
+  std::thread intruder([&] {
+    stream s{dev};
+    do {
+      const keel::pool_statistics st = pool.statistics();
+      if (st.used > st.reserved || st.hits > st.allocations) ++failures;
+      {
+        auto a = pool.allocate(s, 4 * kib);
+        holds(a, 0x5A);
+        ++intruder_allocations;
+      }
+      s.synchronize();
+      pool.trim_to(4 * kib);  // at most the hitting thread's block is in use: never refused
+      // A pause between break-ins lets the hitting thread win its streak and
+      // own the lock again, so both kinds of section meet many times.
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    } while (!done.load());
+    s.synchronize();
+  });
+  owner.join();
+  intruder.join();
+  CHECK(failures == 0);
+  const keel::pool_statistics st = pool.statistics();
+  CHECK(st.used == 0);
+  CHECK(st.allocations == hits + intruder_allocations.load());
+  CHECK(st.hits + st.backend_allocations == st.allocations);
+  CHECK(intruder_allocations.load() > 0);
+}
+
 // ---- pools and models -------------------------------------------------------
 
 KEEL_BACKEND_TEST("memory pool: a capture given the pool gives its model what it allocated, until the model goes",

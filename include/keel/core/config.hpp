@@ -118,6 +118,9 @@ KEEL_END_NAMESPACE
 // For the few helpers of a hot path the compiler would otherwise call (a
 // per-task commit is a few hundred instructions: each call's prologue counts).
 #define KEEL_ALWAYS_INLINE inline __attribute__((always_inline))
+// Branch hints for the few hot paths laid out for one case (a lock's owner).
+#define KEEL_LIKELY(x) __builtin_expect(!!(x), 1)
+#define KEEL_UNLIKELY(x) __builtin_expect(!!(x), 0)
 // Around the definitions of KEEL_COLD functions: header-only they are
 // `inline` (one definition per program) and `noinline` (never expanded at a
 // call site), which is what keel means; GCC warns that a noinline

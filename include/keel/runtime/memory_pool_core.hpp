@@ -17,9 +17,9 @@
 #include <utility>
 #include <vector>
 
+#include "keel/core/biased_lock.hpp"
 #include "keel/core/error.hpp"
 #include "keel/core/scope_guard.hpp"
-#include "keel/core/test_and_set_lock.hpp"
 #include "keel/runtime/backend.hpp"
 #include "keel/runtime/backend/memory_pool.hpp"
 #include "keel/runtime/backend/runtime_pool.hpp"
@@ -67,9 +67,19 @@ static_assert(pool_class_of_agrees(1) && pool_class_of_agrees(513) && pool_class
               pool_class_of_agrees(std::size_t{64} << 20) && pool_class_of_agrees((std::size_t{64} << 20) + 1) &&
               pool_class_of_agrees(PTRDIFF_MAX));
 
-// A pool hit holds its lock for a few dozen instructions: a test-and-set
-// lock is cheaper there than a mutex's lock and unlock.
-using pool_spin_lock = test_and_set_lock;
+// A pool hit holds its lock for a few dozen instructions, so the lock's own
+// cost is most of a hit: a locked instruction each way (a test-and-set
+// lock's exchange) was about 80 % of an ACL pool hit's time. The pool's lock
+// is self-biased (keel/core/biased_lock.hpp): the thread that allocates and
+// releases from it almost always (a runner's thread) becomes its owner after
+// a streak of sections and enters them with plain stores; another thread
+// breaking in (a stream's worker dropping a span, a statistics read) pays one
+// membarrier() and ends the ownership, and the next owner needs a streak
+// twice as long (at most one membarrier() per 256 sections, soon per 65536).
+// Where the asymmetric fence is missing (and under ThreadSanitizer) it is the
+// plain test-and-set lock.
+using pool_lock = self_biased_lock;
+using pool_section = biased_section<pool_lock>;
 
 template <class B>
 inline constexpr bool pool_retains_streams = has_stream_retain<B>::value;
@@ -177,7 +187,7 @@ class pool_core final : public capture_memory_source<B> {
     const pool_class cls = pool_class_of(bytes);
     if (active_captures_.load(std::memory_order_acquire) == 0 &&
         (!capture_seen_.load(std::memory_order_relaxed) || stream_capture_status<B>(s).state == capture_state::none)) {
-      std::lock_guard<pool_spin_lock> lock(lock_);
+      pool_section lock(lock_);
       if (block* b = take_same_stream(cls.index, s)) {
         hand_out_free(b, s, bytes);
         ++hits_;
@@ -190,7 +200,7 @@ class pool_core final : public capture_memory_source<B> {
   // The owner releases its allocation in stream @p s's order.
   bool release(block* b, stream_handle s) noexcept {
     const bool capturing = capture_seen_.load(std::memory_order_relaxed) && capturing_noexcept(s);
-    std::lock_guard<pool_spin_lock> lock(lock_);
+    pool_section lock(lock_);
     if (!b->from_capture && b->released.empty() && b->released.capacity() != 0) {
       // The hot path: the first release point, with room made for it when
       // the block was made (push_back cannot allocate); the allocation's
@@ -219,12 +229,12 @@ class pool_core final : public capture_memory_source<B> {
   }
 
   void add_ref(block* b) noexcept {
-    std::lock_guard<pool_spin_lock> lock(lock_);
+    pool_section lock(lock_);
     ++b->refs;
   }
   // A span or a model lets go of a block; true when the pool must be deleted.
   bool drop_ref(block* b, stream_handle released_on = stream_handle{}) noexcept {
-    std::lock_guard<pool_spin_lock> lock(lock_);
+    pool_section lock(lock_);
     if (released_on != stream_handle{}) note_release(b, released_on);
     return drop_locked(b);
   }
@@ -233,7 +243,7 @@ class pool_core final : public capture_memory_source<B> {
     pool_retain<B>(s);
     stream_handle old;
     {
-      std::lock_guard<pool_spin_lock> lock(lock_);
+      pool_section lock(lock_);
       old = std::exchange(b->bound, s);
     }
     pool_unretain<B>(old);
@@ -244,7 +254,7 @@ class pool_core final : public capture_memory_source<B> {
   void trim_to(std::size_t keep) {
     std::vector<block*> victims;
     {
-      std::lock_guard<pool_spin_lock> lock(lock_);
+      pool_section lock(lock_);
       if (keep < used_)
         ::keel::detail::throw_composed(errc::invalid_parameter, "keel::memory_pool::trim_to",
                                        {pool_text(), ": cannot trim to ", keep, " bytes: ", used_,
@@ -257,22 +267,22 @@ class pool_core final : public capture_memory_source<B> {
   }
 
   pool_statistics statistics() noexcept {
-    std::lock_guard<pool_spin_lock> lock(lock_);
+    pool_section lock(lock_);
     return {reserved_, reserved_high_, used_, used_high_, allocations_, hits_, backend_allocations_};
   }
   void reset_high_water() noexcept {
-    std::lock_guard<pool_spin_lock> lock(lock_);
+    pool_section lock(lock_);
     reserved_high_ = reserved_;
     used_high_ = used_;
   }
   pool_attributes attributes() noexcept {
-    std::lock_guard<pool_spin_lock> lock(lock_);
+    pool_section lock(lock_);
     return attributes_;
   }
   void set_attributes(const pool_attributes& a) {
     std::vector<block*> victims;
     {
-      std::lock_guard<pool_spin_lock> lock(lock_);
+      pool_section lock(lock_);
       attributes_ = a;
       if (reserved_ - used_ > a.release_threshold) collect_idle(reserved_ - used_ - a.release_threshold, true, victims);
     }
@@ -284,19 +294,19 @@ class pool_core final : public capture_memory_source<B> {
   // ---- lifetime: the pool object and every holder ------------------------
 
   void hold() noexcept {
-    std::lock_guard<pool_spin_lock> lock(lock_);
+    pool_section lock(lock_);
     ++holders_;
   }
   // true when the caller must delete the pool.
   bool unhold() noexcept {
-    std::lock_guard<pool_spin_lock> lock(lock_);
+    pool_section lock(lock_);
     return --holders_ == 0;
   }
   static void unhold_and_delete(pool_core* p) noexcept {
     if (p->unhold()) destroy(p);
   }
   std::size_t holders() noexcept {
-    std::lock_guard<pool_spin_lock> lock(lock_);
+    pool_section lock(lock_);
     return holders_;
   }
 
@@ -346,7 +356,7 @@ class pool_core final : public capture_memory_source<B> {
     }
   }
   bool holds_shared(const std::vector<block*>& blocks) noexcept {
-    std::lock_guard<pool_spin_lock> lock(lock_);
+    pool_section lock(lock_);
     return std::any_of(blocks.begin(), blocks.end(), [](const block* b) { return b->shared; });
   }
 
@@ -509,7 +519,7 @@ class pool_core final : public capture_memory_source<B> {
       capturing = stream_capture_status<B>(s).state != capture_state::none;
     }
     {
-      std::lock_guard<pool_spin_lock> lock(lock_);
+      pool_section lock(lock_);
       block* b = capture != nullptr ? take_shared(cls) : nullptr;
       if (b == nullptr) b = take_free(cls, s, capturing);
       if (b != nullptr) {
@@ -524,7 +534,7 @@ class pool_core final : public capture_memory_source<B> {
   block* allocate_new(stream_handle s, std::size_t bytes, std::size_t cls, pool_model_memory<B>* capture) {
     static constexpr const char* api = "keel::memory_pool::allocate";
     {
-      std::lock_guard<pool_spin_lock> lock(lock_);
+      pool_section lock(lock_);
       if (max_size_ != 0 && (cls > max_size_ || reserved_ > max_size_ - cls))
         ::keel::detail::throw_composed(errc::out_of_memory, api,
                                        {pool_text(), ": cannot allocate ", bytes, " bytes (size class ", cls,
@@ -543,7 +553,7 @@ class pool_core final : public capture_memory_source<B> {
     fresh->cls = cls;
     fresh->list = pool_class_index(cls);
     block* b = fresh.release();
-    std::lock_guard<pool_spin_lock> lock(lock_);
+    pool_section lock(lock_);
     reserved_ += cls;
     reserved_high_ = std::max(reserved_high_, reserved_);
     ++backend_allocations_;
@@ -572,7 +582,7 @@ class pool_core final : public capture_memory_source<B> {
   // The first stream (other than passed_here) whose release of an idle block
   // has not passed and that a host callable may be issued to; null if none.
   stream_handle pending_release(stream_handle passed_here) noexcept {
-    std::lock_guard<pool_spin_lock> lock(lock_);
+    pool_section lock(lock_);
     for (auto& list : free_)
       for (block* b : list)
         for (stream_handle r : b->released)
@@ -669,7 +679,7 @@ class pool_core final : public capture_memory_source<B> {
             while (!passed(r)) std::this_thread::yield();  // an event recorded there would be captured
             continue;
           }
-          std::lock_guard<pool_spin_lock> lock(lock_);
+          pool_section lock(lock_);
           if (dep_event_ == typename B::event_handle{}) dep_event_ = B::create_event(device(), event_flags::default_);
           B::record(dep_event_, r);
           B::wait(handle_of(private_), dep_event_);
@@ -680,7 +690,7 @@ class pool_core final : public capture_memory_source<B> {
       if (ordered) {
         destroy_block(b);
       } else {
-        std::lock_guard<pool_spin_lock> lock(lock_);
+        pool_section lock(lock_);
         reserved_ += b->cls;
         free_[b->list].push_back(b);
       }
@@ -693,7 +703,7 @@ class pool_core final : public capture_memory_source<B> {
   std::size_t max_size_;
   pool_attributes attributes_;
   basic_stream<B> private_;  // reserves and frees: never captures, never waits on the user's streams but to free
-  pool_spin_lock lock_;
+  pool_lock lock_;
   std::vector<std::vector<block*>> free_;
   std::vector<block*> capture_free_;
   std::size_t reserved_ = 0, reserved_high_ = 0, used_ = 0, used_high_ = 0;
@@ -757,7 +767,7 @@ template <class B>
 std::shared_ptr<model_attachment<B>> pool_core<B>::begin_capture(std::uint64_t capture_id) {
   auto memory = std::make_shared<pool_model_memory<B>>(this);
   {
-    std::lock_guard<pool_spin_lock> lock(lock_);
+    pool_section lock(lock_);
     memory->blocks.reserve(16);
   }
   std::lock_guard<std::mutex> lock(captures_m_);

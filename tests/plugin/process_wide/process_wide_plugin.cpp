@@ -8,7 +8,7 @@
 
 #include "keel/core/error.hpp"
 #include "keel/host/device.hpp"
-#include "keel/host/detail/fence.hpp"
+#include "keel/core/asymmetric_fence.hpp"
 #include "keel/plugin/library_lease.hpp"
 
 #ifndef KEEL_PW_PLUGIN_NAME
@@ -36,7 +36,7 @@ KEEL_PLUGIN_EXPORT void keel_pw_report() {
 KEEL_PLUGIN_EXPORT const void* keel_pw_loader() { return &keel::library_loader::global(); }
 KEEL_PLUGIN_EXPORT const void* keel_pw_category() { return &keel::keel_category(); }
 KEEL_PLUGIN_EXPORT const void* keel_pw_device() { return &keel::host::default_device(); }
-KEEL_PLUGIN_EXPORT const void* keel_pw_fence() { return &keel::host::detail::asymmetric_fence::registration(); }
+KEEL_PLUGIN_EXPORT const void* keel_pw_fence() { return &keel::detail::asymmetric_fence::registration(); }
 
 // Takes (and keeps) a lease on @p path through library_loader::global(); 0 on success.
 KEEL_PLUGIN_EXPORT int keel_pw_take_lease(const char* path) {

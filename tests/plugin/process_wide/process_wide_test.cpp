@@ -15,7 +15,7 @@
 
 #include "keel/core/error.hpp"
 #include "keel/host/device.hpp"
-#include "keel/host/detail/fence.hpp"
+#include "keel/core/asymmetric_fence.hpp"
 #include "keel/plugin/library_lease.hpp"
 
 namespace {
@@ -151,8 +151,8 @@ TEST_CASE("the host and its plugins share one default host device and one fence 
   plugin b(plugin_b_path);
   CHECK(a.device() == &keel::host::default_device());
   CHECK(b.device() == &keel::host::default_device());
-  CHECK(a.fence() == &keel::host::detail::asymmetric_fence::registration());
-  CHECK(b.fence() == &keel::host::detail::asymmetric_fence::registration());
+  CHECK(a.fence() == &keel::detail::asymmetric_fence::registration());
+  CHECK(b.fence() == &keel::detail::asymmetric_fence::registration());
 }
 
 #endif  // !KEEL_TEST_PW_HEADER_ONLY

@@ -13,13 +13,6 @@
 KEEL_BEGIN_NAMESPACE namespace host::detail {
 
 /// @cond
-#if defined(__GNUC__) || defined(__clang__)
-#define KEEL_HOST_LIKELY(x) __builtin_expect(!!(x), 1)
-#define KEEL_HOST_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#else
-#define KEEL_HOST_LIKELY(x) (x)
-#define KEEL_HOST_UNLIKELY(x) (x)
-#endif
 
 // Deliberately not the pause instruction: in the VMs we measured (a
 // firecracker guest, perf-anchors section 0) a pause inside a polling loop

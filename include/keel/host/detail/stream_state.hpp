@@ -15,9 +15,9 @@
 #include <thread>
 
 #include "keel/core/error.hpp"
-#include "keel/host/detail/biased_lock.hpp"
+#include "keel/core/biased_lock.hpp"
 #include "keel/host/detail/capture_state.hpp"
-#include "keel/host/detail/fence.hpp"
+#include "keel/core/asymmetric_fence.hpp"
 #include "keel/host/detail/spin.hpp"
 #include "keel/host/detail/task.hpp"
 #include "keel/host/detail/worker_wake.hpp"
@@ -29,6 +29,7 @@
 KEEL_BEGIN_NAMESPACE namespace host::detail {
 
 /// @cond
+using ::keel::detail::biased_lock;
 struct built_state;
 struct model_state;
 

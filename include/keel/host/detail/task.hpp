@@ -17,8 +17,8 @@
 #include <utility>
 
 #include "keel/core/error.hpp"
-#include "keel/host/detail/biased_lock.hpp"
-#include "keel/host/detail/fence.hpp"
+#include "keel/core/biased_lock.hpp"
+#include "keel/core/asymmetric_fence.hpp"
 #include "keel/host/detail/spin.hpp"
 #include "keel/runtime/types.hpp"
 
@@ -28,6 +28,8 @@
 KEEL_BEGIN_NAMESPACE namespace host::detail {
 
 /// @cond
+using ::keel::detail::asymmetric_fence;
+using ::keel::detail::self_biased_lock;
 // Intrusive counts: a native handle is a plain pointer (trivially copyable, as
 // unique_handle wants) and a task keeps what it uses alive with one increment.
 class ref_counted {
@@ -235,7 +237,7 @@ class task_ring {
   // one throw (refuse_own_fill), so push() needs no landing pad and keeps
   // the section's state in registers.
   bool begin_section() noexcept {
-    if (KEEL_HOST_LIKELY(lock_.enter())) return true;
+    if (KEEL_LIKELY(lock_.enter())) return true;
     lock_.lock();
     return false;
   }
@@ -251,7 +253,7 @@ class task_ring {
   // stream would wait for itself forever): that ends the section and throws
   // would_deadlock.
   slot& acquire_slot(std::uint64_t t, bool owned) {
-    while (KEEL_HOST_UNLIKELY(t - cached_head_ >= capacity)) {
+    while (KEEL_UNLIKELY(t - cached_head_ >= capacity)) {
       cached_head_ = head_.load(std::memory_order_acquire);
       if (t - cached_head_ < capacity) break;
       if (std::this_thread::get_id() == consumer_.load(std::memory_order_relaxed)) {

@@ -10,7 +10,7 @@
 #include <condition_variable>
 #include <mutex>
 
-#include "keel/host/detail/fence.hpp"
+#include "keel/core/asymmetric_fence.hpp"
 #include "keel/host/detail/spin.hpp"
 
 #include "keel/core/config.hpp"
@@ -18,6 +18,7 @@
 KEEL_BEGIN_NAMESPACE namespace host::detail {
 
 /// @cond
+using ::keel::detail::asymmetric_fence;
 // The submitter's side (after_publish) runs at every task, so it is a
 // compiler barrier and one load of a line the worker writes only when it
 // goes to sleep. The worker's side (wait_for_work) pays the store-load

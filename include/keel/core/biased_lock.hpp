@@ -1,20 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 // A spin lock with a lock-free entry for one thread, its owner: what lets the
 // thread that began a task-group update stage its tasks and end the update
-// without an atomic read-modify-write per call, and the thread that feeds a
-// stream publish its tasks without one (self_biased_lock).
+// without an atomic read-modify-write per call, the thread that feeds a
+// stream publish its tasks without one, and the thread that allocates from a
+// memory pool hit it without one (self_biased_lock).
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <thread>
 
-#include "keel/host/detail/fence.hpp"
-#include "keel/host/detail/spin.hpp"
-
+#include "keel/core/asymmetric_fence.hpp"
 #include "keel/core/config.hpp"
+#include "keel/core/test_and_set_lock.hpp"
 
-KEEL_BEGIN_NAMESPACE namespace host::detail {
+KEEL_BEGIN_NAMESPACE namespace detail {
 
 /// @cond
 // Who the calling thread is, as cheaply as the platform allows: the owner's
@@ -50,7 +50,7 @@ inline thread_token this_thread_token() noexcept {
 // capture beginning, the stream's destruction).
 //
 // Without the asymmetric fence (see asymmetric_fence) no owner is ever set
-// and this is the plain spin lock.
+// and this is the plain test-and-set lock.
 class biased_lock {
  public:
   void lock() noexcept {
@@ -59,7 +59,7 @@ class biased_lock {
     if (owner != nullptr && owner != this_thread_token()) {
       foreign_.store(true, std::memory_order_relaxed);
       asymmetric_fence::heavy();
-      while (owner_inside_.load(std::memory_order_acquire)) cpu_relax();
+      while (owner_inside_.load(std::memory_order_acquire)) std::atomic_signal_fence(std::memory_order_seq_cst);
       fenced_ = true;
     }
   }
@@ -91,7 +91,7 @@ class biased_lock {
     const thread_token me = this_thread_token();
     // Laid out for the owner: the entry exists for the thread that takes
     // the lock almost always.
-    if (KEEL_HOST_UNLIKELY(owner_.load(std::memory_order_relaxed) != me)) return false;
+    if (KEEL_UNLIKELY(owner_.load(std::memory_order_relaxed) != me)) return false;
     owner_inside_.store(true, std::memory_order_relaxed);
     asymmetric_fence::light();
     // Ownership is read again after foreign_: the first read may be older
@@ -100,7 +100,7 @@ class biased_lock {
     // away or cleared it, and unlocked). A foreign_ that reads false after
     // that unlock also makes the locker's change of owner_ visible (the
     // acquire pairs with unlock()'s release), so the second read sees it.
-    if (KEEL_HOST_LIKELY(!foreign_.load(std::memory_order_acquire) && owner_.load(std::memory_order_relaxed) == me))
+    if (KEEL_LIKELY(!foreign_.load(std::memory_order_acquire) && owner_.load(std::memory_order_relaxed) == me))
       return true;
     owner_inside_.store(false, std::memory_order_release);
     return false;
@@ -108,7 +108,7 @@ class biased_lock {
   void leave() noexcept { owner_inside_.store(false, std::memory_order_release); }
 
  private:
-  spin_lock lock_;
+  test_and_set_lock lock_;
   const bool biasable_ = asymmetric_fence::available();
   bool fenced_ = false;  // the holder of lock_ waited the owner out (guarded by lock_)
   std::atomic<thread_token> owner_{nullptr};
@@ -163,10 +163,12 @@ class self_biased_lock {
   std::uint32_t bias_after_ = initial_bias_after;
 };
 
-// Enters @p l as its owner, or locks it: one section either way.
+// Enters @p l (a biased_lock or a self_biased_lock) as its owner, or locks
+// it: one section either way.
+template <class Lock>
 class biased_section {
  public:
-  explicit biased_section(biased_lock& l) noexcept : lock_(l), owned_(l.enter()) {
+  explicit biased_section(Lock& l) noexcept : lock_(l), owned_(l.enter()) {
     if (!owned_) lock_.lock();
   }
   ~biased_section() {
@@ -180,9 +182,9 @@ class biased_section {
   biased_section& operator=(const biased_section&) = delete;
 
  private:
-  biased_lock& lock_;
+  Lock& lock_;
   bool owned_;
 };
 /// @endcond
 
-} KEEL_END_NAMESPACE  // namespace keel::host::detail
+} KEEL_END_NAMESPACE  // namespace keel::detail

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Asymmetric fences for the host backend's sleep/wake hand-off: the hot side
-// (a thread publishing a task) pays a compiler barrier, the cold side (a
-// worker about to sleep) pays a membarrier() system call.
+// Asymmetric fences: the hot side (a thread publishing a task, the owner of a
+// biased lock entering its section) pays a compiler barrier, the cold side (a
+// worker about to sleep, another thread breaking into a biased lock) pays a
+// membarrier() system call. Used by the host backend's sleep/wake hand-off
+// and by keel/core/biased_lock.hpp.
 #pragma once
 
 #include <atomic>
@@ -15,14 +17,14 @@
 #include <unistd.h>
 #endif
 
-KEEL_BEGIN_NAMESPACE namespace host::detail {
+KEEL_BEGIN_NAMESPACE namespace detail {
 
 /// @cond
 #if defined(__SANITIZE_THREAD__)
-#define KEEL_HOST_DETAIL_TSAN 1
+#define KEEL_DETAIL_TSAN 1
 #elif defined(__has_feature)
 #if __has_feature(thread_sanitizer)
-#define KEEL_HOST_DETAIL_TSAN 1
+#define KEEL_DETAIL_TSAN 1
 #endif
 #endif
 
@@ -43,6 +45,8 @@ KEEL_BEGIN_NAMESPACE namespace host::detail {
 // Where the call is missing (not Linux, a kernel before 4.14, a seccomp
 // filter that refuses it) or under ThreadSanitizer (which cannot see a
 // barrier the kernel issues), both sides fall back to seq_cst operations.
+// Ownership: none (static functions). Thread safety: any thread, at any
+// time. Exceptions: none; heavy() aborts if the registered call fails.
 class asymmetric_fence {
  public:
   // Whether the cheap side may be a compiler barrier. Decided once per
@@ -56,7 +60,7 @@ class asymmetric_fence {
   // The cold side: every thread of the process that stored before this
   // call returns is seen to have stored. Only valid when available().
   static void heavy() noexcept {
-#if defined(__linux__) && !defined(KEEL_HOST_DETAIL_TSAN)
+#if defined(__linux__) && !defined(KEEL_DETAIL_TSAN)
     // Registered, so the command cannot fail with EPERM; if it failed
     // anyway, a full fence on this side alone would not be enough, so abort
     // rather than lose a wake-up silently.
@@ -70,7 +74,7 @@ class asymmetric_fence {
 
   // Asks the kernel for the registration; registration() keeps the answer.
   static bool register_process() noexcept {
-#if defined(__linux__) && !defined(KEEL_HOST_DETAIL_TSAN)
+#if defined(__linux__) && !defined(KEEL_DETAIL_TSAN)
     const long commands = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
     if (commands < 0 || (commands & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return false;
     return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
@@ -93,4 +97,4 @@ inline const bool& asymmetric_fence::registration() noexcept {
 }
 /// @endcond
 
-} KEEL_END_NAMESPACE  // namespace keel::host::detail
+} KEEL_END_NAMESPACE  // namespace keel::detail

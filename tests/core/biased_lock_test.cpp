@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// keel/host/detail/biased_lock.hpp: the stream's update lock, which its
+// keel/core/biased_lock.hpp: the stream's update lock, which its
 // owner enters with plain stores and every other thread locks. The sections
 // must exclude each other whichever way they were entered, and ownership
 // must pass from thread to thread.
@@ -12,11 +12,11 @@
 #include <thread>
 #include <vector>
 
-#include "keel/host/detail/biased_lock.hpp"
+#include "keel/core/biased_lock.hpp"
 
-using keel::host::detail::asymmetric_fence;
-using keel::host::detail::biased_lock;
-using keel::host::detail::biased_section;
+using keel::detail::asymmetric_fence;
+using keel::detail::biased_lock;
+using keel::detail::biased_section;
 
 namespace {
 // What sections guard: a plain counter (a lost increment shows an overlap
@@ -36,8 +36,8 @@ struct guarded_state {
 };
 }  // namespace
 
-TEST_CASE("host biased lock: the owner's plain-store sections and other threads' locked sections exclude each other",
-          "[runtime][host][fence]") {
+TEST_CASE("biased lock: the owner's plain-store sections and other threads' locked sections exclude each other",
+          "[core][biased_lock]") {
   biased_lock lock;
   guarded_state state;
   constexpr int owner_rounds = 2000000;
@@ -82,8 +82,8 @@ TEST_CASE("host biased lock: the owner's plain-store sections and other threads'
   }
 }
 
-TEST_CASE("host biased lock: ownership passes to the thread that sets it, the former owner then locks",
-          "[runtime][host][fence]") {
+TEST_CASE("biased lock: ownership passes to the thread that sets it, the former owner then locks",
+          "[core][biased_lock]") {
   biased_lock lock;
   {
     biased_section first(lock);  // no owner yet: a locked section
@@ -113,7 +113,7 @@ TEST_CASE("host biased lock: ownership passes to the thread that sets it, the fo
   }
 }
 
-using keel::host::detail::self_biased_lock;
+using keel::detail::self_biased_lock;
 
 namespace {
 // One section of a self_biased_lock, entered or locked as the ring does.
@@ -131,8 +131,8 @@ bool in_section(self_biased_lock& lock, F&& f) {
 }
 }  // namespace
 
-TEST_CASE("host self-biased lock: a thread that locks it bias_after times in a row becomes its owner",
-          "[runtime][host][fence]") {
+TEST_CASE("self-biased lock: a thread that locks it bias_after times in a row becomes its owner",
+          "[core][biased_lock]") {
   self_biased_lock lock;
   const bool fast = asymmetric_fence::available();
   CHECK(lock.bias_after() == self_biased_lock::initial_bias_after);
@@ -147,8 +147,8 @@ TEST_CASE("host self-biased lock: a thread that locks it bias_after times in a r
   }
 }
 
-TEST_CASE("host self-biased lock: another thread ends the ownership once, and the next owner needs a longer streak",
-          "[runtime][host][fence]") {
+TEST_CASE("self-biased lock: another thread ends the ownership once, and the next owner needs a longer streak",
+          "[core][biased_lock]") {
   if (!asymmetric_fence::available()) return;  // no owner is ever chosen: nothing to end
   self_biased_lock lock;
   for (std::uint32_t i = 0; i < self_biased_lock::initial_bias_after; ++i) in_section(lock, [] {});
@@ -166,8 +166,8 @@ TEST_CASE("host self-biased lock: another thread ends the ownership once, and th
   CHECK(locked == 2 * self_biased_lock::initial_bias_after);
 }
 
-TEST_CASE("host self-biased lock: two threads taking turns stop paying for ownership, and the streak's growth is bounded",
-          "[runtime][host][fence]") {
+TEST_CASE("self-biased lock: two threads taking turns stop paying for ownership, and the streak's growth is bounded",
+          "[core][biased_lock]") {
   self_biased_lock lock;
   // Turns of one section each: no streak is ever long enough for an owner.
   std::atomic<int> turn{0};
@@ -201,8 +201,8 @@ TEST_CASE("host self-biased lock: two threads taking turns stop paying for owner
   }
 }
 
-TEST_CASE("host self-biased lock: the owner's entries and other threads' sections exclude each other",
-          "[runtime][host][fence]") {
+TEST_CASE("self-biased lock: the owner's entries and other threads' sections exclude each other",
+          "[core][biased_lock]") {
   self_biased_lock lock;
   guarded_state state;
   constexpr int main_rounds = 400000;

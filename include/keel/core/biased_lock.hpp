@@ -55,13 +55,15 @@ class biased_lock {
  public:
   void lock() noexcept {
     lock_.lock();
-    const thread_token owner = owner_.load(std::memory_order_relaxed);  // changes only under lock_
-    if (owner != nullptr && owner != this_thread_token()) {
-      foreign_.store(true, std::memory_order_relaxed);
-      asymmetric_fence::heavy();
-      while (owner_inside_.load(std::memory_order_acquire)) std::atomic_signal_fence(std::memory_order_seq_cst);
-      fenced_ = true;
-    }
+    wait_out_owner();
+  }
+  // Lockable, so std::scoped_lock can take two of them: fails only when
+  // another locker holds it; an owner's section is waited out (it is a few
+  // instructions and takes no other lock).
+  bool try_lock() noexcept {
+    if (!lock_.try_lock()) return false;
+    wait_out_owner();
+    return true;
   }
   void unlock() noexcept {
     if (fenced_) {
@@ -87,7 +89,9 @@ class biased_lock {
   // The owner's lock-free entry: true if the caller is the owner and no
   // other thread holds the lock; then leave() ends the section. False: use
   // lock() instead.
-  bool enter() noexcept {
+  // Always inlined: it is the whole cost of the owner's section, on hot
+  // paths (a pool hit, a per-task commit) that take several in a row.
+  KEEL_ALWAYS_INLINE bool enter() noexcept {
     const thread_token me = this_thread_token();
     // Laid out for the owner: the entry exists for the thread that takes
     // the lock almost always.
@@ -105,9 +109,21 @@ class biased_lock {
     owner_inside_.store(false, std::memory_order_release);
     return false;
   }
-  void leave() noexcept { owner_inside_.store(false, std::memory_order_release); }
+  KEEL_ALWAYS_INLINE void leave() noexcept { owner_inside_.store(false, std::memory_order_release); }
 
  private:
+  // Under lock_: an owner other than the caller may be inside its section;
+  // make it see foreign_ (and retreat to lock() from then on) or wait it out.
+  void wait_out_owner() noexcept {
+    const thread_token owner = owner_.load(std::memory_order_relaxed);  // changes only under lock_
+    if (owner != nullptr && owner != this_thread_token()) {
+      foreign_.store(true, std::memory_order_relaxed);
+      asymmetric_fence::heavy();
+      while (owner_inside_.load(std::memory_order_acquire)) std::atomic_signal_fence(std::memory_order_seq_cst);
+      fenced_ = true;
+    }
+  }
+
   test_and_set_lock lock_;
   const bool biasable_ = asymmetric_fence::available();
   bool fenced_ = false;  // the holder of lock_ waited the owner out (guarded by lock_)
@@ -135,10 +151,25 @@ class self_biased_lock {
   static constexpr std::uint32_t initial_bias_after = 256;
   static constexpr std::uint32_t max_bias_after = std::uint32_t{1} << 16;
 
-  bool enter() noexcept { return lock_.enter(); }
-  void leave() noexcept { lock_.leave(); }
+  KEEL_ALWAYS_INLINE bool enter() noexcept { return lock_.enter(); }
+  KEEL_ALWAYS_INLINE void leave() noexcept { lock_.leave(); }
   void lock() noexcept {
     lock_.lock();
+    count_streak();
+  }
+  bool try_lock() noexcept {
+    if (!lock_.try_lock()) return false;
+    count_streak();
+    return true;
+  }
+  void unlock() noexcept { lock_.unlock(); }
+
+  std::uint32_t bias_after() const noexcept { return bias_after_; }  // under the lock, or for tests
+
+ private:
+  // Under the lock: ends an ownership this locker broke, and makes the
+  // caller the owner when this section completes its streak.
+  void count_streak() noexcept {
     const thread_token me = this_thread_token();
     if (lock_.took_from_owner()) {
       lock_.clear_owner();
@@ -151,11 +182,7 @@ class self_biased_lock {
     }
     if (++streak_ == bias_after_) lock_.set_owner();
   }
-  void unlock() noexcept { lock_.unlock(); }
 
-  std::uint32_t bias_after() const noexcept { return bias_after_; }  // under the lock, or for tests
-
- private:
   biased_lock lock_;
   // Guarded by lock_.
   thread_token last_ = nullptr;

@@ -27,9 +27,13 @@ KEEL_BEGIN_NAMESPACE namespace host::detail {
 /// @cond
 struct model_update_calls : native_types {
   // One updater per model: claimed with one atomic operation.
+  // Tested and set in one section of claim_m (the claiming thread that
+  // updates in a streak enters it with plain stores: no compare-exchange).
   static bool try_claim_model(model_handle m) noexcept {
-    bool expected = false;
-    return m->update_claimed.compare_exchange_strong(expected, true, std::memory_order_acquire);
+    keel::detail::biased_section<keel::detail::self_biased_lock> section(m->claim_m);
+    if (m->update_claimed.load(std::memory_order_acquire)) return false;
+    m->update_claimed.store(true, std::memory_order_relaxed);
+    return true;
   }
   // Drops what was staged (the entries stay for the next update's reuse).
   KEEL_ALWAYS_INLINE static void end_model_claim(model_handle m) noexcept {
@@ -169,7 +173,7 @@ struct model_update_calls : native_types {
     t->whole = false;
     publish(m, s, std::move(t));
     // What introspection reports: the staged descriptions move in (nothing below throws).
-    std::lock_guard lock(m->meta_m);
+    keel::detail::biased_section<keel::detail::self_biased_lock> lock(m->meta_m);
     for (std::size_t i = 0; i < m->staged_count; ++i) {
       staged_change& c = m->staged[i];
       task_record& r = m->records[m->task_records[c.task]];
@@ -469,9 +473,10 @@ struct model_update_calls : native_types {
   // replaced (or @p table itself, when older), released by the caller
   // outside the lock.
   KEEL_ALWAYS_INLINE static ref_ptr<node_table> swap_in(model_handle m, ref_ptr<node_table> table) noexcept {
-    m->table_m.lock();
-    if (!m->table || m->table->version < table->version) std::swap(m->table, table);
-    m->table_m.unlock();
+    {
+      keel::detail::biased_section<keel::detail::self_biased_lock> section(m->table_m);
+      if (!m->table || m->table->version < table->version) std::swap(m->table, table);
+    }
     m->has_table.store(true, std::memory_order_release);
     return table;
   }

@@ -21,6 +21,7 @@
 #include "keel/host/detail/task.hpp"
 #include "keel/host/detail/task_records.hpp"
 #include "keel/host/device.hpp"
+#include "keel/core/biased_lock.hpp"
 #include "keel/core/test_and_set_lock.hpp"
 #include "keel/runtime/checked/books.hpp"
 #include "keel/runtime/checked/condition_books.hpp"
@@ -150,11 +151,16 @@ struct model_state : ref_counted {
   // execution whose ticket is below `abort_below` stops at its next task.
   std::vector<task_record> records;
   // Guards name, destroy_callbacks, and the introspection lists against a
-  // commit rewriting them. A test-and-set lock, not a mutex: a per-task
-  // commit takes it once, and a mutex's lock and unlock cost more than its
-  // section there (the longest holder, tasks(), copies the list and yields
-  // to no one but a waiter, which spins briefly, then yields).
-  keel::detail::test_and_set_lock meta_m;
+  // commit rewriting them. Not a mutex: a per-task commit takes it once, and
+  // a mutex's lock and unlock cost more than its section there (the longest
+  // holder, tasks(), copies the list and yields to no one but a waiter,
+  // which spins briefly, then yields). Self-biased (keel/core/biased_lock.hpp),
+  // as are the update claim's and the table's locks below: a runner's
+  // thread that commits per-task updates in a streak enters all three with
+  // plain stores, where three locked instructions were about 60 % of a
+  // commit's time; a reader on another thread breaks in with one
+  // membarrier(), which ends the ownership.
+  keel::detail::self_biased_lock meta_m;
   std::string name;
   std::vector<std::pair<void (*)(void*), void*>> destroy_callbacks;
   std::atomic<std::uint64_t> executions{0};
@@ -177,12 +183,13 @@ struct model_state : ref_counted {
   // updater at a time (`update_claimed`), its staged changes (claim holder
   // only: the first `staged_count` entries), and the table executions run
   // once an update committed (`has_table`; swapped under `table_m`).
-  std::atomic<bool> update_claimed{false};
+  std::atomic<bool> update_claimed{false};  // tested and set in a section of claim_m, cleared by the holder
+  keel::detail::self_biased_lock claim_m;
   std::vector<staged_change> staged;
   std::size_t staged_count = 0;
   static constexpr std::size_t in_place_limit = 4;
   std::atomic<bool> has_table{false};
-  spin_lock table_m;
+  keel::detail::self_biased_lock table_m;
   ref_ptr<node_table> table;
   // The last table committed (claim holder only), counted by `table` once
   // swapped in, by `latest_pending` while its swap is queued (publish()).
@@ -191,10 +198,8 @@ struct model_state : ref_counted {
   ref_ptr<node_table> spare;   // the table latest superseded, reused once no one holds it (claim holder only)
   std::uint64_t table_versions = 0;  // claim holder only
   ref_ptr<node_table> current_table() {
-    table_m.lock();
-    ref_ptr<node_table> t = table;
-    table_m.unlock();
-    return t;
+    keel::detail::biased_section<keel::detail::self_biased_lock> section(table_m);
+    return table;
   }
   // The record index of each task as task_list orders them (by stream, in stream order).
   static std::vector<std::uint32_t> build_order(const std::vector<task_record>& records,

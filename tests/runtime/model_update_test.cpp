@@ -479,6 +479,88 @@ TEST_CASE("task update: updates race executions on other streams, each execution
   CHECK(outs[0] == 101.0f);
 }
 
+// The model's update claim, its table lock and its introspection lock are
+// self-biased (keel/core/biased_lock.hpp): the thread that commits in a
+// streak (more than the 256 sections that make it the owner) enters them with
+// plain stores, and every other thread breaks in. Here it commits 5,000
+// updates while a stream executes the model (the table), a thread reads
+// tasks() (the introspection lists) and another tries to claim the model:
+// claims stay exclusive, every execution runs one committed alpha, and every
+// read shows a whole task.
+TEST_CASE("task update: a committing thread that owns the model's locks and threads breaking in stay exclusive - host",
+          "[runtime][model_update][concurrency]") {
+  keel::host::stream s{keel_test::test_device()}, runner{keel_test::test_device()}, u{keel_test::test_device()};
+  float tmp = 1.0f, other = 1.0f, out = 0.0f;
+  keel::host::model m;
+  {
+    keel::host::capture_scope capture{s};
+    s.launch(keel_test::axpy_kind, &keel_test::axpy_kernel, &out, &tmp, &other, 1.0f);
+    m = capture.end();
+  }
+  const keel::task_info axpy = m.tasks().at(0);
+  constexpr int commits = 5000;
+  std::atomic<bool> stop{false};
+  std::atomic<int> holders{0}, bad{0}, claimed_elsewhere{0}, refused{0};
+  std::thread executor([&] {
+    std::vector<float> seen;
+    while (!stop.load()) {
+      m.execute(runner);
+      runner.launch_host([&] { seen.push_back(out); });
+      runner.synchronize();
+    }
+    for (float v : seen)
+      if (v < 2.0f || v > commits + 1.0f) ++bad;
+  });
+  std::thread reader([&] {
+    while (!stop.load()) {
+      const std::vector<keel::task_info> tasks = m.tasks();
+      if (tasks.size() != 1 || tasks[0].type != keel::task_type::kernel || tasks[0].kernel.argument_count != 4) ++bad;
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  });
+  std::thread claimer([&] {
+    while (!stop.load()) {
+      try {
+        keel::host::task_update_scope update{m};
+        if (holders.fetch_add(1) != 0) ++bad;
+        ++claimed_elsewhere;
+        holders.fetch_sub(1);
+        update.cancel();
+      } catch (const keel::error& e) {
+        if (matches(e.code(), keel::errc::update_violation)) {
+          ++refused;
+        } else {
+          ++bad;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  });
+  int committed = 0;
+  for (int k = 1; k <= commits; ++k) {
+    try {
+      keel::host::task_update_scope update{m};
+      if (holders.fetch_add(1) != 0) ++bad;
+      update.set_arguments(axpy, &out, &tmp, &other, static_cast<float>(k));
+      holders.fetch_sub(1);
+      update.end(u);
+      ++committed;
+    } catch (const keel::error& e) {
+      if (!matches(e.code(), keel::errc::update_violation)) ++bad;
+    }
+  }
+  u.synchronize();
+  stop.store(true);
+  for (std::thread* t : {&executor, &reader, &claimer}) t->join();
+  INFO("committed " << committed << ", claimed elsewhere " << claimed_elsewhere << ", refused " << refused);
+  CHECK(bad.load() == 0);
+  CHECK(committed > commits / 2);
+  m.execute(s);
+  s.synchronize();
+  CHECK(out >= 2.0f);
+  CHECK(out <= commits + 1.0f);
+}
+
 // ---- both backends: what ACL's aclmdlRITaskDisable / SetParams / Update give ----
 
 namespace {

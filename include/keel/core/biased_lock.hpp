@@ -195,10 +195,10 @@ class self_biased_lock {
 template <class Lock>
 class biased_section {
  public:
-  explicit biased_section(Lock& l) noexcept : lock_(l), owned_(l.enter()) {
+  KEEL_ALWAYS_INLINE explicit biased_section(Lock& l) noexcept : lock_(l), owned_(l.enter()) {
     if (!owned_) lock_.lock();
   }
-  ~biased_section() {
+  KEEL_ALWAYS_INLINE ~biased_section() {
     if (owned_) {
       lock_.leave();
     } else {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <mutex>
 
+#include "keel/core/test_and_set_lock.hpp"
 #include "keel/host/detail/spin.hpp"
 #include "keel/host/detail/task.hpp"
 #include "keel/host/device.hpp"
@@ -88,7 +89,7 @@ struct event_state : ref_counted {
   std::uint64_t id;
   // The event's last record (null: never recorded), swapped by record() and
   // read by wait/query/synchronize under a lock of a few instructions.
-  spin_lock last_lock;
+  keel::detail::test_and_set_lock last_lock;
   ref_ptr<record_mark> last;
   std::atomic<bool> signalled{false};
   wait_point waiters;
@@ -96,14 +97,14 @@ struct event_state : ref_counted {
   checked::event_books<stream_state*> books;
 
   ref_ptr<record_mark> last_record() {
-    std::lock_guard<spin_lock> lock(last_lock);
+    std::lock_guard<keel::detail::test_and_set_lock> lock(last_lock);
     return last;
   }
   // A new record; the caller enqueues complete(mark) in stream order.
   ref_ptr<record_mark> begin_record() {
     ref_ptr<record_mark> mark(new record_mark, {});
     ref_ptr<record_mark> previous;  // dropped after the lock
-    std::lock_guard<spin_lock> lock(last_lock);
+    std::lock_guard<keel::detail::test_and_set_lock> lock(last_lock);
     previous = std::exchange(last, mark);
     return mark;
   }

@@ -60,7 +60,7 @@ struct external_frame {
     for (const auto& m : marks) {
       if (!m.first->record) continue;
       ref_ptr<record_mark> previous;  // dropped after the lock
-      std::lock_guard<spin_lock> lock(m.first->event->last_lock);
+      std::lock_guard<keel::detail::test_and_set_lock> lock(m.first->event->last_lock);
       previous = std::exchange(m.first->event->last, m.second);
     }
   }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // How the host backend's threads wait for each other: a poll that stays
-// cheap inside a VM, a spin bounded by the device's spin budget, and a lock
-// for sections of a few instructions.
+// cheap inside a VM and a spin bounded by the device's spin budget (the
+// short sections' lock is keel/core/test_and_set_lock.hpp).
 #pragma once
 
 #include <atomic>
@@ -73,26 +73,6 @@ bool spin_until(std::chrono::microseconds budget, Pred&& pred) {
     if ((i & 15) == 0 && clock::now() > until) return false;
   }
 }
-
-// A lock for critical sections of a few instructions (swapping a pointer),
-// where a futex sleep would cost a thousand times the section.
-class spin_lock {
- public:
-  // The uncontended acquisition (one exchange) is inlined; the wait is not.
-  void lock() noexcept {
-    if (!flag_.exchange(true, std::memory_order_acquire)) return;
-    lock_contended();
-  }
-  void unlock() noexcept { flag_.store(false, std::memory_order_release); }
-
- private:
-  void lock_contended() noexcept {
-    do {
-      while (flag_.load(std::memory_order_relaxed)) cpu_relax();
-    } while (flag_.exchange(true, std::memory_order_acquire));
-  }
-  std::atomic<bool> flag_{false};
-};
 
 /// @endcond
 

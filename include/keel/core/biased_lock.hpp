@@ -212,6 +212,9 @@ class biased_section {
   Lock& lock_;
   bool owned_;
 };
+// The section of a self_biased_lock: what a pool hit and a per-task commit take.
+using self_biased_section = biased_section<self_biased_lock>;
+
 /// @endcond
 
 } KEEL_END_NAMESPACE  // namespace keel::detail

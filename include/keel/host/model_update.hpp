@@ -26,11 +26,11 @@ KEEL_BEGIN_NAMESPACE namespace host::detail {
 
 /// @cond
 struct model_update_calls : native_types {
-  // One updater per model: claimed with one atomic operation.
-  // Tested and set in one section of claim_m (the claiming thread that
-  // updates in a streak enters it with plain stores: no compare-exchange).
+  // One updater per model: the claim is tested and set in one section of
+  // claim_m (the claiming thread that updates in a streak enters it with
+  // plain stores: no compare-exchange).
   static bool try_claim_model(model_handle m) noexcept {
-    keel::detail::biased_section<keel::detail::self_biased_lock> section(m->claim_m);
+    keel::detail::self_biased_section section(m->claim_m);
     if (m->update_claimed.load(std::memory_order_acquire)) return false;
     m->update_claimed.store(true, std::memory_order_relaxed);
     return true;
@@ -173,7 +173,7 @@ struct model_update_calls : native_types {
     t->whole = false;
     publish(m, s, std::move(t));
     // What introspection reports: the staged descriptions move in (nothing below throws).
-    keel::detail::biased_section<keel::detail::self_biased_lock> lock(m->meta_m);
+    keel::detail::self_biased_section lock(m->meta_m);
     for (std::size_t i = 0; i < m->staged_count; ++i) {
       staged_change& c = m->staged[i];
       task_record& r = m->records[m->task_records[c.task]];
@@ -474,7 +474,7 @@ struct model_update_calls : native_types {
   // outside the lock.
   KEEL_ALWAYS_INLINE static ref_ptr<node_table> swap_in(model_handle m, ref_ptr<node_table> table) noexcept {
     {
-      keel::detail::biased_section<keel::detail::self_biased_lock> section(m->table_m);
+      keel::detail::self_biased_section section(m->table_m);
       if (!m->table || m->table->version < table->version) std::swap(m->table, table);
     }
     m->has_table.store(true, std::memory_order_release);

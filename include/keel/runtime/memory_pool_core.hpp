@@ -79,7 +79,6 @@ static_assert(pool_class_of_agrees(1) && pool_class_of_agrees(513) && pool_class
 // Where the asymmetric fence is missing (and under ThreadSanitizer) it is the
 // plain test-and-set lock.
 using pool_lock = self_biased_lock;
-using pool_section = biased_section<pool_lock>;
 
 template <class B>
 inline constexpr bool pool_retains_streams = has_stream_retain<B>::value;
@@ -187,7 +186,7 @@ class pool_core final : public capture_memory_source<B> {
     const pool_class cls = pool_class_of(bytes);
     if (active_captures_.load(std::memory_order_acquire) == 0 &&
         (!capture_seen_.load(std::memory_order_relaxed) || stream_capture_status<B>(s).state == capture_state::none)) {
-      pool_section lock(lock_);
+      self_biased_section lock(lock_);
       if (block* b = take_same_stream(cls.index, s)) {
         hand_out_free(b, s, bytes);
         ++hits_;
@@ -200,7 +199,7 @@ class pool_core final : public capture_memory_source<B> {
   // The owner releases its allocation in stream @p s's order.
   bool release(block* b, stream_handle s) noexcept {
     const bool capturing = capture_seen_.load(std::memory_order_relaxed) && capturing_noexcept(s);
-    pool_section lock(lock_);
+    self_biased_section lock(lock_);
     if (!b->from_capture && b->released.empty() && b->released.capacity() != 0) {
       // The hot path: the first release point, with room made for it when
       // the block was made (push_back cannot allocate); the allocation's
@@ -229,12 +228,12 @@ class pool_core final : public capture_memory_source<B> {
   }
 
   void add_ref(block* b) noexcept {
-    pool_section lock(lock_);
+    self_biased_section lock(lock_);
     ++b->refs;
   }
   // A span or a model lets go of a block; true when the pool must be deleted.
   bool drop_ref(block* b, stream_handle released_on = stream_handle{}) noexcept {
-    pool_section lock(lock_);
+    self_biased_section lock(lock_);
     if (released_on != stream_handle{}) note_release(b, released_on);
     return drop_locked(b);
   }
@@ -243,7 +242,7 @@ class pool_core final : public capture_memory_source<B> {
     pool_retain<B>(s);
     stream_handle old;
     {
-      pool_section lock(lock_);
+      self_biased_section lock(lock_);
       old = std::exchange(b->bound, s);
     }
     pool_unretain<B>(old);
@@ -254,7 +253,7 @@ class pool_core final : public capture_memory_source<B> {
   void trim_to(std::size_t keep) {
     std::vector<block*> victims;
     {
-      pool_section lock(lock_);
+      self_biased_section lock(lock_);
       if (keep < used_)
         ::keel::detail::throw_composed(errc::invalid_parameter, "keel::memory_pool::trim_to",
                                        {pool_text(), ": cannot trim to ", keep, " bytes: ", used_,
@@ -267,22 +266,22 @@ class pool_core final : public capture_memory_source<B> {
   }
 
   pool_statistics statistics() noexcept {
-    pool_section lock(lock_);
+    self_biased_section lock(lock_);
     return {reserved_, reserved_high_, used_, used_high_, allocations_, hits_, backend_allocations_};
   }
   void reset_high_water() noexcept {
-    pool_section lock(lock_);
+    self_biased_section lock(lock_);
     reserved_high_ = reserved_;
     used_high_ = used_;
   }
   pool_attributes attributes() noexcept {
-    pool_section lock(lock_);
+    self_biased_section lock(lock_);
     return attributes_;
   }
   void set_attributes(const pool_attributes& a) {
     std::vector<block*> victims;
     {
-      pool_section lock(lock_);
+      self_biased_section lock(lock_);
       attributes_ = a;
       if (reserved_ - used_ > a.release_threshold) collect_idle(reserved_ - used_ - a.release_threshold, true, victims);
     }
@@ -294,19 +293,19 @@ class pool_core final : public capture_memory_source<B> {
   // ---- lifetime: the pool object and every holder ------------------------
 
   void hold() noexcept {
-    pool_section lock(lock_);
+    self_biased_section lock(lock_);
     ++holders_;
   }
   // true when the caller must delete the pool.
   bool unhold() noexcept {
-    pool_section lock(lock_);
+    self_biased_section lock(lock_);
     return --holders_ == 0;
   }
   static void unhold_and_delete(pool_core* p) noexcept {
     if (p->unhold()) destroy(p);
   }
   std::size_t holders() noexcept {
-    pool_section lock(lock_);
+    self_biased_section lock(lock_);
     return holders_;
   }
 
@@ -356,7 +355,7 @@ class pool_core final : public capture_memory_source<B> {
     }
   }
   bool holds_shared(const std::vector<block*>& blocks) noexcept {
-    pool_section lock(lock_);
+    self_biased_section lock(lock_);
     return std::any_of(blocks.begin(), blocks.end(), [](const block* b) { return b->shared; });
   }
 
@@ -519,7 +518,7 @@ class pool_core final : public capture_memory_source<B> {
       capturing = stream_capture_status<B>(s).state != capture_state::none;
     }
     {
-      pool_section lock(lock_);
+      self_biased_section lock(lock_);
       block* b = capture != nullptr ? take_shared(cls) : nullptr;
       if (b == nullptr) b = take_free(cls, s, capturing);
       if (b != nullptr) {
@@ -534,7 +533,7 @@ class pool_core final : public capture_memory_source<B> {
   block* allocate_new(stream_handle s, std::size_t bytes, std::size_t cls, pool_model_memory<B>* capture) {
     static constexpr const char* api = "keel::memory_pool::allocate";
     {
-      pool_section lock(lock_);
+      self_biased_section lock(lock_);
       if (max_size_ != 0 && (cls > max_size_ || reserved_ > max_size_ - cls))
         ::keel::detail::throw_composed(errc::out_of_memory, api,
                                        {pool_text(), ": cannot allocate ", bytes, " bytes (size class ", cls,
@@ -553,7 +552,7 @@ class pool_core final : public capture_memory_source<B> {
     fresh->cls = cls;
     fresh->list = pool_class_index(cls);
     block* b = fresh.release();
-    pool_section lock(lock_);
+    self_biased_section lock(lock_);
     reserved_ += cls;
     reserved_high_ = std::max(reserved_high_, reserved_);
     ++backend_allocations_;
@@ -582,7 +581,7 @@ class pool_core final : public capture_memory_source<B> {
   // The first stream (other than passed_here) whose release of an idle block
   // has not passed and that a host callable may be issued to; null if none.
   stream_handle pending_release(stream_handle passed_here) noexcept {
-    pool_section lock(lock_);
+    self_biased_section lock(lock_);
     for (auto& list : free_)
       for (block* b : list)
         for (stream_handle r : b->released)
@@ -679,7 +678,7 @@ class pool_core final : public capture_memory_source<B> {
             while (!passed(r)) std::this_thread::yield();  // an event recorded there would be captured
             continue;
           }
-          pool_section lock(lock_);
+          self_biased_section lock(lock_);
           if (dep_event_ == typename B::event_handle{}) dep_event_ = B::create_event(device(), event_flags::default_);
           B::record(dep_event_, r);
           B::wait(handle_of(private_), dep_event_);
@@ -690,7 +689,7 @@ class pool_core final : public capture_memory_source<B> {
       if (ordered) {
         destroy_block(b);
       } else {
-        pool_section lock(lock_);
+        self_biased_section lock(lock_);
         reserved_ += b->cls;
         free_[b->list].push_back(b);
       }
@@ -767,7 +766,7 @@ template <class B>
 std::shared_ptr<model_attachment<B>> pool_core<B>::begin_capture(std::uint64_t capture_id) {
   auto memory = std::make_shared<pool_model_memory<B>>(this);
   {
-    pool_section lock(lock_);
+    self_biased_section lock(lock_);
     memory->blocks.reserve(16);
   }
   std::lock_guard<std::mutex> lock(captures_m_);

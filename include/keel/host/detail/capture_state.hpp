@@ -198,7 +198,7 @@ struct model_state : ref_counted {
   ref_ptr<node_table> spare;   // the table latest superseded, reused once no one holds it (claim holder only)
   std::uint64_t table_versions = 0;  // claim holder only
   ref_ptr<node_table> current_table() {
-    keel::detail::biased_section<keel::detail::self_biased_lock> section(table_m);
+    keel::detail::self_biased_section section(table_m);
     return table;
   }
   // The record index of each task as task_list orders them (by stream, in stream order).

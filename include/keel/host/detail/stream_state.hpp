@@ -14,10 +14,10 @@
 #include <string>
 #include <thread>
 
-#include "keel/core/error.hpp"
-#include "keel/core/biased_lock.hpp"
-#include "keel/host/detail/capture_state.hpp"
 #include "keel/core/asymmetric_fence.hpp"
+#include "keel/core/biased_lock.hpp"
+#include "keel/core/error.hpp"
+#include "keel/host/detail/capture_state.hpp"
 #include "keel/host/detail/spin.hpp"
 #include "keel/host/detail/task.hpp"
 #include "keel/host/detail/worker_wake.hpp"

@@ -6,9 +6,9 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <cstdint>
 #include <exception>
 #include <memory>
 #include <new>
@@ -17,9 +17,9 @@
 #include <type_traits>
 #include <utility>
 
-#include "keel/core/error.hpp"
-#include "keel/core/biased_lock.hpp"
 #include "keel/core/asymmetric_fence.hpp"
+#include "keel/core/biased_lock.hpp"
+#include "keel/core/error.hpp"
 #include "keel/host/detail/spin.hpp"
 #include "keel/runtime/types.hpp"
 

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -243,6 +244,43 @@ TEST_CASE("acl backend: task_count and task_group::size count keel's tasks as th
     empty = capture.end();
   }
   CHECK(empty.task_count() == 0);
+}
+
+TEST_CASE("acl backend: a kernel whose body fails takes its count back, and one that ended its capture first does not",
+          "[acl]") {
+  // An ACL kernel's body runs at issue, after the device books' lock: a
+  // failure gives its task count back under the lock again, and only to the
+  // capture it counted in (here the body ends that capture first; the
+  // books it counted in are gone, which AddressSanitizer would catch).
+  keel::acl::stream s{acl_device()};
+  keel::acl::model m;
+  {
+    keel::acl::capture_scope capture{s};
+    s.launch(keel::kernel_kind{"noop"}, [](keel::acl::launch_context&) {});
+    CHECK_THROWS_AS(s.launch(keel::kernel_kind{"fails"},
+                             [](keel::acl::launch_context&) { throw std::runtime_error("the body failed"); }),
+                    std::runtime_error);
+    s.launch(keel::kernel_kind{"noop"}, [](keel::acl::launch_context&) {});
+    m = capture.end();
+  }
+  CHECK(m.task_count() == 2);  // the failed launch is not counted
+
+  keel::acl::model ended;
+  keel::acl::capture_scope capture{s};
+  s.launch(keel::kernel_kind{"noop"}, [](keel::acl::launch_context&) {});
+  CHECK_THROWS_AS(s.launch(keel::kernel_kind{"ends then fails"},
+                           [&](keel::acl::launch_context&) {
+                             ended = capture.end();
+                             throw std::runtime_error("the body failed after the capture ended");
+                           }),
+                  std::runtime_error);
+  REQUIRE(ended);
+  CHECK(ended.task_count() == 2);  // counted when the capture ended; its books are the model's now
+  CHECK_FALSE(s.is_capturing());
+  s.launch(keel::kernel_kind{"noop"}, [](keel::acl::launch_context&) {});  // the stream runs work again
+  s.synchronize();
+  ended.execute(s);
+  s.synchronize();
 }
 
 TEST_CASE("acl backend: a buffer's release returns at once and its memory is not reused before its stream passes",

@@ -215,6 +215,47 @@ class biased_section {
 // The section of a self_biased_lock: what a pool hit and a per-task commit take.
 using self_biased_section = biased_section<self_biased_lock>;
 
+// A self_biased_lock behind lock() / unlock() alone, for code written
+// against a mutex (std::lock_guard, std::unique_lock that unlocks early,
+// std::scoped_lock): lock() takes the owner's entry when it can, and the
+// holder remembers which section it entered in a field only the holder
+// touches (the sections exclude each other, so no other thread reads or
+// writes it meanwhile). The checked layer's device books take it at every
+// captured launch: the capturing thread enters with plain stores.
+// Ownership: none (a lock). Thread safety: Lockable from any thread; not
+// recursive. Exceptions: none. A contended lock spins, then yields (it
+// never sleeps), like test_and_set_lock.
+class self_biased_mutex {
+ public:
+  KEEL_ALWAYS_INLINE void lock() noexcept {
+    if (KEEL_LIKELY(lock_.enter())) {
+      entered_ = true;
+      return;
+    }
+    lock_.lock();
+    entered_ = false;
+  }
+  bool try_lock() noexcept {
+    if (lock_.enter()) {
+      entered_ = true;
+      return true;
+    }
+    if (!lock_.try_lock()) return false;
+    entered_ = false;
+    return true;
+  }
+  KEEL_ALWAYS_INLINE void unlock() noexcept {
+    if (entered_) {
+      lock_.leave();
+    } else {
+      lock_.unlock();
+    }
+  }
+
+ private:
+  self_biased_lock lock_;
+  bool entered_ = false;  // the holder's: how it entered (guarded by the section itself)
+};
 /// @endcond
 
 } KEEL_END_NAMESPACE  // namespace keel::detail

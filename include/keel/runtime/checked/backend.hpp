@@ -82,7 +82,7 @@ struct backend : Native {
     abort_update(s);
     {
       auto& db = N::books(N::device_of(s));
-      std::lock_guard<std::mutex> lock(db.m);
+      std::lock_guard<books_mutex> lock(db.m);
       if (sb.session) {
         capture_books<stream_handle>& c = *sb.session;
         if (c.origin == s) {
@@ -164,7 +164,7 @@ struct backend : Native {
     auto& db = N::books(N::device_of(s));
     capture_info info;
     {
-      std::lock_guard<std::mutex> lock(db.m);
+      std::lock_guard<books_mutex> lock(db.m);
       {
         std::lock_guard<decltype(sb.update_m)> stage_lock(sb.update_m);
         info.updating = sb.updating != group_handle{};
@@ -191,7 +191,7 @@ struct backend : Native {
   /** Whether the calling thread began a capture still in progress on @p d. */
   static capture_info thread_capture_status(device_type& d) {
     auto& db = N::books(d);
-    std::lock_guard<std::mutex> lock(db.m);
+    std::lock_guard<books_mutex> lock(db.m);
     capture_info info;
     for (const capture_books<stream_handle>* c : db.captures) {
       if (c->thread != std::this_thread::get_id()) continue;
@@ -278,7 +278,7 @@ struct backend : Native {
   static void check_unsafe_device(device_type& d, capture_mode own, const char* api, const char* what) {
     auto& db = N::books(d);
     if (db.strict_captures.load(std::memory_order_acquire) == 0) return;
-    std::lock_guard<std::mutex> lock(db.m);
+    std::lock_guard<books_mutex> lock(db.m);
     for (const capture_t* c : db.captures) detail::check_unsafe(*c, own, api, what);
   }
 
@@ -286,7 +286,7 @@ struct backend : Native {
     abort_update(s);
     auto& sb = N::books(s);
     auto& db = N::books(N::device_of(s));
-    std::lock_guard<std::mutex> lock(db.m);
+    std::lock_guard<books_mutex> lock(db.m);
     if (!sb.session) return;
     capture_books<stream_handle>& c = *sb.session;
     if (c.origin == s) return discard_locked(db, c);
@@ -308,7 +308,7 @@ struct backend : Native {
     static constexpr const char* api = "keel::stream::launch";
     auto& sb = N::books(s);
     auto& db = N::books(N::device_of(s));
-    std::unique_lock<std::mutex> lock(db.m);
+    std::unique_lock<books_mutex> lock(db.m);
     // A capturing stream is never updating (each refuses the other under the
     // device books' lock and the update lock): no update lock on this path.
     if (!sb.session) {
@@ -321,21 +321,31 @@ struct backend : Native {
     }
     capture_t& c = *sb.session;
     check_may_issue(db, s, api);
+    // A body that runs at issue runs after the lock, and the capture may end
+    // (or be discarded) meanwhile: a launch that fails takes its count back
+    // under the lock, and only from the same capture (the same books, the
+    // same id) while it still holds the stream (no count of the books is
+    // taken: c.id is read only while they are the stream's, so alive).
+    const std::uint64_t id = c.id;
+    const auto same_capture = [&sb, &c, id] { return sb.session.get() == &c && c.id == id; };
     if (c.group_open && db.group_stream == s) {
       c.group_kinds.push_back(kind);  // the group's signature, fixed at group end
       try {
         run_captured_kernel(lock, s, kind, std::forward<F>(f));
       } catch (...) {
-        c.group_kinds.pop_back();
+        if (!lock.owns_lock()) lock.lock();
+        if (same_capture() && c.group_open && !c.group_kinds.empty()) c.group_kinds.pop_back();
         throw;
       }
       return;
     }
-    count_task(c, sb.lane);
+    const std::size_t lane = sb.lane;
+    count_task(c, lane);
     try {
       run_captured_kernel(lock, s, kind, std::forward<F>(f));
     } catch (...) {
-      uncount_task(c, sb.lane);
+      if (!lock.owns_lock()) lock.lock();
+      if (same_capture()) uncount_task(c, lane);
       throw;
     }
   }
@@ -343,7 +353,7 @@ struct backend : Native {
   // Runs the native captured launch under the lock, or (a body that runs at
   // issue) after it.
   template <class F>
-  static void run_captured_kernel(std::unique_lock<std::mutex>& lock, stream_handle s, kernel_kind kind, F&& f) {
+  static void run_captured_kernel(std::unique_lock<books_mutex>& lock, stream_handle s, kernel_kind kind, F&& f) {
     if constexpr (detail::kernel_body_runs_at_issue<N>()) lock.unlock();
     N::captured_launch_kernel(s, kind, std::forward<F>(f));
   }
@@ -373,14 +383,14 @@ struct backend : Native {
   template <class Captured>
   static void issue(stream_handle s, task_kind k, const char* api, Captured&& captured) {
     auto& db = N::books(N::device_of(s));
-    std::unique_lock<std::mutex> lock(db.m);
+    std::unique_lock<books_mutex> lock(db.m);
     if (!N::books(s).session) refuse_if_updating(s, k, api);  // a capturing stream is never updating
     issue_locked(lock, s, k, api, std::forward<Captured>(captured));
   }
 
   // Caller holds the device books' lock and s is not updating.
   template <class Captured>
-  static void issue_locked(std::unique_lock<std::mutex>& lock, stream_handle s, task_kind k, const char* api,
+  static void issue_locked(std::unique_lock<books_mutex>& lock, stream_handle s, task_kind k, const char* api,
                            Captured&& captured) {
     auto& sb = N::books(s);
     auto& db = N::books(N::device_of(s));
@@ -444,7 +454,7 @@ struct backend : Native {
     if (sb.redirect.load(std::memory_order_acquire) != 1) return;
     device_type& d = N::device_of(s);
     auto& db = N::books(d);
-    std::lock_guard<std::mutex> lock(db.m);
+    std::lock_guard<books_mutex> lock(db.m);
     if (sb.session) detail::check_unsafe(*sb.session, detail::thread_mode<N>(d), api, "synchronizing a capturing stream");
   }
 
@@ -457,7 +467,7 @@ struct backend : Native {
     if (!eb.captured.load(std::memory_order_acquire)) return;
     device_type& d = N::device_of(e);
     auto& db = N::books(d);
-    std::lock_guard<std::mutex> lock(db.m);
+    std::lock_guard<books_mutex> lock(db.m);
     if (eb.session && eb.session->active) detail::check_unsafe(*eb.session, detail::thread_mode<N>(d), api, what);
   }
 

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "keel/core/biased_lock.hpp"
 #include "keel/runtime/types.hpp"
 
 #include "keel/core/config.hpp"
@@ -24,17 +25,27 @@ KEEL_BEGIN_NAMESPACE namespace checked {
 template <class Stream>
 struct capture_books;
 
+/// @cond
+// The device books' lock. Every captured launch takes it, almost always from
+// the one thread that captures: that thread enters with plain stores once it
+// owns the lock (keel/core/biased_lock.hpp), where a std::mutex cost two
+// locked instructions per launch. Another thread breaks in with one
+// membarrier(); sections are short but for a capture's end, and a waiter
+// spins, then yields.
+using books_mutex = keel::detail::self_biased_mutex;
+/// @endcond
+
 /**
  * @brief The device-wide books: captures in progress and the stream marking
  * a task group. Embedded in a native backend's device record.
  *
  * Ownership: a member of the native device; never copied. Thread safety:
- * guarded by its own mutex (the checked layer locks it). Exceptions: none.
+ * guarded by its own lock (books_mutex; the checked layer locks it). Exceptions: none.
  */
 template <class Stream>
 struct device_books {
   /// @cond
-  std::mutex m;  // guards everything below, and the capture fields of every stream_books / event_books
+  books_mutex m;  // guards everything below, and the capture fields of every stream_books / event_books
   std::vector<capture_books<Stream>*> captures;  // in progress, in begin order
   std::atomic<int> strict_captures{0};           // captures in global or thread-local mode (lock-free hint)
   std::atomic<int> capture_count{0};             // captures.size() (lock-free hint)

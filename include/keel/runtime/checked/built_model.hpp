@@ -59,7 +59,7 @@ struct built_models {
     session->mode = capture_mode::relaxed;  // a build refuses no call elsewhere
     session->build = 1;
     session->thread = std::this_thread::get_id();
-    std::lock_guard<std::mutex> lock(db.m);
+    std::lock_guard<books_mutex> lock(db.m);
     session->id = db.next_id.fetch_add(1, std::memory_order_relaxed);
     const model_t m = N::build_open(d);
     books_t& bb = *N::build_books(m);
@@ -72,7 +72,7 @@ struct built_models {
     static constexpr const char* api = "keel::model_builder::bind";
     auto& db = N::books(N::device_of(m));
     auto& sb = N::books(s);
-    std::lock_guard<std::mutex> lock(db.m);
+    std::lock_guard<books_mutex> lock(db.m);
     books_t& bb = building(m, api);
     if (&N::device_of(s) != &N::device_of(m))
       ::keel::detail::throw_composed(errc::invalid_parameter, api,
@@ -108,7 +108,7 @@ struct built_models {
   static void end_task(model_t m, stream_t s) {
     static constexpr const char* api = "keel::model_builder::end_task";
     auto& db = N::books(N::device_of(m));
-    std::lock_guard<std::mutex> lock(db.m);
+    std::lock_guard<books_mutex> lock(db.m);
     books_t& bb = building(m, api);
     const std::size_t lane = lane_of(bb, s, api);
     detail::check_build_issue(*bb.session, lane, N::id_of(s), api);
@@ -120,7 +120,7 @@ struct built_models {
   static void activate_stream(stream_t s, stream_t target) {
     static constexpr const char* api = "keel::model_builder::activate";
     auto& db = N::books(N::device_of(s));
-    std::lock_guard<std::mutex> lock(db.m);
+    std::lock_guard<books_mutex> lock(db.m);
     const std::size_t lane = control_task(s, target, api);
     N::build_activate(s, target);
     count(*N::books(s).session, lane);
@@ -138,7 +138,7 @@ struct built_models {
     if (t != static_cast<std::int32_t>(compare_type::int32) && t != static_cast<std::int32_t>(compare_type::int64))
       ::keel::detail::throw_composed(errc::invalid_parameter, api, {"unknown compare type ", t, " (int32 or int64)"});
     auto& db = N::books(N::device_of(s));
-    std::lock_guard<std::mutex> lock(db.m);
+    std::lock_guard<books_mutex> lock(db.m);
     const std::size_t lane = control_task(s, target, api);
     N::build_switch(s, left, condition, right, type, target);
     count(*N::books(s).session, lane);
@@ -147,7 +147,7 @@ struct built_models {
   static void build_end(model_t m) {
     static constexpr const char* api = "keel::model_builder::end";
     auto& db = N::books(N::device_of(m));
-    std::lock_guard<std::mutex> lock(db.m);
+    std::lock_guard<books_mutex> lock(db.m);
     books_t& bb = building(m, api);
     capture_t& c = *bb.session;
     if (!c.active)
@@ -177,7 +177,7 @@ struct built_models {
   static void unbind_stream(model_t m, stream_t s) {
     static constexpr const char* api = "keel::model_builder::unbind";
     auto& db = N::books(N::device_of(m));
-    std::lock_guard<std::mutex> lock(db.m);
+    std::lock_guard<books_mutex> lock(db.m);
     books_t* bb = N::build_books(m);
     if (bb == nullptr || !bb->session)
       throw_error(errc::invalid_parameter, api, "the model was not built from bound streams");
@@ -197,7 +197,7 @@ struct built_models {
     books_t* bb = N::build_books(m);
     if (bb == nullptr || !bb->session) return;
     auto& db = N::books(N::device_of(m));
-    std::lock_guard<std::mutex> lock(db.m);
+    std::lock_guard<books_mutex> lock(db.m);
     const bool built = bb->session->build == 2;
     for (std::size_t i = 0; i < bb->session->lanes.size(); ++i) {
       const stream_t s = bb->session->lanes[i].stream;

@@ -17,7 +17,7 @@ void backend<Native>::capture_begin(stream_handle s, capture_mode mode) {
   static constexpr const char* api = "keel::capture_scope";
   auto& sb = N::books(s);
   auto& db = N::books(N::device_of(s));
-  std::lock_guard<std::mutex> lock(db.m);
+  std::lock_guard<books_mutex> lock(db.m);
   if (sb.session)
     ::keel::detail::throw_composed(errc::capture_violation, api,
                                    {"capture cannot begin: ", detail::describe_capture(*sb.session, N::id_of(s))});
@@ -65,7 +65,7 @@ typename backend<Native>::model_handle backend<Native>::capture_end(stream_handl
   if (sb.destroyed.load(std::memory_order_acquire))
     ::keel::detail::throw_composed(errc::invalid_handle, api, {"the scope's stream #", N::id_of(s), " was destroyed"});
   auto& db = N::books(N::device_of(s));
-  std::lock_guard<std::mutex> lock(db.m);
+  std::lock_guard<books_mutex> lock(db.m);
   if (!sb.session)
     ::keel::detail::throw_composed(errc::invalid_state, api, {"stream #", N::id_of(s), " is not capturing"});
   const std::shared_ptr<capture_t> keep = sb.session;
@@ -113,7 +113,7 @@ void backend<Native>::capture_discard(stream_handle s) noexcept {
   auto& sb = N::books(s);
   if (sb.destroyed.load(std::memory_order_acquire)) return;  // destroy_stream discarded it
   auto& db = N::books(N::device_of(s));
-  std::lock_guard<std::mutex> lock(db.m);
+  std::lock_guard<books_mutex> lock(db.m);
   if (sb.session && sb.session->origin == s) discard_locked(db, *sb.session);
 }
 

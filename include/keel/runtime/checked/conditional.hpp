@@ -55,7 +55,7 @@ struct conditionals {
     static constexpr const char* api = "keel::make_condition";
     auto& sb = N::books(s);
     auto& db = N::books(N::device_of(s));
-    std::lock_guard<std::mutex> lock(db.m);
+    std::lock_guard<books_mutex> lock(db.m);
     capture_t& c = capturing(s, api, "a condition is made by a capturing stream, for the model its capture makes");
     const condition_t h = N::condition_create(s, default_value, assign_default);
     N::condition_books_of(h).owner = c.id;
@@ -79,7 +79,7 @@ struct conditionals {
       throw_error(errc::invalid_parameter, api, "a SWITCH task has at least 1 branch");
     auto& sb = N::books(s);
     auto& db = N::books(N::device_of(s));
-    std::lock_guard<std::mutex> lock(db.m);
+    std::lock_guard<books_mutex> lock(db.m);
     capture_t& c = capturing(s, api, "a conditional task is issued on a capturing stream");
     if (N::condition_books_of(h).owner != c.id)
       ::keel::detail::throw_composed(errc::invalid_parameter, api,
@@ -105,7 +105,7 @@ struct conditionals {
     auto& db = N::books(N::device_of(s));
     body_books<stream_t>* bb = nullptr;
     {
-      std::lock_guard<std::mutex> lock(db.m);
+      std::lock_guard<books_mutex> lock(db.m);
       bb = N::body_books_of(body);
       if (bb == nullptr)
         throw_error(errc::invalid_parameter, api,
@@ -125,7 +125,7 @@ struct conditionals {
       backend<N>::capture_begin(s, mode);
     } catch (...) {
       N::capture_into_clear(s);
-      std::lock_guard<std::mutex> lock(db.m);
+      std::lock_guard<books_mutex> lock(db.m);
       bb->taken = false;
       throw;
     }

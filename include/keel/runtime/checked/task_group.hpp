@@ -18,7 +18,7 @@ void backend<Native>::group_begin(stream_handle s) {
   static constexpr const char* api = "keel::task_group_scope";
   auto& sb = N::books(s);
   auto& db = N::books(N::device_of(s));
-  std::lock_guard<std::mutex> lock(db.m);
+  std::lock_guard<books_mutex> lock(db.m);
   if (!sb.session)
     ::keel::detail::throw_composed(
         errc::capture_violation, api,
@@ -44,7 +44,7 @@ typename backend<Native>::group_handle backend<Native>::group_end(stream_handle 
   if (sb.destroyed.load(std::memory_order_acquire))
     ::keel::detail::throw_composed(errc::invalid_handle, api, {"the scope's stream #", N::id_of(s), " was destroyed"});
   auto& db = N::books(N::device_of(s));
-  std::lock_guard<std::mutex> lock(db.m);
+  std::lock_guard<books_mutex> lock(db.m);
   if (!sb.session || db.group_stream != s)
     ::keel::detail::throw_composed(errc::invalid_state, api, {"stream #", N::id_of(s), " is not marking a task group"});
   capture_t& c = *sb.session;
@@ -106,7 +106,7 @@ void backend<Native>::update_begin(stream_handle s, group_handle g) {
   switch (why) {
     case refusal::capturing: {
       auto& db = N::books(N::device_of(s));
-      std::lock_guard<std::mutex> lock(db.m);  // describing a capture reads its books
+      std::lock_guard<books_mutex> lock(db.m);  // describing a capture reads its books
       ::keel::detail::throw_composed(errc::capture_violation, api,
                                      {"updates are issued on a stream that is not capturing; ",
                                       (sb.session ? detail::describe_capture(*sb.session, N::id_of(s))

@@ -90,8 +90,8 @@ struct capture_calls : stream_calls {
   }
   // A kernel that stream::launch issued with copyable arguments is recorded
   // for the model (typed_launch) before its body issues its ACL work: the
-  // record is made outside any lock, then appended to the capture's lists
-  // under their lock (launch_records), taken once; the lists grow amortised,
+  // record and its arguments' descriptions are written in place in the
+  // capture's lists under their lock (launch_records), taken once; the lists grow amortised,
   // and a callable held in place allocates nothing. A body that throws
   // leaves its record pairing with no task (as if never recorded).
   template <class F>
@@ -105,7 +105,7 @@ struct capture_calls : stream_calls {
     try {
       launch_kernel(s, kind, std::forward<F>(f));
     } catch (...) {
-      std::lock_guard<keel::detail::test_and_set_lock> lock(records.m);
+      std::lock_guard<launch_records::lock_type> lock(records.m);
       if (records.epoch == at.second) records.launches[at.first].stream = nullptr;
       throw;
     }
@@ -122,31 +122,37 @@ struct capture_calls : stream_calls {
     using args_type = std::tuple<Args...>;
     static constexpr bool typed = std::is_copy_constructible_v<Fn> && std::is_copy_constructible_v<args_type>;
     // Appends the launch's record and its arguments' descriptions to the
-    // capture's lists; returns the record's index and the lists' epoch.
-    // Strong guarantee: nothing is recorded when it throws.
+    // capture's lists, written in place under the lists' lock (room made
+    // first, so the appends cannot throw); returns the record's index and
+    // the lists' epoch. Strong guarantee: nothing is recorded when it throws.
     static std::pair<std::size_t, std::uint64_t> record(launch_records& records,
                                                         const keel::detail::bound_kernel<Fn, Args...>& k,
                                                         acl::stream_handle native) {
       if constexpr (typed) {
-        typed_launch r;
+        launch_callable shared;  // a callable not held in place is shared: allocated before the lock
+        if constexpr (!launch_callable::held_in_place<Fn>) shared.hold(k.fn);  // may throw: nothing recorded
+        std::lock_guard<launch_records::lock_type> lock(records.m);
+        records.make_room(sizeof...(Args));  // may throw: nothing recorded
+        const std::size_t index = records.launches.size();
+        typed_launch& r = records.launches.emplace_back();  // room made: cannot throw
         r.stream = native;
         r.signature = keel::detail::signature_of<args_type>();
-        r.kernel.hold(k.fn);  // may throw (a shared callable)
+        if constexpr (launch_callable::held_in_place<Fn>) {
+          r.kernel.hold(k.fn);  // in place: cannot throw
+        } else {
+          r.kernel = std::move(shared);
+        }
         r.reissue = &reissue;
-        r.argument_count = sizeof...(Args);
-        kernel_argument described[sizeof...(Args) + 1];  // + 1: no zero-length array
-        keel::detail::describe_values(k.args, described);
-        std::lock_guard<keel::detail::test_and_set_lock> lock(records.m);
         std::vector<kernel_argument>& arguments = records.arguments;
         r.first_argument = arguments.size();
-        arguments.insert(arguments.end(), described, described + sizeof...(Args));  // may throw: nothing recorded
-        try {
-          records.launches.push_back(std::move(r));
-        } catch (...) {
-          arguments.resize(r.first_argument);
-          throw;
-        }
-        return {records.launches.size() - 1, records.epoch};
+        r.argument_count = sizeof...(Args);
+        std::apply(
+            [&arguments](const auto&... a) {  // room made: cannot throw
+              (keel::detail::argument_describer<std::decay_t<decltype(a)>>::describe_into(arguments.emplace_back(), a),
+               ...);
+            },
+            k.args);
+        return {index, records.epoch};
       } else {
         (void)records;
         (void)k;

@@ -38,8 +38,9 @@ struct model_update_calls : native_types {
   // Drops what was staged (the entries stay for the next update's reuse).
   KEEL_ALWAYS_INLINE static void end_model_claim(model_handle m) noexcept {
     for (std::size_t i = 0; i < m->staged_count; ++i) {
-      m->staged[i].replacement = ref_ptr<replacement_task>();
-      m->staged[i].in_place = nullptr;
+      staged_change& c = m->staged[i];
+      if (c.replacement) c.replacement = ref_ptr<replacement_task>();  // most often moved out (or rebuilt in place)
+      c.in_place = nullptr;
     }
     m->staged_count = 0;
     m->update_claimed.store(false, std::memory_order_release);
@@ -185,9 +186,13 @@ struct model_update_calls : native_types {
         r.rebind = c.rebind;
       }
       if (info.type == task_type::kernel) {
+        // Read before the swap: reading the swapped vector back would load
+        // what its 16-byte stores just wrote, which stalls on forwarding.
+        const kernel_argument* const data = c.arguments.data();
+        const std::size_t count = c.arguments.size();
         r.arguments.swap(c.arguments);
-        info.kernel.arguments = r.arguments.data();
-        info.kernel.argument_count = r.arguments.size();
+        info.kernel.arguments = data;
+        info.kernel.argument_count = count;
       }
       if (info.type == task_type::copy) r.copy = info.copy = c.copy;
     }
@@ -280,7 +285,7 @@ struct model_update_calls : native_types {
     t->changed.clear();  // a throw below (growing a vector) abandons the update: t is dropped, nothing published
     for (std::size_t i = 0; i < m->staged_count; ++i) {
       staged_change& c = m->staged[i];
-      const std::uint32_t node = record_of(m, c.task).node;
+      const std::uint32_t node = c.node;
       t->changed.push_back(node);
       if (!c.disable) {
         const replay_task* runs = c.runs().runs;
@@ -312,15 +317,21 @@ struct model_update_calls : native_types {
     if (c.in_place == nullptr || from == nullptr || from->whole || from->changed.size() != 1 || !m->spare ||
         m->spare->changed.empty() || !m->spare->sole_reference())
       return ref_ptr<node_table>();
-    const std::uint32_t node = record_of(m, c.task).node;
+    const std::uint32_t node = c.node;
     if (from->changed[0] != node) return ref_ptr<node_table>();
     ref_ptr<node_table> t = std::move(m->spare);  // its owned entry at node is c.in_place (reusable_in_place)
     // Not empty before: keep its first entry (an inline erase, where
     // resize(1) is an out-of-line call of 27 instructions).
     t->changed.erase(t->changed.begin() + 1, t->changed.end());
     t->changed[0] = node;
-    t->base[node] = c.in_place->runs;
-    t->order[node] = c.in_place->runs;
+    // The vectors' storage is read before either store: the compiler
+    // cannot tell a store of a node pointer from one to the vector itself
+    // and would load order's storage again after the first store.
+    const replay_task** const base = t->base.data();
+    const replay_task** const order = t->order.data();
+    const replay_task* const runs = c.in_place->runs;
+    base[node] = runs;
+    order[node] = runs;
     return t;
   }
   KEEL_ALWAYS_INLINE static const task_record& record_of(model_handle m, std::size_t index) noexcept {
@@ -376,6 +387,7 @@ struct model_update_calls : native_types {
     fresh = true;
     staged_change& c = m->staged[m->staged_count];
     c.task = index;
+    c.node = record_of(m, index).node;
     return c;
   }
   static void taken(model_handle m, bool fresh) noexcept {
@@ -437,7 +449,7 @@ struct model_update_calls : native_types {
   // only `order`, so it is not such a change).
   KEEL_ALWAYS_INLINE static bool staged_here(model_handle m, std::uint32_t node) noexcept {
     for (std::size_t i = 0; i < m->staged_count; ++i)
-      if (!m->staged[i].disable && record_of(m, m->staged[i].task).node == node) return true;
+      if (!m->staged[i].disable && m->staged[i].node == node) return true;
     return false;
   }
   // The table takes effect when @p s reaches this point: right away on an

@@ -3,6 +3,7 @@
 // queued work uses, and its host callables' reporting thread and error state.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -15,7 +16,7 @@
 
 #include "keel/acl/api.hpp"
 #include "keel/acl/types.hpp"
-#include "keel/core/test_and_set_lock.hpp"
+#include "keel/core/biased_lock.hpp"
 #include "keel/runtime/checked/books.hpp"
 #include "keel/runtime/model_tasks.hpp"
 
@@ -139,14 +140,17 @@ struct typed_launch {
 };
 
 // A capture's typed launches and their arguments' descriptions, under a
-// lock of their own that a captured launch takes once (a test-and-set lock:
-// the sections are a few stores). The lists go to the model at capture end,
+// lock of their own that a captured launch takes once (a self-biased lock:
+// the sections are a few stores, and one thread captures). The lists go to the model at capture end,
 // and the next capture reserves what the last one reached, so a recapture
 // grows them once. `epoch` counts the hand-overs: a launch that failed
 // after another thread ended the capture leaves the next capture's records
 // alone.
 struct launch_records {
-  keel::detail::test_and_set_lock m;  // guards the fields below
+  // The capturing thread appends at every launch: it enters with plain
+  // stores once it owns the lock (keel/core/biased_lock.hpp).
+  using lock_type = keel::detail::self_biased_mutex;
+  lock_type m;  // guards the fields below
   std::vector<typed_launch> launches;
   std::vector<kernel_argument> arguments;
   std::uint64_t epoch = 0;
@@ -154,14 +158,24 @@ struct launch_records {
 
   // A capture begins (or a model under construction binds the stream): empty lists, room as the last capture's.
   void restart() {
-    std::lock_guard<keel::detail::test_and_set_lock> lock(m);
+    std::lock_guard<lock_type> lock(m);
     forget_locked();
     launches.reserve(last_launches);
     arguments.reserve(last_arguments);
   }
+  // Room for one more launch with @p argument_count arguments, so that
+  // appending them cannot throw. Caller holds m. Strong guarantee (only the
+  // capacities change).
+  void make_room(std::size_t argument_count) {
+    if (KEEL_UNLIKELY(launches.size() == launches.capacity()))
+      launches.reserve(launches.size() < 8 ? 16 : 2 * launches.size());
+    const std::size_t used = arguments.size();
+    if (KEEL_UNLIKELY(arguments.capacity() - used < argument_count))
+      arguments.reserve(std::max(used + argument_count, 2 * used));
+  }
   // The capture ends: the model takes the lists. Throws: nothing.
   void hand_over(std::vector<typed_launch>& to_launches, std::vector<kernel_argument>& to_arguments) noexcept {
-    std::lock_guard<keel::detail::test_and_set_lock> lock(m);
+    std::lock_guard<lock_type> lock(m);
     last_launches = launches.size();
     last_arguments = arguments.size();
     to_launches.swap(launches);
@@ -171,7 +185,7 @@ struct launch_records {
   // Appends the lists to the model's (a model built from several bound
   // streams), each record rebased onto its argument list.
   void append_to(std::vector<typed_launch>& to_launches, std::vector<kernel_argument>& to_arguments) {
-    std::lock_guard<keel::detail::test_and_set_lock> lock(m);
+    std::lock_guard<lock_type> lock(m);
     const std::size_t base = to_arguments.size();
     to_launches.reserve(to_launches.size() + launches.size());
     to_arguments.insert(to_arguments.end(), arguments.begin(), arguments.end());
@@ -183,7 +197,7 @@ struct launch_records {
   }
   // The capture was discarded. Throws: nothing.
   void discard() noexcept {
-    std::lock_guard<keel::detail::test_and_set_lock> lock(m);
+    std::lock_guard<lock_type> lock(m);
     forget_locked();
   }
 

@@ -103,6 +103,7 @@ struct node_table : ref_counted {
 // their argument vectors' storage is reused.
 struct staged_change {
   std::size_t task = 0;  // index into the model's task_list
+  std::uint32_t node = 0;  // the task's replay node (kept here: a commit reads it without the record lookups)
   bool disable = false;  // the change disables the task (no replacement)
   ref_ptr<replacement_task> replacement;  // the commit moves it into its table
   // Or (replacement null) the spare table's own replacement for the node,

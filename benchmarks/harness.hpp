@@ -33,6 +33,7 @@ struct comparison {
   std::string held_at;            // "/16777216": the rule holds for that first argument only
   double max_added_ns = -1;       // < 0: no overhead rule
   double max_added_fraction = 0;  // of the baseline's time, when that allows more than max_added_ns
+  int calls = 1;                  // API calls one iteration makes: max_added_ns holds per call
 };
 
 /** All registered comparisons, in registration order. */
@@ -43,12 +44,15 @@ bool compare(std::string keel_prefix, std::string baseline_prefix, std::string t
              measure by = measure::time);
 
 /**
- * Registers a pair held by what keel adds to the baseline's time per
- * iteration: met when keel ns - baseline ns <= max(max_added_ns,
- * max_added_fraction * baseline ns). Returns true.
+ * Registers a pair held by what keel adds to the baseline's time: met when
+ * keel ns - baseline ns per iteration <= max(calls * max_added_ns,
+ * max_added_fraction * baseline ns), where an iteration makes @p calls API
+ * calls (a capture of 100 launches: begin, 100 launches, end). Both sides
+ * are per call then: at most max_added_ns per call, or the fraction of the
+ * raw calls' time where that is larger. Returns true.
  */
 bool compare_overhead(std::string keel_prefix, std::string baseline_prefix, double max_added_ns,
-                      double max_added_fraction);
+                      double max_added_fraction, int calls = 1);
 
 }  // namespace keel_bench
 
@@ -57,7 +61,7 @@ bool compare_overhead(std::string keel_prefix, std::string baseline_prefix, doub
 /** KEEL_BENCH_COMPARE("BM_x", "BM_x_baseline", "target text"[, keel_bench::measure::bandwidth]); */
 #define KEEL_BENCH_COMPARE(...) \
   [[maybe_unused]] static const bool KEEL_BENCH_CONCAT(keel_bench_pair_, __COUNTER__) = ::keel_bench::compare(__VA_ARGS__)
-/** KEEL_BENCH_OVERHEAD("BM_x", "BM_x_raw", 50.0, 0.10); */
+/** KEEL_BENCH_OVERHEAD("BM_x", "BM_x_raw", 50.0, 0.10[, calls per iteration]); */
 #define KEEL_BENCH_OVERHEAD(...)                                                  \
   [[maybe_unused]] static const bool KEEL_BENCH_CONCAT(keel_bench_pair_, __COUNTER__) = \
       ::keel_bench::compare_overhead(__VA_ARGS__)

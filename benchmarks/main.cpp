@@ -76,15 +76,20 @@ bool compare(std::string keel_prefix, std::string baseline_prefix, std::string t
 }
 
 bool compare_overhead(std::string keel_prefix, std::string baseline_prefix, double max_added_ns,
-                      double max_added_fraction) {
-  char words[96];
-  std::snprintf(words, sizeof words, "adds <= %g ns or %g%% of raw", max_added_ns, max_added_fraction * 100);
+                      double max_added_fraction, int calls) {
+  char words[128];
+  if (calls == 1)
+    std::snprintf(words, sizeof words, "adds <= %g ns or %g%% of raw", max_added_ns, max_added_fraction * 100);
+  else
+    std::snprintf(words, sizeof words, "adds <= %g ns per call (%d calls) or %g%% of raw", max_added_ns, calls,
+                  max_added_fraction * 100);
   comparison c;
   c.keel_prefix = std::move(keel_prefix);
   c.baseline_prefix = std::move(baseline_prefix);
   c.target = words;
   c.max_added_ns = max_added_ns;
   c.max_added_fraction = max_added_fraction;
+  c.calls = calls < 1 ? 1 : calls;
   comparisons().push_back(std::move(c));
   return true;
 }
@@ -192,13 +197,14 @@ struct row {
   double keel_value = 0, baseline_value = 0;  // ns per iteration, or GB/s
   double ratio = 0;                           // above 1 favours keel
   std::optional<double> added_ns;             // keel ns - baseline ns, time rows only
+  int calls = 1;                              // API calls per iteration (overhead rows)
   std::optional<bool> met;                    // empty: informational row
 };
 
 std::optional<bool> judge(const comparison& c, const std::string& suffix, const row& r) {
   if (c.max_added_ns >= 0) {
     if (!r.added_ns) return std::nullopt;
-    return *r.added_ns <= std::max(c.max_added_ns, c.max_added_fraction * r.baseline_value);
+    return *r.added_ns <= std::max(c.calls * c.max_added_ns, c.max_added_fraction * r.baseline_value);
   }
   if (c.min_ratio <= 0) return std::nullopt;
   if (!c.held_at.empty()) {
@@ -244,6 +250,7 @@ std::vector<row> pair_up(const std::map<std::string, figure>& results) {
         r.ratio = theirs.ns_per_unit / mine.ns_per_unit;
         r.added_ns = mine.ns_per_unit - theirs.ns_per_unit;
       }
+      r.calls = c.calls;
       r.met = judge(c, suffix, r);
       rows.push_back(std::move(r));
     }
@@ -260,8 +267,11 @@ void print_table(std::FILE* out, const std::vector<row>& rows) {
     const char* unit = r.bandwidth ? "GB/s" : "ns";
     char added[32] = "";
     if (r.added_ns) std::snprintf(added, sizeof added, "%+.1f ns", *r.added_ns);
-    std::fprintf(out, "%-52s %9.2f %-4s %-40s %9.2f %-4s %7.2fx %12s   %-6s %s\n", r.keel.c_str(), r.keel_value, unit,
-                 r.baseline.c_str(), r.baseline_value, unit, r.ratio, added, verdict(r), r.target.c_str());
+    char per_call[48] = "";
+    if (r.added_ns && r.calls > 1) std::snprintf(per_call, sizeof per_call, " (%+.1f ns per call)", *r.added_ns / r.calls);
+    std::fprintf(out, "%-52s %9.2f %-4s %-40s %9.2f %-4s %7.2fx %12s   %-6s %s%s\n", r.keel.c_str(), r.keel_value,
+                 unit, r.baseline.c_str(), r.baseline_value, unit, r.ratio, added, verdict(r), r.target.c_str(),
+                 per_call);
   }
   std::fprintf(out,
                "(ratio: time = baseline ns / keel ns; bandwidth = keel GB/s / baseline GB/s; above 1 favours keel;"
@@ -303,10 +313,10 @@ bool write_json(const std::string& path, const std::vector<row>& rows) {
     const char* unit = r.bandwidth ? "GB/s" : "ns";
     std::fprintf(out,
                  "%s    {\"name\": %s, \"baseline\": %s, \"unit\": \"%s\", \"keel\": %s, \"baseline_figure\": %s, "
-                 "\"ratio\": %s, \"added_ns\": %s, \"target\": %s, \"met\": %s}",
+                 "\"ratio\": %s, \"added_ns\": %s, \"calls\": %d, \"target\": %s, \"met\": %s}",
                  sep, json_string(r.keel).c_str(), json_string(r.baseline).c_str(), unit,
                  json_number(r.keel_value).c_str(), json_number(r.baseline_value).c_str(), json_number(r.ratio).c_str(),
-                 r.added_ns ? json_number(*r.added_ns).c_str() : "null", json_string(r.target).c_str(),
+                 r.added_ns ? json_number(*r.added_ns).c_str() : "null", r.calls, json_string(r.target).c_str(),
                  !r.met ? "null" : *r.met ? "true" : "false");
     sep = ",\n";
   }

@@ -105,7 +105,7 @@ struct capture_calls : stream_calls {
     try {
       launch_kernel(s, kind, std::forward<F>(f));
     } catch (...) {
-      std::lock_guard<launch_records::lock_type> lock(records.m);
+      keel::detail::inlined_unique_lock<launch_records::lock_type> lock(records.m);
       if (records.epoch == at.second) records.launches[at.first].stream = nullptr;
       throw;
     }
@@ -131,7 +131,7 @@ struct capture_calls : stream_calls {
       if constexpr (typed) {
         launch_callable shared;  // a callable not held in place is shared: allocated before the lock
         if constexpr (!launch_callable::held_in_place<Fn>) shared.hold(k.fn);  // may throw: nothing recorded
-        std::lock_guard<launch_records::lock_type> lock(records.m);
+        keel::detail::inlined_unique_lock<launch_records::lock_type> lock(records.m);
         records.make_room(sizeof...(Args));  // may throw: nothing recorded
         const std::size_t index = records.launches.size();
         typed_launch& r = records.launches.emplace_back();  // room made: cannot throw

@@ -308,7 +308,7 @@ struct backend : Native {
     static constexpr const char* api = "keel::stream::launch";
     auto& sb = N::books(s);
     auto& db = N::books(N::device_of(s));
-    std::unique_lock<books_mutex> lock(db.m);
+    books_lock lock(db.m);
     // A capturing stream is never updating (each refuses the other under the
     // device books' lock and the update lock): no update lock on this path.
     if (!sb.session) {
@@ -353,7 +353,7 @@ struct backend : Native {
   // Runs the native captured launch under the lock, or (a body that runs at
   // issue) after it.
   template <class F>
-  static void run_captured_kernel(std::unique_lock<books_mutex>& lock, stream_handle s, kernel_kind kind, F&& f) {
+  static void run_captured_kernel(books_lock& lock, stream_handle s, kernel_kind kind, F&& f) {
     if constexpr (detail::kernel_body_runs_at_issue<N>()) lock.unlock();
     N::captured_launch_kernel(s, kind, std::forward<F>(f));
   }
@@ -383,14 +383,14 @@ struct backend : Native {
   template <class Captured>
   static void issue(stream_handle s, task_kind k, const char* api, Captured&& captured) {
     auto& db = N::books(N::device_of(s));
-    std::unique_lock<books_mutex> lock(db.m);
+    books_lock lock(db.m);
     if (!N::books(s).session) refuse_if_updating(s, k, api);  // a capturing stream is never updating
     issue_locked(lock, s, k, api, std::forward<Captured>(captured));
   }
 
   // Caller holds the device books' lock and s is not updating.
   template <class Captured>
-  static void issue_locked(std::unique_lock<books_mutex>& lock, stream_handle s, task_kind k, const char* api,
+  static void issue_locked(books_lock& lock, stream_handle s, task_kind k, const char* api,
                            Captured&& captured) {
     auto& sb = N::books(s);
     auto& db = N::books(N::device_of(s));
@@ -424,15 +424,19 @@ struct backend : Native {
 
   // While a stream marks a task group, no other capturing stream may issue
   // work (the device rule). Caller holds the device books' lock.
-  static void check_may_issue(const device_books_t& db, stream_handle s, const char* api) {
+  // Inlined into every captured launch: two loads and two tests when the
+  // issue is allowed; the checks that refuse are out of line.
+  KEEL_ALWAYS_INLINE static void check_may_issue(const device_books_t& db, stream_handle s, const char* api) {
     const auto& sb = N::books(s);
-    if (sb.session->build != 0) detail::check_build_issue(*sb.session, sb.lane, N::id_of(s), api);
+    if (KEEL_UNLIKELY(sb.session->build != 0)) detail::check_build_issue(*sb.session, sb.lane, N::id_of(s), api);
     const stream_handle g = db.group_stream;
-    if (g != stream_handle{} && g != s)
-      ::keel::detail::throw_composed(
-          errc::capture_violation, api,
-          {"while stream #", N::id_of(g), " marks a task group, no other capturing stream may issue work; ",
-           detail::describe_capture(*N::books(s).session, N::id_of(s))});
+    if (KEEL_UNLIKELY(g != stream_handle{} && g != s)) refuse_beside_group(g, s, api);
+  }
+  [[noreturn]] KEEL_NOINLINE static void refuse_beside_group(stream_handle g, stream_handle s, const char* api) {
+    ::keel::detail::throw_composed(
+        errc::capture_violation, api,
+        {"while stream #", N::id_of(g), " marks a task group, no other capturing stream may issue work; ",
+         detail::describe_capture(*N::books(s).session, N::id_of(s))});
   }
 
   // Refuses @p k, which an update never takes, if s is updating.

@@ -33,6 +33,8 @@ struct capture_books;
 // membarrier(); sections are short but for a capture's end, and a waiter
 // spins, then yields.
 using books_mutex = keel::detail::self_biased_mutex;
+// The books' lock as the hot paths (captured launches, events) hold it.
+using books_lock = keel::detail::inlined_unique_lock<books_mutex>;
 /// @endcond
 
 /**

@@ -26,7 +26,7 @@ void backend<Native>::record(event_handle e, stream_handle s) {
   // One relaxed load on the record path; the store happens once per event.
   if (!eb.plain_recorded.load(std::memory_order_relaxed)) eb.plain_recorded.store(true, std::memory_order_relaxed);
   if (sb.redirect.load(std::memory_order_acquire) != 0) {
-    std::unique_lock<books_mutex> lock(db.m);
+    books_lock lock(db.m);
     if (!sb.session) refuse_if_updating(s, task_kind::event, api);
     if (sb.session) {
       if (N::flags_of(e) == event_flags::external)  // a signal is a task of the model
@@ -61,7 +61,7 @@ void backend<Native>::wait(stream_handle s, event_handle e) {
   auto& db = N::books(N::device_of(s));
   if (N::flags_of(e) == event_flags::external) {
     if (sb.redirect.load(std::memory_order_acquire) != 0) {
-      std::unique_lock<books_mutex> lock(db.m);
+      books_lock lock(db.m);
       if (!sb.session) refuse_if_updating(s, task_kind::event, api);
       if (sb.session) return issue_locked(lock, s, task_kind::event, api, [&] { N::captured_wait(s, e); });
     }
@@ -114,7 +114,7 @@ void backend<Native>::external_operation(event_handle e, stream_handle s, bool r
   auto& sb = N::books(s);
   auto& eb = N::books(e);
   auto& db = N::books(N::device_of(s));
-  std::unique_lock<books_mutex> lock(db.m);
+  books_lock lock(db.m);
   if (!sb.session) {
     refuse_if_updating(s, task_kind::event, api);
     ::keel::detail::throw_composed(errc::capture_violation, api,

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -398,6 +399,55 @@ TEST_CASE("update_model: models updated from each other (two, or a ring of three
       CHECK(watched[i].expired());
     }
   }
+}
+
+// Two views of one kernel name: the same kind, though not the same pointer.
+constexpr char axpy_name_elsewhere[] = "axpy";
+constexpr keel::kernel_kind axpy_kind_elsewhere{std::string_view(axpy_name_elsewhere, 4)};
+
+TEST_CASE("update_model: a kind named by another view of its name still matches, and later mismatches are named - host",
+          "[runtime][model_update]") {
+  // The host backend compares two models' packed shapes first, kernel kinds
+  // by their views; a kind named elsewhere falls back to the task-by-task
+  // check, which compares names, and a mismatch is named there whatever
+  // shapes earlier updates made.
+  REQUIRE(axpy_kind_elsewhere.name().data() != keel_test::axpy_kind.name().data());
+  captured target(1.0f);
+  keel::host::stream s{keel_test::test_device()};
+  float tmp = 10.0f, other = 1.0f, out = 0.0f, copied = 0.0f;
+  const auto capture_axpy = [&](keel::kernel_kind kind, float alpha) {
+    keel::host::capture_scope capture{s};
+    s.launch(kind, &keel_test::axpy_kernel, &out, &tmp, &other, alpha);
+    s.copy_async(&copied, &out, sizeof(float), keel::copy_kind::host_to_host);
+    return capture.end();
+  };
+  keel::host::model elsewhere = capture_axpy(axpy_kind_elsewhere, 3.0f);
+  keel::host::model same_view = capture_axpy(keel_test::axpy_kind, 5.0f);
+  for (int round = 0; round < 2; ++round) {
+    INFO("round " << round);
+    keel::update_model(target.m.ref(), elsewhere.ref(), target.s.ref());
+    target.m.execute(target.s);
+    target.s.synchronize();
+    CHECK(out == 13.0f);
+    CHECK(target.kernel().kernel.kind == keel_test::axpy_kind);
+    keel::update_model(target.m.ref(), same_view.ref(), target.s.ref());
+    target.m.execute(target.s);
+    target.s.synchronize();
+    CHECK(out == 15.0f);
+  }
+  keel::host::model reversed;
+  {
+    keel::host::capture_scope capture{s};
+    s.copy_async(&copied, &out, sizeof(float), keel::copy_kind::host_to_host);
+    s.launch(keel_test::axpy_kind, &keel_test::axpy_kernel, &out, &tmp, &other, 7.0f);
+    reversed = capture.end();
+  }
+  const auto e = error_of([&] { keel::update_model(target.m.ref(), reversed.ref(), target.s.ref()); });
+  CHECK(matches(e.code, errc::update_violation));
+  CHECK_THAT(e.what, Catch::Contains("first mismatching task is stream 0, sequence 0: expected kernel 'axpy', found copy"));
+  target.m.execute(target.s);  // unchanged: still the last source's parameters
+  target.s.synchronize();
+  CHECK(out == 15.0f);
 }
 
 TEST_CASE("update_model: a mismatch names the first mismatching task and leaves the model unchanged - host",

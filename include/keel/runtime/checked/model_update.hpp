@@ -42,7 +42,9 @@ KEEL_BEGIN_NAMESPACE namespace checked {
  * `stage_kernel`, `stage_copy`, `stage_from`, `stage_disable`, `staged_changes(m)`;
  * `commit_task_update(m, s)` and `commit_model_update(target, source, s)`
  * (both end the claim, also when they throw), and
- * `interleaving_mismatch(target, source)`, `with_task_lists(target, source, fn)`.
+ * `interleaving_mismatch(target, source)`, `with_task_lists(target, source, fn)`;
+ * optionally `same_shape(target, source)` (true only when the two checks
+ * above would pass: the common case answered at once).
  *
  * Ownership: the staged changes live in the native model. Thread safety:
  * one updater per model (the claim); staging calls from the claim holder.
@@ -60,6 +62,10 @@ using stage_kernel_call = decltype(N::stage_kernel(std::declval<typename N::mode
 template <class N>
 using stage_copy_call = decltype(N::stage_copy(std::declval<typename N::model_handle>(), std::size_t{}, nullptr,
                                                nullptr, std::size_t{}, copy_kind{}, nullptr, nullptr));
+// Optional: a whole-model update's fast check (true: the same topology; false: check it task by task).
+template <class N>
+using same_shape_call =
+    decltype(N::same_shape(std::declval<typename N::model_handle>(), std::declval<typename N::model_handle>()));
 }  // namespace detail
 /// @endcond
 
@@ -301,6 +307,10 @@ struct model_updates {
   // Same streams, same tasks in each (type, kernel kind, task group or not,
   // the same event pairing), captured in the same interleaving.
   static void check_topology(model_t target, model_t source, const char* api) {
+    // A backend that packs its models' shapes answers the common case (the
+    // same topology) at once; any other answer is checked and named below.
+    if constexpr (keel::detail::is_detected_v<detail::same_shape_call, N>)
+      if (N::same_shape(target, source)) return;
     N::with_task_lists(target, source,
                        [&](const std::vector<model_stream>& ts, const std::vector<task_info>& tt,
                            const std::vector<model_stream>& ss, const std::vector<task_info>& st) {

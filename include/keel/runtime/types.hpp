@@ -120,12 +120,7 @@ class kernel_kind {
   constexpr explicit kernel_kind(std::string_view name) noexcept : name_(name) {}
   /// The kind's name, as launches and updates compare it.
   constexpr std::string_view name() const noexcept { return name_; }
-  // The same view (one literal, the usual case: a kernel's launches all
-  // name it from one place) is equal without comparing the characters: a
-  // whole-model update compares every kernel task's kind.
-  friend constexpr bool operator==(kernel_kind a, kernel_kind b) noexcept {
-    return (a.name_.data() == b.name_.data() && a.name_.size() == b.name_.size()) || a.name_ == b.name_;
-  }
+  friend constexpr bool operator==(kernel_kind a, kernel_kind b) noexcept { return a.name_ == b.name_; }
   friend constexpr bool operator!=(kernel_kind a, kernel_kind b) noexcept { return !(a == b); }
 
  private:

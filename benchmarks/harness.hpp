@@ -47,9 +47,10 @@ bool compare(std::string keel_prefix, std::string baseline_prefix, std::string t
  * Registers a pair held by what keel adds to the baseline's time: met when
  * keel ns - baseline ns per iteration <= max(calls * max_added_ns,
  * max_added_fraction * baseline ns), where an iteration makes @p calls API
- * calls (a capture of 100 launches: begin, 100 launches, end). Both sides
- * are per call then: at most max_added_ns per call, or the fraction of the
- * raw calls' time where that is larger. Returns true.
+ * calls (a capture of 100 launches: begin, 100 launches, end, the model's
+ * destruction). Both sides are per call then: at most max_added_ns per
+ * call, or the fraction of the raw calls' time where that is larger.
+ * Returns true; aborts when @p calls is below 1.
  */
 bool compare_overhead(std::string keel_prefix, std::string baseline_prefix, double max_added_ns,
                       double max_added_fraction, int calls = 1);

@@ -77,6 +77,13 @@ bool compare(std::string keel_prefix, std::string baseline_prefix, std::string t
 
 bool compare_overhead(std::string keel_prefix, std::string baseline_prefix, double max_added_ns,
                       double max_added_fraction, int calls) {
+  // A pair registered with no calls would hold nothing (or divide by zero
+  // in the per-call column): a typo in a benchmark file, refused at start-up.
+  if (calls < 1) {
+    std::fprintf(stderr, "keel_benchmarks: compare_overhead for %s names %d calls per iteration; it needs at least 1\n",
+                 keel_prefix.c_str(), calls);
+    std::abort();
+  }
   char words[128];
   if (calls == 1)
     std::snprintf(words, sizeof words, "adds <= %g ns or %g%% of raw", max_added_ns, max_added_fraction * 100);
@@ -89,7 +96,7 @@ bool compare_overhead(std::string keel_prefix, std::string baseline_prefix, doub
   c.target = words;
   c.max_added_ns = max_added_ns;
   c.max_added_fraction = max_added_fraction;
-  c.calls = calls < 1 ? 1 : calls;
+  c.calls = calls;
   comparisons().push_back(std::move(c));
   return true;
 }

@@ -214,7 +214,7 @@ struct built_model_calls : native_types {
     m->stream_list.swap(streams);
     m->task_list.swap(tasks);
     m->task_records.swap(order);
-    m->shape_known = false;
+    m->shape.clear();
   }
 
   static void build_unbind(model_handle, stream_handle s) noexcept { s->bound = nullptr; }

@@ -243,29 +243,31 @@ struct model_update_calls : native_types {
     return -1;
   }
 
-  // @p m's shape (same_shape), made if not known. Caller holds m's meta_m.
+  // @p m's shape (same_shape), made if not known (empty: not known). Caller
+  // holds m's meta_m. A task's stream is task_list's index of it (by first
+  // use, as build_tasks numbered them), at the record task_records names.
   static const std::vector<std::uint64_t>& shape_locked(model_handle m) {
-    if (m->shape_known) return m->shape;
+    if (!m->shape.empty()) return m->shape;
     const std::vector<task_record>& records = m->records;
     const std::vector<replay_task>& nodes = m->nodes();
-    std::vector<std::uint64_t> shape;
-    shape.reserve(2 + 3 * records.size() + (nodes.size() + 7) / 8);
-    shape.push_back(records.size());
-    shape.push_back(nodes.size());
-    std::vector<std::uint64_t> streams;  // stream ids by first use
-    bool updatable = true;
-    for (const task_record& r : records) {
-      std::size_t index = 0;
-      while (index < streams.size() && streams[index] != r.stream_id) ++index;
-      if (index == streams.size()) streams.push_back(r.stream_id);
-      updatable = updatable && r.type != task_type::conditional && r.type != task_type::activation &&
+    std::vector<std::uint64_t> shape(2 + 3 * records.size());
+    shape[0] = records.size();
+    shape[1] = nodes.size();
+    // Every record has its task (else no shape vouches for the records: the task-by-task check runs).
+    bool updatable = m->task_list.size() == records.size();
+    for (std::size_t p = 0; updatable && p < m->task_list.size(); ++p) {
+      const std::size_t i = m->task_records[p];
+      const task_record& r = records[i];
+      updatable = r.type != task_type::conditional && r.type != task_type::activation &&
                   r.type != task_type::switch_ && r.type != task_type::other;
       const bool kernel = r.type == task_type::kernel;
-      shape.push_back(static_cast<std::uint64_t>(r.type) | static_cast<std::uint64_t>(index) << 8 |
-                      std::uint64_t{r.group != nullptr} << 62 | std::uint64_t{r.external_event} << 63);
-      shape.push_back(r.node | (kernel ? static_cast<std::uint64_t>(r.kind.name().size()) << 32 : 0));
-      shape.push_back(kernel ? reinterpret_cast<std::uintptr_t>(r.kind.name().data()) : 0);
+      std::uint64_t* const words = &shape[2 + 3 * i];
+      words[0] = static_cast<std::uint64_t>(r.type) | static_cast<std::uint64_t>(m->task_list[p].stream) << 8 |
+                 std::uint64_t{r.group != nullptr} << 62 | std::uint64_t{r.external_event} << 63;
+      words[1] = r.node | (kernel ? static_cast<std::uint64_t>(r.kind.name().size()) << 32 : 0);
+      words[2] = kernel ? reinterpret_cast<std::uintptr_t>(r.kind.name().data()) : 0;
     }
+    shape.reserve(shape.size() + (nodes.size() + 7) / 8);
     for (std::size_t i = 0; i < nodes.size(); i += 8) {
       std::uint64_t word = 0;
       for (std::size_t j = i; j < nodes.size() && j < i + 8; ++j)
@@ -274,7 +276,6 @@ struct model_update_calls : native_types {
     }
     m->shape.swap(shape);
     m->shape_updatable = updatable;
-    m->shape_known = true;
     return m->shape;
   }
 
@@ -332,7 +333,7 @@ struct model_update_calls : native_types {
     }
     for (std::size_t p = 0; p < target->task_list.size(); ++p)
       fill_task_parameters(target->task_list[p], target->records[target->task_records[p]]);
-    if (kinds_moved) target->shape_known = false;
+    if (kinds_moved) target->shape.clear();
   }
 
  private:

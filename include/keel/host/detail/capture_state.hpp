@@ -179,15 +179,14 @@ struct model_state : ref_counted {
     stream_list = build_streams(records);
     task_list = build_tasks(records);
     task_records = build_order(records, stream_list);
-    shape_known = false;
+    shape.clear();
   }
   // What a whole-model update requires two models to share, packed into
   // words (keel/host/model_update.hpp, same_shape): made on the first
-  // update that reads it, under meta_m, and forgotten when the records
-  // change beyond parameters (a build's end, an update that gave a kernel
-  // task another view of its kind's name).
+  // update that reads it, under meta_m (empty until then), and forgotten
+  // when the records change beyond parameters (a build's end, an update
+  // that gave a kernel task another view of its kind's name).
   std::vector<std::uint64_t> shape;
-  bool shape_known = false;
   bool shape_updatable = false;  // no task a whole-model update refuses (a conditional, ...)
   // Per-task and whole-model updates (keel/host/model_update.hpp): one
   // updater at a time (`update_claimed`), its staged changes (claim holder

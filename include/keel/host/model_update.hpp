@@ -250,7 +250,8 @@ struct model_update_calls : native_types {
     if (!m->shape.empty()) return m->shape;
     const std::vector<task_record>& records = m->records;
     const std::vector<replay_task>& nodes = m->nodes();
-    std::vector<std::uint64_t> shape(2 + 3 * records.size());
+    const std::size_t task_words = 2 + 3 * records.size();  // then the nodes' categories, eight to a word
+    std::vector<std::uint64_t> shape(task_words + (nodes.size() + 7) / 8);
     shape[0] = records.size();
     shape[1] = nodes.size();
     // Every record has its task (else no shape vouches for the records: the task-by-task check runs).
@@ -267,13 +268,8 @@ struct model_update_calls : native_types {
       words[1] = r.node | (kernel ? static_cast<std::uint64_t>(r.kind.name().size()) << 32 : 0);
       words[2] = kernel ? reinterpret_cast<std::uintptr_t>(r.kind.name().data()) : 0;
     }
-    shape.reserve(shape.size() + (nodes.size() + 7) / 8);
-    for (std::size_t i = 0; i < nodes.size(); i += 8) {
-      std::uint64_t word = 0;
-      for (std::size_t j = i; j < nodes.size() && j < i + 8; ++j)
-        word |= static_cast<std::uint64_t>(nodes[j].cat()) << (8 * (j - i));
-      shape.push_back(word);
-    }
+    for (std::size_t j = 0; j < nodes.size(); ++j)
+      shape[task_words + j / 8] |= static_cast<std::uint64_t>(nodes[j].cat()) << (8 * (j % 8));
     m->shape.swap(shape);
     m->shape_updatable = updatable;
     return m->shape;

@@ -288,6 +288,28 @@ void BM_stream_eager_launch(benchmark::State& state) {
 }
 BENCHMARK(BM_stream_eager_launch)->UseRealTime();
 
+// The same launch through the host backend's native call, below the checked
+// layer (no capture, update or handle check): what keel's own launch would
+// cost without its rules, the baseline of their price on the eager path.
+void BM_native_eager_launch(benchmark::State& state) {
+  keel::host::stream s{keel::host::default_device()};
+  auto x_line = std::make_unique<own_line<float>>();
+  float& x = x_line->value;
+  x = 1;
+  using kernel = keel::detail::bound_kernel<void (*)(keel::host::launch_context&, float*, float), float*, float>;
+  keel::host::detail::stream_state* const native = s.native_handle();
+  for (auto _ : state) {
+    for (int i = 0; i < batch; ++i)
+      keel::host::detail::stream_calls::launch_kernel(native, keel::kernel_kind{"scale"},
+                                                      kernel{&scale_kernel, {&x, 1.0f}});
+    s.synchronize();
+  }
+  state.SetItemsProcessed(state.iterations() * batch);
+  state.counters["ns_per_op"] = benchmark::Counter(static_cast<double>(state.iterations() * batch),
+                                                   benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_native_eager_launch)->UseRealTime();
+
 // Replace a one-task group on an update stream (begin, launch, end: checked
 // and committed in stream order). The update stream is idle between updates,
 // so each swap takes effect in end() (see backend::update_end).
@@ -350,6 +372,8 @@ BENCHMARK(BM_event_cross_stream)->UseRealTime();
 KEEL_BENCH_COMPARE("BM_stream_eager_tiny", "BM_spsc_ring_baseline_tiny", ">= 0.8 of a spinning SPSC ring's throughput");
 KEEL_BENCH_COMPARE("BM_stream_eager_tiny", "BM_queue_baseline_tiny", "(informational: mutex + condvar + std::function)");
 KEEL_BENCH_COMPARE("BM_stream_roundtrip", "BM_queue_baseline_roundtrip", "round trip (informational)");
+KEEL_BENCH_COMPARE("BM_stream_eager_launch", "BM_native_eager_launch",
+                   ">= 0.8 (the checked layer adds at most a quarter to an eager launch)");
 KEEL_BENCH_COMPARE("BM_model_replay_tiny", "BM_stream_eager_tiny", ">= 10x faster per task than eager");
 KEEL_BENCH_COMPARE("BM_model_replay_tiny", "BM_function_loop_tiny", ">= 0.33 (within 3x of the loop)");
 // Per iteration: both run `batch` operations and one synchronize, so the ratio is per operation.

@@ -272,19 +272,29 @@ BENCHMARK(BM_model_replay_tiny)->UseRealTime();
 void scale_kernel(keel::host::launch_context&, float* x, float alpha) { *x *= alpha; }
 constexpr int batch = 100;
 
-// One eager kernel launch (the issue's yardstick for a group update).
-void BM_stream_eager_launch(benchmark::State& state) {
+// `batch` eager kernel launches and one synchronize per iteration;
+// launch(stream, x) issues one, so the two launch paths below differ in that
+// call alone.
+template <class Launch>
+void eager_launches(benchmark::State& state, Launch launch) {
   keel::host::stream s{keel::host::default_device()};
   auto x_line = std::make_unique<own_line<float>>();
   float& x = x_line->value;
   x = 1;
   for (auto _ : state) {
-    for (int i = 0; i < batch; ++i) s.launch(keel::kernel_kind{"scale"}, &scale_kernel, &x, 1.0f);
+    for (int i = 0; i < batch; ++i) launch(s, &x);
     s.synchronize();
   }
   state.SetItemsProcessed(state.iterations() * batch);
   state.counters["ns_per_op"] = benchmark::Counter(static_cast<double>(state.iterations() * batch),
                                                    benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+// One eager kernel launch (the issue's yardstick for a group update).
+void BM_stream_eager_launch(benchmark::State& state) {
+  eager_launches(state, [](keel::host::stream& s, float* x) {
+    s.launch(keel::kernel_kind{"scale"}, &scale_kernel, x, 1.0f);
+  });
 }
 BENCHMARK(BM_stream_eager_launch)->UseRealTime();
 
@@ -292,21 +302,11 @@ BENCHMARK(BM_stream_eager_launch)->UseRealTime();
 // layer (no capture, update or handle check): what keel's own launch would
 // cost without its rules, the baseline of their price on the eager path.
 void BM_native_eager_launch(benchmark::State& state) {
-  keel::host::stream s{keel::host::default_device()};
-  auto x_line = std::make_unique<own_line<float>>();
-  float& x = x_line->value;
-  x = 1;
   using kernel = keel::detail::bound_kernel<void (*)(keel::host::launch_context&, float*, float), float*, float>;
-  keel::host::detail::stream_state* const native = s.native_handle();
-  for (auto _ : state) {
-    for (int i = 0; i < batch; ++i)
-      keel::host::detail::stream_calls::launch_kernel(native, keel::kernel_kind{"scale"},
-                                                      kernel{&scale_kernel, {&x, 1.0f}});
-    s.synchronize();
-  }
-  state.SetItemsProcessed(state.iterations() * batch);
-  state.counters["ns_per_op"] = benchmark::Counter(static_cast<double>(state.iterations() * batch),
-                                                   benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  eager_launches(state, [](keel::host::stream& s, float* x) {
+    keel::host::detail::stream_calls::launch_kernel(s.native_handle(), keel::kernel_kind{"scale"},
+                                                    kernel{&scale_kernel, {x, 1.0f}});
+  });
 }
 BENCHMARK(BM_native_eager_launch)->UseRealTime();
 

@@ -173,7 +173,8 @@ TEST_CASE("task update: the commit is in stream order: executions issued before 
 // rebuilt in place while at most four changes are staged. Every mix of
 // that reuse with what can break it (an abandoned update after staging, a
 // commit queued behind work on a busy stream, more than four changes at
-// once, a whole-model update in between, a disabled task) must leave each
+// once, a whole-model update in between, a disabled task, a kernel_task
+// update written in place or committed) must leave each
 // execution running exactly the arguments last committed.
 TEST_CASE("task update: reused tables and replacements run the last committed arguments, whatever the sequence - host",
           "[runtime][model_update]") {
@@ -221,9 +222,26 @@ TEST_CASE("task update: reused tables and replacements run the last committed ar
     seed = seed * 1664525u + 1013904223u;
     return (seed >> 8) % n;
   };
-  for (int step = 0; step < 300; ++step) {
-    const std::uint32_t what = next(10);
-    if (what == 0) {  // a whole-model update from the other capture
+  // kernel_task handles of the same tasks: their updates are written in
+  // place when nothing else holds what they change, else committed.
+  std::vector<keel::host::kernel_task<float*, float*, float*, float>> handles;
+  for (int k = 0; k < kernels; ++k) handles.emplace_back(m, tasks[k]);
+  for (int step = 0; step < 400; ++step) {
+    const std::uint32_t what = next(13);
+    if (what >= 10) {  // one kernel_task update, on an idle stream or (12) a held one
+      const std::uint32_t k = next(kernels);
+      const float a = static_cast<float>(step * 10);
+      keel_test::gate g;
+      if (what == 12) g.hold(u.ref());
+      handles[k].update(u, &out[k], &tmp, &other, a);
+      if (what == 12) {
+        check_run(step);  // queued behind the held work
+        g.open();
+      }
+      u.synchronize();
+      alpha[k] = a;
+      enabled[k] = true;
+    } else if (what == 0) {  // a whole-model update from the other capture
       keel::update_model(m.ref(), source.ref(), u.ref());
       u.synchronize();
       std::fill(alpha.begin(), alpha.end(), 7.0f);
@@ -753,6 +771,73 @@ KEEL_BACKEND_TEST("task update: a disabled kernel no longer runs, one update of 
   CHECK(c.run() == std::make_pair(2.0f, 0.0f));
 }
 
+namespace {
+
+// A kernel_task of two_kernels' second axpy, and its update to alpha, as
+// each backend's launch stored it (the host: the kernel's own arguments;
+// ACL: run_on's plan and workspace, the plan a new executor's).
+template <class F>
+struct axpy_updates;
+template <>
+struct axpy_updates<host> {
+  using task = keel::host::kernel_task<float*, const float*, const float*, float>;
+  using wrong = keel::host::kernel_task<float*, const float*, const float*, double>;
+  static void update(task& t, host::stream_ref u, two_kernels<host>& c, float alpha) {
+    t.update(u, &c.out2, &c.out, &c.other, alpha);
+  }
+};
+#ifdef KEEL_ACL_EMULATION_DIR
+template <>
+struct axpy_updates<acl> {
+  using plan = std::shared_ptr<const keel::acl::aclnn_operators::plan_type>;
+  using task = keel::acl::kernel_task<plan, void*>;
+  using wrong = keel::acl::kernel_task<plan, float>;
+  static void update(task& t, acl::stream_ref u, two_kernels<acl>& c, float alpha) {
+    auto ex = keel::acl::prepare_add(acl::device(), acl::one(&c.out), acl::one(&c.other), keel::ops::scalar(alpha),
+                                     acl::one(&c.out2));
+    void* const no_workspace = nullptr;
+    t.update(u, ex.plan(), no_workspace);
+  }
+};
+#endif
+
+}  // namespace
+
+KEEL_BACKEND_TEST("kernel task: update() commits in the stream's order, other types and a second updater are refused",
+                  "[runtime][model_update][kernel_task]") {
+  using U = axpy_updates<TestType>;
+  two_kernels<TestType> c(1.0f, 1.0f);
+  typename TestType::stream u{TestType::device()};
+  auto e = error_of([&] { typename U::wrong t{c.m, c.kernel(1)}; });
+  CHECK(matches(e.code, errc::invalid_parameter));
+  CHECK_THAT(e.what, Catch::Contains("keel::kernel_task") && Catch::Contains("the kernel_task was made for"));
+  typename U::task second{c.m, c.kernel(1)};
+  for (float alpha : {3.0f, 9.0f, 4.0f}) {
+    U::update(second, u, c, alpha);
+    u.synchronize();
+    CHECK(c.run() == std::make_pair(2.0f, 2.0f + alpha));
+  }
+  // On the stream the model runs on: the execution issued before runs the
+  // old alpha (ACL's commit waits for it; the host backend queues the
+  // commit, a held stream shows that in a test above).
+  std::vector<float> seen;
+  c.out = c.out2 = 0.0f;
+  c.m.execute(c.s);
+  c.s.launch_host([&] { seen.push_back(c.out2); });
+  U::update(second, c.s, c, 6.0f);
+  c.m.execute(c.s);
+  c.s.launch_host([&] { seen.push_back(c.out2); });
+  c.s.synchronize();
+  CHECK(seen == std::vector<float>{6.0f, 8.0f});
+  {
+    keel::basic_task_update_scope<typename TestType::backend> other{c.m};
+    e = error_of([&] { U::update(second, u, c, 1.0f); });
+    CHECK(matches(e.code, errc::update_violation));
+    other.cancel();
+  }
+  CHECK(c.run() == std::make_pair(2.0f, 8.0f));
+}
+
 #ifdef KEEL_ACL_EMULATION_DIR
 // run_on is a launch of (plan, workspace): an operator task takes another
 // executor's plan, typed, through aclmdlRITaskGetParams / SetParams / Update.
@@ -870,4 +955,263 @@ TEST_CASE("update_model: whole-model updates race an execution in flight, each e
   target.execute(s);
   s.synchronize();
   CHECK(out == 3.0f);  // the last update (k = 199) was from a
+}
+
+// ---- kernel_task: one kernel task found and checked once, updated per step ----
+
+namespace {
+
+using axpy_task = keel::host::kernel_task<float*, float*, float*, float>;  // as captured launches it
+
+// A kernel whose two scale arguments an update always sets equal: an
+// execution that read them while an update wrote them would see two values.
+void halves_kernel(keel::host::launch_context&, float* out, std::atomic<int>* torn, float a, float b) {
+  if (a != b) torn->fetch_add(1, std::memory_order_relaxed);
+  *out = a;
+}
+constexpr keel::kernel_kind halves_kind{"halves"};
+
+}  // namespace
+
+TEST_CASE("kernel task: update() commits new arguments, tasks() reports them, again and again - host",
+          "[runtime][model_update][kernel_task]") {
+  captured c(1.0f);
+  keel::host::stream u{keel_test::test_device()};
+  axpy_task axpy{c.m, c.kernel()};
+  CHECK(axpy.task().sequence == c.kernel().sequence);
+  // The first update makes the model's table, the next write in place (an
+  // idle update stream, no execution running): each must run as committed.
+  for (float alpha : {5.5f, 2.0f, 3.0f, -1.0f}) {
+    axpy.update(u, &c.out, &c.tmp, &c.other, alpha);
+    CHECK(c.run() == 1.0f + alpha * 2.0f);
+    CHECK(c.copied == c.out);
+    const keel::task_info k = c.kernel();
+    REQUIRE(k.kernel.argument_count == 4);
+    CHECK(k.kernel.arguments[3].floating == static_cast<double>(alpha));
+    CHECK(k.kernel.arguments[0].address == &c.out);
+    CHECK(k.kernel.arguments[3].type == "float");
+  }
+  // Other addresses, too: the task now writes elsewhere.
+  float elsewhere = 0.0f;
+  axpy.update(u, &elsewhere, &c.tmp, &c.other, 1.0f);
+  c.run();
+  CHECK(elsewhere == 3.0f);
+}
+
+TEST_CASE("kernel task: the commit is in stream order: executions issued before it on its stream run the old arguments - host",
+          "[runtime][model_update][kernel_task]") {
+  captured c(1.0f);
+  axpy_task axpy{c.m, c.kernel()};
+  keel::host::stream u{keel_test::test_device()};
+  axpy.update(u, &c.out, &c.tmp, &c.other, 2.0f);  // a table exists: the next could be written in place
+  REQUIRE(c.run() == 5.0f);
+  keel_test::gate g;
+  std::vector<float> seen;
+  g.hold(c.s.ref());
+  c.m.execute(c.s);
+  c.s.launch_host([&] { seen.push_back(c.out); });
+  axpy.update(c.s, &c.out, &c.tmp, &c.other, 5.5f);  // a busy stream: queued
+  c.m.execute(c.s);
+  c.s.launch_host([&] { seen.push_back(c.out); });
+  g.open();
+  c.s.synchronize();
+  CHECK(seen == std::vector<float>{5.0f, 12.0f});
+}
+
+TEST_CASE("kernel task: an execution in flight keeps the arguments it started with, later ones run the new - host",
+          "[runtime][model_update][kernel_task]") {
+  keel::host::stream s{keel_test::test_device()}, u{keel_test::test_device()};
+  float tmp = 1.0f, other = 1.0f, out = 0.0f;
+  std::atomic<bool> entered{false}, release{true};
+  keel::host::model m;
+  {
+    keel::host::capture_scope capture{s};
+    s.launch_host([&] {  // an execution waits here while release is false
+      entered.store(true);
+      while (!release.load()) std::this_thread::yield();
+    });
+    s.launch(keel_test::axpy_kind, &keel_test::axpy_kernel, &out, &tmp, &other, 1.0f);
+    m = capture.end();
+  }
+  keel::task_info kernel;
+  for (const keel::task_info& t : m.tasks())
+    if (t.type == task_type::kernel) kernel = t;
+  axpy_task axpy{m, kernel};
+  axpy.update(u, &out, &tmp, &other, 2.0f);
+  axpy.update(u, &out, &tmp, &other, 3.0f);  // nothing runs: written in place
+  m.execute(s);
+  s.synchronize();
+  REQUIRE(out == 4.0f);
+  // An execution holds the model's tasks when updates come on an idle
+  // stream: the first must not write into what that execution runs, the
+  // second may write into what the first committed.
+  release.store(false);
+  entered.store(false);
+  out = 0.0f;
+  m.execute(s);
+  while (!entered.load()) std::this_thread::yield();
+  axpy.update(u, &out, &tmp, &other, 7.0f);
+  axpy.update(u, &out, &tmp, &other, 9.0f);
+  CHECK(m.tasks().at(1).kernel.arguments[3].floating == 9.0);
+  release.store(true);
+  s.synchronize();
+  CHECK(out == 4.0f);  // the execution ran the arguments it started with
+  m.execute(s);
+  s.synchronize();
+  CHECK(out == 10.0f);
+}
+
+TEST_CASE("kernel task: made for other argument types, a task group's task, a missing or non-kernel task are refused - host",
+          "[runtime][model_update][kernel_task]") {
+  captured c(1.0f);
+  auto e = error_of([&] { keel::host::kernel_task<float*, const float*, const float*, double> t{c.m, c.kernel()}; });
+  CHECK(matches(e.code, errc::invalid_parameter));
+  CHECK_THAT(e.what, Catch::Contains("keel::kernel_task") && Catch::Contains("argument 3 is float (4 bytes)") &&
+                         Catch::Contains("the kernel_task was made for double (8 bytes)"));
+  e = error_of([&] { keel::host::kernel_task<float*, const float*, const float*> t{c.m, c.kernel()}; });
+  CHECK_THAT(e.what, Catch::Contains("takes 4 arguments and the kernel_task was made for 3"));
+  e = error_of([&] { keel::host::kernel_task<float*, float*, const float*, float> t{c.m, c.kernel()}; });
+  CHECK_THAT(e.what, Catch::Contains("other argument types than those given"));
+  e = error_of([&] { axpy_task t{c.m, c.copy()}; });
+  CHECK(matches(e.code, errc::invalid_parameter));
+  CHECK_THAT(e.what, Catch::Contains("is a copy task, not a kernel task"));
+  keel::task_info missing = c.kernel();
+  missing.sequence = 9;
+  e = error_of([&] { axpy_task t{c.m, missing}; });
+  CHECK_THAT(e.what, Catch::Contains("has no task at stream 0, sequence 9"));
+  // A task group's kernel is its updates'.
+  keel::host::stream s{keel_test::test_device()};
+  float tmp = 1.0f, other = 2.0f, out = 0.0f;
+  keel::host::model grouped;
+  keel::host::task_group group;
+  {
+    keel::host::capture_scope capture{s};
+    keel::host::task_group_scope mark{s};
+    s.launch(keel_test::axpy_kind, &keel_test::axpy_kernel, &out, &tmp, &other, 1.0f);
+    group = mark.end();
+    grouped = capture.end();
+  }
+  e = error_of([&] { axpy_task t{grouped, grouped.tasks().at(0)}; });
+  CHECK_THAT(e.what, Catch::Contains("belongs to task group"));
+  // Nothing changed, and the claim each refusal held is free again.
+  CHECK(c.run() == 3.0f);
+  axpy_task fine{c.m, c.kernel()};
+  keel::host::stream u{keel_test::test_device()};
+  fine.update(u, &c.out, &c.tmp, &c.other, 4.0f);
+  CHECK(c.run() == 9.0f);
+}
+
+TEST_CASE("kernel task: refused while the model is being updated, on a capturing stream, and once retyped - host",
+          "[runtime][model_update][kernel_task]") {
+  captured c(1.0f);
+  keel::host::stream u{keel_test::test_device()};
+  axpy_task axpy{c.m, c.kernel()};
+  {
+    keel::host::task_update_scope other_update{c.m};
+    auto e = error_of([&] { axpy_task t{c.m, c.kernel()}; });
+    CHECK(matches(e.code, errc::update_violation));
+    CHECK_THAT(e.what, Catch::Contains("keel::kernel_task") && Catch::Contains("is already being updated"));
+    e = error_of([&] { axpy.update(u, &c.out, &c.tmp, &c.other, 5.0f); });
+    CHECK(matches(e.code, errc::update_violation));
+    CHECK_THAT(e.what, Catch::Contains("keel::kernel_task::update"));
+    other_update.cancel();
+  }
+  CHECK(c.run() == 3.0f);
+  {
+    keel::host::stream capturing{keel_test::test_device()};
+    keel::host::capture_scope capture{capturing};
+    auto e = error_of([&] { axpy.update(capturing, &c.out, &c.tmp, &c.other, 5.0f); });
+    CHECK(matches(e.code, errc::capture_violation));
+    CHECK_THAT(e.what, Catch::Contains("keel::kernel_task::update") && Catch::Contains("is capturing"));
+    capture.cancel();
+  }
+  CHECK(c.run() == 3.0f);
+  // A whole-model update from a capture whose axpy took a double: the task
+  // now takes other types, which the old handle is told.
+  keel::host::stream s{keel_test::test_device()};
+  double alpha = 4.0;
+  float out = 0.0f, copied = 0.0f;
+  keel::host::model source;
+  {
+    keel::host::capture_scope capture{s};
+    s.launch(keel_test::axpy_kind, [](keel::host::launch_context&, float* o, double a) { *o = static_cast<float>(a); },
+             &out, alpha);
+    s.copy_async(&copied, &out, sizeof(float), keel::copy_kind::host_to_host);
+    source = capture.end();
+  }
+  keel::update_model(c.m.ref(), source.ref(), u.ref());
+  auto e = error_of([&] { axpy.update(u, &c.out, &c.tmp, &c.other, 5.0f); });
+  CHECK(matches(e.code, errc::invalid_parameter));
+  CHECK_THAT(e.what, Catch::Contains("other argument types than when the kernel_task was made") &&
+                         Catch::Contains("the model is unchanged"));
+  c.run();
+  CHECK(out == 4.0f);
+  // What the task takes now is found by a new handle.
+  const keel::task_info retyped = c.kernel();
+  CHECK(retyped.kernel.arguments[1].type == "double");
+}
+
+TEST_CASE("kernel task: a task_update_scope commits it with other changes, one of another model is refused - host",
+          "[runtime][model_update][kernel_task]") {
+  captured c(1.0f), d(1.0f);
+  axpy_task axpy{c.m, c.kernel()}, of_d{d.m, d.kernel()};
+  float elsewhere = 0.0f;
+  {
+    keel::host::task_update_scope update{c.m};
+    auto e = error_of([&] { update.set_arguments(of_d, &c.out, &c.tmp, &c.other, 2.0f); });
+    CHECK(matches(e.code, errc::invalid_parameter));
+    CHECK_THAT(e.what, Catch::Contains("another model"));
+    update.set_arguments(axpy, &c.out, &c.tmp, &c.other, 2.0f);
+    update.set_copy(c.copy(), &elsewhere, &c.out, sizeof(float));
+    CHECK(c.run() == 3.0f);  // staged only
+    update.end(c.s);
+  }
+  CHECK(c.run() == 5.0f);
+  CHECK(elsewhere == 5.0f);
+  CHECK(d.run() == 3.0f);
+}
+
+// The in-place write is guarded by the table's count, taken in the table
+// lock an execution starts in: updates on an idle stream race executions
+// on another, most written in place, some (an execution holds the tasks)
+// committed as a new table. No execution may see one argument of an update
+// and the other of another (ThreadSanitizer checks the memory, the kernel
+// checks the pair), and the last update is what runs at the end.
+TEST_CASE("kernel task: updates written in place race executions on another stream, no execution sees a torn update - host",
+          "[runtime][model_update][kernel_task][concurrency]") {
+  keel::host::stream s{keel_test::test_device()}, runner{keel_test::test_device()}, u{keel_test::test_device()};
+  float out = 0.0f;
+  std::atomic<int> torn{0};
+  keel::host::model m;
+  {
+    keel::host::capture_scope capture{s};
+    s.launch(halves_kind, &halves_kernel, &out, &torn, 0.0f, 0.0f);
+    m = capture.end();
+  }
+  keel::host::kernel_task<float*, std::atomic<int>*, float, float> halves{m, m.tasks().at(0)};
+  std::atomic<bool> stop{false};
+  std::atomic<int> bad{0};
+  std::thread executions([&] {
+    int rounds = 0;
+    float last = 0.0f;
+    while (!stop.load() || rounds < 10) {
+      m.execute(runner);
+      runner.synchronize();
+      if (out < last) bad.fetch_add(1);  // updates only grow: an execution never runs an older one
+      last = out;
+      ++rounds;
+    }
+  });
+  constexpr int updates = 3000;
+  for (int k = 1; k <= updates; ++k) {
+    const float v = static_cast<float>(k);
+    halves.update(u, &out, &torn, v, v);
+  }
+  stop.store(true);
+  executions.join();
+  CHECK(torn.load() == 0);
+  CHECK(bad.load() == 0);
+  m.execute(s);
+  s.synchronize();
+  CHECK(out == static_cast<float>(updates));
 }

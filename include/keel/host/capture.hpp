@@ -227,6 +227,7 @@ struct capture_calls : native_types {
       if constexpr (std::is_copy_constructible_v<Fn> && std::is_copy_constructible_v<args_type>) {
         r.signature = keel::detail::signature_of<args_type>();
         r.rebind = &rebuild;
+        if constexpr (std::is_nothrow_copy_assignable_v<args_type>) r.assign = &assign;
       } else {
         (void)r;
       }
@@ -246,6 +247,9 @@ struct capture_calls : native_types {
       }
       into = replay_task(kernel_task<bound>{k.dev, bound{k.fn.fn, values}}, replay_task::category::kernel,
                          current.kind());
+    }
+    static void assign(replay_task& into, const void* args) noexcept {
+      static_cast<kernel_task<bound>*>(into.object_for_update())->fn.args = *static_cast<const args_type*>(args);
     }
   };
   static void captured_copy_async(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind kind,

@@ -89,6 +89,7 @@ struct model_update_calls : native_types {
     replacement_task& into = in_place != nullptr ? *in_place : *replacement;
     r.rebind(base_task(m, r.node), args, into.own);  // assigned in place when reused: no allocation
     into.runs = &*into.own;
+    into.rebuilt_by = r.rebind;
     bool fresh = false;
     staged_change& c = entry_for(m, index, fresh);
     c.arguments.resize(count);  // reuses the entry's storage; strong when it grows
@@ -150,6 +151,7 @@ struct model_update_calls : native_types {
     c.retyped = true;
     c.signature = r.signature;
     c.rebind = r.rebind;
+    c.assign = r.assign;
     taken(m, fresh);
   }
   static void stage_disable(model_handle m, std::size_t index) {
@@ -162,6 +164,44 @@ struct model_update_calls : native_types {
     c.copy = m->task_list[index].copy;  // reported as it was
     c.retyped = false;
     taken(m, fresh);
+  }
+
+  // A prepared kernel task's update (basic_kernel_task::update) written
+  // straight into the replacement that executions would run at its node,
+  // when no one can see the write: nothing is staged, the update stream is
+  // idle (or none), the last commit's table is the one executions take
+  // (its swap is not queued) and no execution holds it (tested in table_m's
+  // section, which an execution takes its table in), and that table alone
+  // holds the replacement, a kernel of the record's type. Executions issued
+  // from now on run the new arguments and none running sees them, as a new
+  // table would give; introspection reports them. False: any of that does
+  // not hold, nothing was written (the caller stages and commits). The
+  // caller holds the claim and checked the task and the argument types.
+  static bool update_kernel_in_place(model_handle m, std::size_t index, const void* args,
+                                     keel::detail::arguments_describer describe_args, std::size_t count,
+                                     stream_handle s) noexcept {
+    node_table* const latest = m->latest;
+    if (latest == nullptr || m->latest_pending || m->staged_count != 0 || (s != nullptr && !s->idle())) return false;
+    task_record& r = m->records[m->task_records[index]];
+    if (r.disabled || r.assign == nullptr || r.arguments.size() != count) return false;
+    replacement_task* replacement = nullptr;
+    for (const auto& o : latest->owned) {
+      if (o.first == r.node) {
+        replacement = o.second.get();
+        break;
+      }
+    }
+    if (replacement == nullptr || !replacement->own || replacement->rebuilt_by != r.rebind ||
+        !replacement->sole_reference())
+      return false;
+    {
+      keel::detail::self_biased_section section(m->table_m);
+      if (m->table.get() != latest || !latest->sole_reference()) return false;
+      r.assign(*replacement->own, args);
+    }
+    keel::detail::self_biased_section lock(m->meta_m);
+    describe_args(args, r.arguments.data());
+    return true;
   }
 
   // Commits the staged changes in @p s's order (null: now) and ends the claim (also when it throws).
@@ -185,6 +225,7 @@ struct model_update_calls : native_types {
       if (c.retyped) {
         r.signature = c.signature;
         r.rebind = c.rebind;
+        r.assign = c.assign;
       }
       if (info.type == task_type::kernel) {
         // Read before the swap: reading the swapped vector back would load
@@ -325,6 +366,7 @@ struct model_update_calls : native_types {
       to.external_event = from_record.external_event;
       to.signature = from_record.signature;
       to.rebind = from_record.rebind;
+      to.assign = from_record.assign;
       to.disabled = from_record.disabled;
     }
     for (std::size_t p = 0; p < target->task_list.size(); ++p)

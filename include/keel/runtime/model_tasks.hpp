@@ -85,6 +85,26 @@ struct kernel_argument {
 namespace detail {
 template <class T>
 struct argument_describer {
+  // The name introspection gives a stored argument of type T.
+  static constexpr std::string_view type_name() noexcept {
+    if constexpr (std::is_same_v<T, bool>) {
+      return "bool";
+    } else if constexpr (std::is_floating_point_v<T>) {
+      return sizeof(T) == 4 ? "float" : sizeof(T) == 8 ? "double" : "long double";
+    } else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+      return sizeof(T) == 1 ? "int8" : sizeof(T) == 2 ? "int16" : sizeof(T) == 4 ? "int32" : "int64";
+    } else if constexpr (std::is_integral_v<T>) {
+      return sizeof(T) == 1 ? "uint8" : sizeof(T) == 2 ? "uint16" : sizeof(T) == 4 ? "uint32" : "uint64";
+    } else if constexpr (std::is_enum_v<T>) {
+      return "enum";
+    } else if constexpr (std::is_pointer_v<T>) {
+      return "pointer";
+    } else if constexpr (std::is_same_v<T, memory_span>) {
+      return "memory_span";
+    } else {
+      return "object";
+    }
+  }
   // Writes every field of @p a, one store each, into the storage the
   // description lives in (a capture's list, a staged update's entry, reused
   // from earlier descriptions, so every field is set). A description built
@@ -92,7 +112,7 @@ struct argument_describer {
   // span the narrower stores that built it, which the core cannot forward
   // (about 7 ns per argument on an EPYC guest, per captured ACL launch).
   static void describe_into(kernel_argument& a, const T& value) noexcept {
-    a.type = "object";
+    a.type = type_name();
     a.cls = argument_class::object;
     a.size = sizeof(T);
     a.integer = 0;
@@ -102,31 +122,24 @@ struct argument_describer {
     a.bytes = 0;
     a.where = memory_kind::device;
     if constexpr (std::is_same_v<T, bool>) {
-      a.type = "bool";
       a.cls = argument_class::boolean;
       a.integer = value ? 1 : 0;
     } else if constexpr (std::is_floating_point_v<T>) {
-      a.type = sizeof(T) == 4 ? "float" : sizeof(T) == 8 ? "double" : "long double";
       a.cls = argument_class::floating;
       a.floating = static_cast<double>(value);
     } else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
-      a.type = sizeof(T) == 1 ? "int8" : sizeof(T) == 2 ? "int16" : sizeof(T) == 4 ? "int32" : "int64";
       a.cls = argument_class::signed_integer;
       a.integer = static_cast<std::int64_t>(value);
     } else if constexpr (std::is_integral_v<T>) {
-      a.type = sizeof(T) == 1 ? "uint8" : sizeof(T) == 2 ? "uint16" : sizeof(T) == 4 ? "uint32" : "uint64";
       a.cls = argument_class::unsigned_integer;
       a.unsigned_integer = static_cast<std::uint64_t>(value);
     } else if constexpr (std::is_enum_v<T>) {
-      a.type = "enum";
       a.cls = argument_class::signed_integer;
       a.integer = static_cast<std::int64_t>(value);
     } else if constexpr (std::is_pointer_v<T>) {
-      a.type = "pointer";
       a.cls = argument_class::pointer;
       a.address = reinterpret_cast<const void*>(value);
     } else if constexpr (std::is_same_v<T, memory_span>) {
-      a.type = "memory_span";
       a.cls = argument_class::span;
       a.address = value.data;
       a.bytes = value.bytes;
@@ -199,6 +212,19 @@ template <class Tuple>
 void describe_tuple(const void* values, kernel_argument* out) noexcept {
   describe_values(*static_cast<const Tuple*>(values), out);
 }
+// The types alone (name and size; no values): what a kernel_task made for
+// other types than its task's reports. Same signature; @p values is unused.
+template <class Tuple>
+struct type_describer;
+template <class... Ts>
+struct type_describer<std::tuple<Ts...>> {
+  static void describe(const void*, kernel_argument* out) noexcept {
+    std::size_t i = 0;
+    ((out[i].type = argument_describer<Ts>::type_name(), out[i].size = sizeof(Ts), ++i), ...);
+    (void)out;
+    (void)i;
+  }
+};
 }  // namespace detail
 /// @endcond
 

@@ -38,8 +38,133 @@ struct model_update_backend {
                 "checked::model_updates: task_update_begin/_set_kernel/_set_copy/_disable/_end/_abort, update_model)");
   using type = B;
 };
+// Whether an argument given as @p A is passed as the type @p T a
+// kernel_task names: the same type, or a pointer to the same type with
+// more qualifiers (float* for const float*), or nullptr for a pointer;
+// no arithmetic conversion.
+template <class A, class T>
+constexpr bool passes_as() noexcept {
+  using D = std::decay_t<A>;
+  if constexpr (std::is_same_v<D, T>) {
+    return true;
+  } else if constexpr (std::is_pointer_v<T> && std::is_null_pointer_v<D>) {
+    return true;
+  } else if constexpr (std::is_pointer_v<T> && std::is_pointer_v<D>) {
+    return std::is_same_v<std::remove_cv_t<std::remove_pointer_t<D>>, std::remove_cv_t<std::remove_pointer_t<T>>> &&
+           std::is_convertible_v<D, T>;
+  } else {
+    return false;
+  }
+}
+template <class Given, class Named>
+struct all_pass_as;
+template <class... A, class... T>
+struct all_pass_as<std::tuple<A...>, std::tuple<T...>> {
+  static constexpr bool check() noexcept {
+    if constexpr (sizeof...(A) == sizeof...(T)) {
+      return (passes_as<A, T>() && ...);
+    } else {
+      return false;
+    }
+  }
+  static constexpr bool value = check();
+};
 }  // namespace detail
 /// @endcond
+
+template <KEEL_CAPTURE_BACKEND B>
+class basic_task_update_scope;
+
+/**
+ * @brief One kernel task of a model, made ready for per-step updates: found
+ * and checked once (a kernel outside task groups, issued by stream::launch
+ * with arguments that @p Args name, each the type a caller passes:
+ * launch_argument maps it to what the launch stored), then `update(stream,
+ * args...)` gives it new arguments and commits them in @p stream's order in
+ * one call, under the rules of basic_task_update_scope (executions issued
+ * to the stream before run the old arguments, those after the new; one
+ * running keeps its own). It is what CUDA's kernel node handle with
+ * cudaGraphExecKernelNodeSetParams and SYCL's dynamic_parameter with
+ * update() give, and what CANN's aclmdlRITaskSetParams + aclmdlRIUpdate do
+ * to one task. A task_update_scope of the model takes it as well
+ * (set_arguments), to commit it together with other changes.
+ *
+ * On the host backend, when the update stream is idle and no execution
+ * holds the model's current tasks, the arguments are written in place (no
+ * new task table); otherwise the update is staged and committed as a
+ * scope's would be. Either way the result is the same.
+ *
+ * Ownership: names a task of a model it does not own; the model must
+ * outlive it (as a task_info's pointers). Copyable. Thread safety: a value;
+ * update() takes the model's update right for its duration, so concurrent
+ * updates of one model are refused, never interleaved. Exceptions: the
+ * constructor throws update_violation (the model is being updated) or
+ * invalid_parameter (no such task, not a kernel, in a task group, argument
+ * types other than @p Args); update() throws update_violation,
+ * capture_violation (a capturing stream), or invalid_parameter (a
+ * whole-model update or set_from retyped the task since); the model is
+ * unchanged on every throw.
+ *
+ * @code
+ * keel::host::kernel_task<float*, float> scale{model, model.tasks()[1]};
+ * for (float alpha : steps) {
+ *   scale.update(update_stream, x, alpha);  // the launch's argument types
+ *   model.execute(update_stream);
+ * }
+ * @endcode
+ */
+template <KEEL_CAPTURE_BACKEND B, class... Args>
+class basic_kernel_task {
+  using UB = typename detail::model_update_backend<B>::type;
+  static_assert(UB::typed_kernel_arguments,
+                "keel::kernel_task: this backend's kernel tasks take no typed arguments (its runtime's argument "
+                "block only): use task_update_scope's set_from or update_model");
+  static_assert((std::is_same_v<Args, std::decay_t<Args>> && ...),
+                "keel::kernel_task: name the arguments' types as a launch stores them (no references, no const)");
+
+ public:
+  /// What the task stores: each of Args as launch_argument maps it.
+  using arguments_type = std::tuple<typename launch_argument<Args>::type...>;
+
+  /**
+   * @brief Finds and checks @p task (named as model.tasks() lists it) of
+   * @p model. @throws keel::error update_violation, invalid_parameter (the
+   * rule broken, and for other types the first argument that differs).
+   */
+  basic_kernel_task(basic_model_ref<B> model, const task_info& task)
+      : model_(detail::checked_handle(model, "keel::kernel_task")),
+        task_(task),
+        index_(UB::template kernel_task_prepare<arguments_type>(
+            model_, task, &::keel::detail::type_describer<arguments_type>::describe, sizeof...(Args))) {}
+
+  /**
+   * @brief Gives the task @p args and commits them in @p stream's order.
+   * Checked at compile time: as many as Args names, each of its type (a
+   * pointer may gain const, nullptr is a null pointer; no arithmetic
+   * conversion: 5.5 is not a float).
+   * @throws keel::error update_violation, capture_violation, invalid_parameter
+   * (see the class); the model is then unchanged.
+   */
+  template <class... A>
+  void update(basic_stream_ref<B> stream, A&&... args) {
+    static_assert(detail::all_pass_as<std::tuple<A...>, std::tuple<Args...>>::value,
+                  "keel::kernel_task::update: pass arguments of the types the kernel_task names (as many; the same "
+                  "types, a pointer may gain const; no arithmetic conversion)");
+    auto s = detail::checked_handle(stream, "keel::kernel_task::update");
+    const arguments_type values(launch_argument<Args>::store(std::forward<A>(args))...);
+    UB::kernel_task_update(model_, index_, s, values, &::keel::detail::describe_tuple<arguments_type>,
+                           sizeof...(Args));
+  }
+
+  /// The task as it was named when this handle was made (its parameters then).
+  const task_info& task() const noexcept { return task_; }
+
+ private:
+  friend class basic_task_update_scope<B>;
+  typename B::model_handle model_;
+  task_info task_;
+  std::size_t index_;
+};
 
 /**
  * @brief Changes tasks of a captured model one by one and commits them
@@ -112,6 +237,27 @@ class [[nodiscard]] basic_task_update_scope {
     using tuple_type = std::tuple<typename launch_argument<std::decay_t<Args>>::type...>;
     const tuple_type values(launch_argument<std::decay_t<Args>>::store(std::forward<Args>(args))...);
     UB::task_update_set_kernel(model_, task, values, &detail::describe_tuple<tuple_type>, sizeof...(Args));
+  }
+
+  /**
+   * @brief Stages new arguments for the kernel task @p task was made for
+   * (of the types it names, checked at compile time as by its update()).
+   * @throws keel::error invalid_state (scope finished), invalid_parameter
+   * (a kernel_task of another model, or its task was retyped since).
+   */
+  template <class... KernelArgs, class... A>
+  void set_arguments(const basic_kernel_task<B, KernelArgs...>& task, A&&... args) {
+    static constexpr const char* api = "keel::task_update_scope::set_arguments";
+    static_assert(detail::all_pass_as<std::tuple<A...>, std::tuple<KernelArgs...>>::value,
+                  "keel::task_update_scope::set_arguments: pass arguments of the types the kernel_task names (as "
+                  "many; the same types, a pointer may gain const; no arithmetic conversion)");
+    require_active(api);
+    if (task.model_ != model_)
+      throw_error(errc::invalid_parameter, api, "the kernel_task names a task of another model; the model is unchanged");
+    using tuple_type = typename basic_kernel_task<B, KernelArgs...>::arguments_type;
+    const tuple_type values(launch_argument<KernelArgs>::store(std::forward<A>(args))...);
+    UB::task_update_set_prepared(model_, task.index_, values, &detail::describe_tuple<tuple_type>,
+                                 sizeof...(KernelArgs));
   }
 
   /**
@@ -199,9 +345,12 @@ void update_model(basic_model_ref<B> target, basic_model_ref<B> source, basic_st
 
 /**
  * @def KEEL_RUNTIME_MODEL_UPDATE_ALIASES
- * @brief Declares `task_update_scope` for @p Backend in the enclosing
+ * @brief Declares `task_update_scope` and `kernel_task` for @p Backend in the enclosing
  * namespace (what keel/host/host.hpp does for the host backend).
  */
-#define KEEL_RUNTIME_MODEL_UPDATE_ALIASES(Backend) using task_update_scope = ::keel::basic_task_update_scope<Backend>;
+#define KEEL_RUNTIME_MODEL_UPDATE_ALIASES(Backend)                   \
+  using task_update_scope = ::keel::basic_task_update_scope<Backend>; \
+  template <class... Args>                                            \
+  using kernel_task = ::keel::basic_kernel_task<Backend, Args...>;
 
 KEEL_END_NAMESPACE  // namespace keel

@@ -72,6 +72,7 @@ struct node_store : ref_counted {
 struct replacement_task : ref_counted {
   std::optional<replay_task> own;
   const replay_task* runs = nullptr;  // &*own, or the other model's task
+  kernel_rebind rebuilt_by = nullptr;  // own is a kernel that rebuild made (its record's kernel_assign fits it)
   ref_ptr<node_store> store;
   ref_ptr<replacement_task> via;
 };
@@ -119,6 +120,7 @@ struct staged_change {
   bool retyped = false;
   const void* signature = nullptr;
   kernel_rebind rebind = nullptr;
+  kernel_assign assign = nullptr;
 };
 
 struct model_state : ref_counted {

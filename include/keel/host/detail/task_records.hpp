@@ -29,6 +29,11 @@ struct group_state;
 // the copies cannot throw, it is assigned in place (no new task); else a
 // new task is built first and moved in (a throw leaves @p into as it was).
 using kernel_rebind = void (*)(const replay_task& current, const void* args, std::optional<replay_task>& into);
+// Assigns new arguments (as kernel_rebind's) to @p into, which holds a
+// kernel that this record's kernel_rebind built: what a prepared kernel
+// task's update writes in place (model_update_calls::update_kernel_in_place).
+// Set only where the assignment cannot throw.
+using kernel_assign = void (*)(replay_task& into, const void* args) noexcept;
 
 struct task_record {
   static constexpr std::uint32_t no_node = ~std::uint32_t{0};
@@ -46,6 +51,7 @@ struct task_record {
   std::uint32_t node = no_node;
   const void* signature = nullptr;
   kernel_rebind rebind = nullptr;
+  kernel_assign assign = nullptr;
   bool disabled = false;
 };
 

@@ -66,6 +66,12 @@ using stage_copy_call = decltype(N::stage_copy(std::declval<typename N::model_ha
 template <class N>
 using same_shape_call =
     decltype(N::same_shape(std::declval<typename N::model_handle>(), std::declval<typename N::model_handle>()));
+// Optional: a prepared kernel task's update written in place (true) when no
+// one can see it, instead of staged and committed (false).
+template <class N>
+using update_kernel_in_place_call = decltype(N::update_kernel_in_place(
+    std::declval<typename N::model_handle>(), std::size_t{}, static_cast<const void*>(nullptr),
+    ::keel::detail::arguments_describer{}, std::size_t{}, std::declval<typename N::stream_handle>()));
 }  // namespace detail
 /// @endcond
 
@@ -75,14 +81,10 @@ struct model_updates {
   using N = Native;
   using model_t = typename N::model_handle;
   using stream_t = typename N::stream_handle;
+  /// Whether kernel tasks take typed arguments here (a kernel_task needs it).
+  static constexpr bool typed_kernel_arguments = keel::detail::is_detected_v<detail::stage_kernel_call, N>;
 
-  static void task_update_begin(model_t m) {
-    if (!N::try_claim_model(m))
-      ::keel::detail::throw_composed(
-          errc::update_violation, "keel::task_update_scope",
-          {"model #", N::books(m).id,
-           " is already being updated: one task update or whole-model update of a model at a time"});
-  }
+  static void task_update_begin(model_t m) { claim(m, "keel::task_update_scope"); }
   static void task_update_abort(model_t m) noexcept { N::end_model_claim(m); }
 
   template <class Tuple>
@@ -91,26 +93,65 @@ struct model_updates {
     static constexpr const char* api = "keel::task_update_scope::set_arguments";
     std::size_t index = 0;
     const task_info& found = locate_claimed(m, task, api, index);
-    require_updatable(m, index, found, task_type::kernel, api);
-    if constexpr (keel::detail::is_detected_v<detail::stage_kernel_call, N>) {
-      const void* signature = N::kernel_signature(m, index);
-      if (signature == nullptr)
-        ::keel::detail::throw_composed(errc::invalid_parameter, api,
-                                       {describe(m, found),
-                                        " was not launched through stream::launch with copyable arguments: "
-                                        "its arguments cannot be replaced; the task is unchanged"});
-      if (signature != keel::detail::signature_of<Tuple>()) refuse_arguments(m, found, &args, describe_args, count);
-      N::stage_kernel(m, index, &args, describe_args, count);
-    } else {
-      (void)args;
-      (void)describe_args;
-      (void)count;
+    require_typed<Tuple>(m, index, found, &args, describe_args, count, api);
+    if constexpr (typed_kernel_arguments) N::stage_kernel(m, index, &args, describe_args, count);
+  }
+
+  // A prepared kernel task (basic_kernel_task): the task @p task names,
+  // located and checked once under the claim (a kernel outside task groups
+  // whose arguments can be replaced, launched with the argument types of
+  // @p Tuple, which @p describe_types names); its index.
+  template <class Tuple>
+  static std::size_t kernel_task_prepare(model_t m, const task_info& task,
+                                         ::keel::detail::arguments_describer describe_types, std::size_t count) {
+    static constexpr const char* api = "keel::kernel_task";
+    claim(m, api);
+    const claim_release release{m};
+    std::size_t index = 0;
+    const task_info& found = locate_claimed(m, task, api, index);
+    require_typed<Tuple>(m, index, found, nullptr, describe_types, count, api);
+    return index;
+  }
+
+  // A prepared kernel task's update: claims the model, takes @p args and
+  // commits in @p s's order, in one call. Its types were checked when it was
+  // prepared; a whole-model update or set_from may have retyped the task
+  // since, which is checked again (one compare).
+  template <class Tuple>
+  static void kernel_task_update(model_t m, std::size_t index, stream_t s, const Tuple& args,
+                                 ::keel::detail::arguments_describer describe_args, std::size_t count) {
+    static_assert(typed_kernel_arguments, "keel::kernel_task: this backend takes no typed kernel arguments");
+    static constexpr const char* api = "keel::kernel_task::update";
+    claim(m, api);
+    struct held {
+      model_t m;
+      bool armed = true;
+      ~held() {
+        if (armed) N::end_model_claim(m);
+      }
+    } hold{m};
+    if (N::books(s).session)
       ::keel::detail::throw_composed(
-          errc::invalid_parameter, api,
-          {describe(m, found), " holds the runtime's argument block, not typed arguments (the ", N::name,
-           " backend): give it another task's parameters (update_model) or "
-           "disable it; the task is unchanged"});
+          errc::capture_violation, api,
+          {"updates are committed on a stream that is not capturing; ", detail::describe_stream(N::id_of(s)),
+           " is capturing (the model is unchanged)"});
+    if (N::kernel_signature(m, index) != keel::detail::signature_of<Tuple>()) refuse_retyped(m, index, api);
+    if constexpr (keel::detail::is_detected_v<detail::update_kernel_in_place_call, N>) {
+      if (N::update_kernel_in_place(m, index, &args, describe_args, count, s)) return;
     }
+    N::stage_kernel(m, index, &args, describe_args, count);
+    hold.armed = false;
+    N::commit_task_update(m, s);  // ends the claim
+  }
+
+  // A prepared kernel task's arguments staged in a task_update_scope of its model.
+  template <class Tuple>
+  static void task_update_set_prepared(model_t m, std::size_t index, const Tuple& args,
+                                       ::keel::detail::arguments_describer describe_args, std::size_t count) {
+    static_assert(typed_kernel_arguments, "keel::kernel_task: this backend takes no typed kernel arguments");
+    if (N::kernel_signature(m, index) != keel::detail::signature_of<Tuple>())
+      refuse_retyped(m, index, "keel::task_update_scope::set_arguments");
+    N::stage_kernel(m, index, &args, describe_args, count);
   }
 
   static void task_update_set_copy(model_t m, const task_info& task, void* dst, const void* src, std::size_t bytes,
@@ -224,6 +265,53 @@ struct model_updates {
   }
 
  private:
+  static void claim(model_t m, const char* api) {
+    if (!N::try_claim_model(m))
+      ::keel::detail::throw_composed(
+          errc::update_violation, api,
+          {"model #", N::books(m).id,
+           " is already being updated: one task update or whole-model update of a model at a time"});
+  }
+  struct claim_release {
+    model_t m;
+    ~claim_release() { N::end_model_claim(m); }
+  };
+  // Task @p index (@p found) takes typed arguments of @p Tuple's types: a
+  // kernel outside task groups that stream::launch issued with them. @p args
+  // (null: only the types are known) and @p describe name what was given.
+  template <class Tuple>
+  static void require_typed(model_t m, std::size_t index, const task_info& found, const void* args,
+                            ::keel::detail::arguments_describer describe_args, std::size_t count, const char* api) {
+    require_updatable(m, index, found, task_type::kernel, api);
+    if constexpr (typed_kernel_arguments) {
+      const void* signature = N::kernel_signature(m, index);
+      if (signature == nullptr)
+        ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                       {describe(m, found),
+                                        " was not launched through stream::launch with copyable arguments: "
+                                        "its arguments cannot be replaced; the task is unchanged"});
+      if (signature != keel::detail::signature_of<Tuple>()) refuse_arguments(m, found, args, describe_args, count, api);
+    } else {
+      (void)args;
+      (void)describe_args;
+      (void)count;
+      refuse_untyped(m, found, api);
+    }
+  }
+  [[noreturn]] static void refuse_retyped(model_t m, std::size_t index, const char* api) {
+    ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                   {"task ", index, " of model #", N::books(m).id,
+                                    " takes other argument types than when the kernel_task was made (a whole-model "
+                                    "update or set_from gave it another kernel's); make the kernel_task again; "
+                                    "the model is unchanged"});
+  }
+  [[noreturn]] static void refuse_untyped(model_t m, const task_info& found, const char* api) {
+    ::keel::detail::throw_composed(
+        errc::invalid_parameter, api,
+        {describe(m, found), " holds the runtime's argument block, not typed arguments (the ", N::name,
+         " backend): give it another task's parameters (update_model) or "
+         "disable it; the task is unchanged"});
+  }
   static std::string describe(model_t m, const task_info& t) {
     std::string d = "task (stream " + std::to_string(t.stream) + ", sequence " + std::to_string(t.sequence) +
                     ") of model #" + std::to_string(N::books(m).id);
@@ -280,27 +368,29 @@ struct model_updates {
 
   // The first argument whose type differs (or the counts): out of line, so
   // building the message costs the accepted path nothing.
-  static void refuse_arguments(model_t m, const task_info& found, const void* args,
-                               ::keel::detail::arguments_describer describe_args, std::size_t count) {
-    static constexpr const char* api = "keel::task_update_scope::set_arguments";
+  [[noreturn]] static void refuse_arguments(model_t m, const task_info& found, const void* args,
+                                            ::keel::detail::arguments_describer describe_args, std::size_t count,
+                                            const char* api) {
     std::vector<kernel_argument> given(count);
     describe_args(args, given.data());
     const std::size_t recorded = found.kernel.argument_count;
     if (count != recorded)
       ::keel::detail::throw_composed(errc::invalid_parameter, api,
-                                     {describe(m, found), " takes ", recorded, " arguments and the update passed ",
+                                     {describe(m, found), " takes ", recorded, " arguments and ",
+                                      (args != nullptr ? "the update passed " : "the kernel_task was made for "),
                                       count, "; the task is unchanged"});
     for (std::size_t i = 0; i < count; ++i) {
       const kernel_argument& r = found.kernel.arguments[i];
       if (r.type != given[i].type || r.size != given[i].size)
         ::keel::detail::throw_composed(
             errc::invalid_parameter, api,
-            {describe(m, found), " argument ", i, " is ", r.type, " (", r.size, " bytes) and the update passed ",
-             given[i].type, " (", given[i].size, " bytes); the task is unchanged"});
+            {describe(m, found), " argument ", i, " is ", r.type, " (", r.size, " bytes) and ",
+             (args != nullptr ? "the update passed " : "the kernel_task was made for "), given[i].type, " (",
+             given[i].size, " bytes); the task is unchanged"});
     }
     ::keel::detail::throw_composed(errc::invalid_parameter, api,
                                    {describe(m, found),
-                                    " was launched with other argument types than the update passed (same "
+                                    " was launched with other argument types than those given (same "
                                     "names and sizes, other C++ types); the task is unchanged"});
   }
 

@@ -53,7 +53,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       case kr::op_kind::ctx_close: o.a %= kr::n_contexts; o.b %= 2; break;
       case kr::op_kind::ctx_stream: o.a %= kr::n_streams; o.b %= kr::n_contexts; o.c %= 2; break;
       case kr::op_kind::upd_model: o.a %= kr::n_models; o.b %= kr::n_models; o.c %= kr::n_streams; break;
-      case kr::op_kind::task_disable: case kr::op_kind::task_args: o.a %= kr::n_models; o.c %= kr::n_streams; break;
+      case kr::op_kind::task_disable: case kr::op_kind::task_args: case kr::op_kind::task_handle:
+        o.a %= kr::n_models;
+        o.c %= kr::n_streams;
+        break;
       case kr::op_kind::fence_new: o.a %= kr::n_streams; o.b &= 15; break;
       case kr::op_kind::fence_exec: o.a %= kr::n_streams; o.b = 0; break;
       case kr::op_kind::fence_apply: o.a %= kr::n_streams; o.b %= 6; break;

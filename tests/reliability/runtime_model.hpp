@@ -95,6 +95,8 @@ enum class op_kind : std::uint8_t {
   task_args,      // a: model, b: task (bits 0-5; bit 6: an argument of the wrong type; bit 7: a task the model does
                   // not have), c: commit stream: set_arguments (the kernel then logs this op's token); then
                   // synchronizes c (second)
+  task_handle,    // as task_args, through a keel::host::kernel_task made for the task (bit 6: made for a float,
+                  // which the kernels do not take), whose update() commits on c; then synchronizes c (second)
   count_
 };
 
@@ -106,7 +108,7 @@ inline const char* name_of(op_kind k) {
                                       "drop_group",  "upd_begin",   "upd_end",     "record_ext",  "wait_ext",
                                       "build",       "cond",        "set_value",   "ctx_new",     "ctx_close",
                                       "ctx_stream",  "upd_model",   "task_disable", "fence_new",  "fence_exec",
-                                      "fence_apply", "task_args"};
+                                      "fence_apply", "task_args", "task_handle"};
   static_assert(sizeof names / sizeof names[0] == static_cast<std::size_t>(op_kind::count_));
   return names[static_cast<int>(k)];
 }
@@ -201,6 +203,7 @@ inline std::string describe(const op& o) {
       return s + " m" + std::to_string(o.a) + " task " + std::to_string(o.b & 127) + ((o.b & 128) ? " (foreign)" : "") +
              " on s" + std::to_string(o.c);
     case op_kind::task_args:
+    case op_kind::task_handle:
       return s + " m" + std::to_string(o.a) + " task " + std::to_string(o.b & 63) + ((o.b & 64) ? " wrong type" : "") +
              ((o.b & 128) ? " (foreign)" : "") + " on s" + std::to_string(o.c) + " #" + std::to_string(o.token);
     case op_kind::fence_new:
@@ -695,15 +698,18 @@ class reference {
         return sync_after(s, index, r);
       }
       case op_kind::task_disable:
-      case op_kind::task_args: {
+      case op_kind::task_args:
+      case op_kind::task_handle: {
         // One per-task change (see task_update() in the runner): disable, or
-        // set_arguments, which then logs this op's token.
-        const bool args = o.kind == op_kind::task_args;
+        // set_arguments or a kernel_task's update, which then logs this op's
+        // token. A kernel_task names a task: a model with none has no call.
+        const bool args = o.kind != op_kind::task_disable;
         const int m = models_[o.a];
         if (m < 0) return err(keel::errc::invalid_handle);
         if (model_recs_[m].kind != model_kind::captured) return unsupported();  // tasks() of a captured model only
         rstream& s = streams_[o.c];
         const auto tasks = task_list(model_recs_[m]);
+        if (o.kind == op_kind::task_handle && tasks.empty()) return unsupported();
         node* target = nullptr;
         if (!tasks.empty()) {
           if (o.b & 128) return err(keel::errc::invalid_parameter);  // no such task
@@ -1479,6 +1485,7 @@ class runner {
         if (r.first == 0) r.second = code_of([&] { streams_[o.c].synchronize(); });
         break;
       case op_kind::task_disable: case op_kind::task_args: task_update(o, r); break;
+      case op_kind::task_handle: kernel_task_update(o, r); break;
       case op_kind::fence_new: r.first = code_of([&] { fence_new(o); }); break;
       case op_kind::fence_exec: r.first = code_of([&] { fm_->execute(st); }); break;
       case op_kind::fence_apply: fence_apply(o, r); break;
@@ -1617,6 +1624,26 @@ class runner {
       }
     });
     if (r.first == 0 && staged) r.second = code_of([&] { streams_[o.c].synchronize(); });
+  }
+
+  // Model a's task b given this call's token by a kernel_task made for it,
+  // committed on stream c, which is then synchronized.
+  void kernel_task_update(const op& o, outcome& r) {
+    bool named = false;
+    r.first = code_of([&] {
+      const auto tasks = models_[o.a].tasks();
+      if (tasks.empty()) throw std::logic_error("a kernel_task of a model with no task");  // the reference has no call
+      keel::task_info t = tasks[static_cast<std::size_t>(o.b & 63) % tasks.size()];
+      if (o.b & 128) t.sequence += 1000;  // a task the model does not have
+      if (o.b & 64) {
+        const keel::host::kernel_task<float> wrong{models_[o.a], t};  // the kernels take a std::uint32_t token
+        throw std::logic_error("a kernel_task of the wrong type was made");
+      }
+      keel::host::kernel_task<std::uint32_t> task{models_[o.a], t};
+      named = true;
+      task.update(streams_[o.c], o.token);
+    });
+    if (r.first == 0 && named) r.second = code_of([&] { streams_[o.c].synchronize(); });
   }
 
   // See op_kind::fence_new: the old fenced model goes first.
@@ -2042,7 +2069,7 @@ class generator {
         {op_kind::wait_ext, 3},    {op_kind::build, 3},         {op_kind::cond, 4},        {op_kind::set_value, 2},
         {op_kind::ctx_new, 2},     {op_kind::ctx_close, 1},     {op_kind::ctx_stream, 3},  {op_kind::upd_model, 3},
         {op_kind::task_disable, 3}, {op_kind::fence_new, 1},    {op_kind::fence_exec, 2},  {op_kind::fence_apply, 2},
-        {op_kind::task_args, 3}};
+        {op_kind::task_args, 3},   {op_kind::task_handle, 3}};
     int total = 0;
     for (const auto& w : weights) total += w.second;
     int x = pick(total);
@@ -2162,6 +2189,7 @@ class generator {
         o.c = static_cast<std::uint8_t>(slot(n_streams, [&](int s) { return alive(s) && !ref.capturing(s); }));
         break;
       case op_kind::task_args:
+      case op_kind::task_handle:
         o.a = static_cast<std::uint8_t>(slot(n_models, [&](int m) { return ref.model_present(m); }));
         o.b = static_cast<std::uint8_t>(pick(8) | (chance(10) ? 64 : 0) | (chance(10) ? 128 : 0));
         o.c = static_cast<std::uint8_t>(slot(n_streams, [&](int s) { return alive(s) && !ref.capturing(s); }));
@@ -2236,6 +2264,7 @@ class generator {
         push(op{op_kind::exec, th(), t, x, 0});
         if (chance(50)) push(op{op_kind::task_disable, th(), t, static_cast<std::uint8_t>(pick(4)), 0, x});
         if (chance(50)) push(op{op_kind::task_args, th(), t, static_cast<std::uint8_t>(pick(4)), 0, x});
+        if (chance(50)) push(op{op_kind::task_handle, th(), t, static_cast<std::uint8_t>(pick(4)), 0, x});
         push(op{op_kind::exec, th(), t, x, 0});
         if (chance(30)) {  // and back: each model now runs tasks the other holds
           push(op{op_kind::upd_model, th(), src, t, 0, x});

@@ -1215,3 +1215,41 @@ TEST_CASE("kernel task: updates written in place race executions on another stre
   s.synchronize();
   CHECK(out == static_cast<float>(updates));
 }
+
+// Superseded task tables go back to their model for the next commits
+// (host/detail/capture_state.hpp, table_bin). A table let go after its
+// model went (an execution held it) is freed, not kept: AddressSanitizer
+// and LeakSanitizer check that nothing is used after the model went and
+// nothing is left behind.
+TEST_CASE("task update: tables an execution still holds when its model goes are freed once it ends - host",
+          "[runtime][model_update][kernel_task]") {
+  keel::host::stream s{keel_test::test_device()}, u{keel_test::test_device()};
+  float tmp = 1.0f, other = 1.0f, out = 0.0f;
+  std::atomic<bool> entered{false}, release{true};
+  auto m = std::make_unique<keel::host::model>();
+  {
+    keel::host::capture_scope capture{s};
+    s.launch_host([&] {
+      entered.store(true);
+      while (!release.load()) std::this_thread::yield();
+    });
+    s.launch(keel_test::axpy_kind, &keel_test::axpy_kernel, &out, &tmp, &other, 1.0f);
+    *m = capture.end();
+  }
+  axpy_task axpy{*m, m->tasks().at(1)};
+  for (int k = 0; k < 40; ++k) {  // updates queued between executions: tables made, let go and reused
+    axpy.update(s, &out, &tmp, &other, static_cast<float>(k));
+    m->execute(s);
+  }
+  s.synchronize();
+  CHECK(out == 40.0f);
+  release.store(false);
+  entered.store(false);
+  m->execute(s);
+  while (!entered.load()) std::this_thread::yield();
+  axpy.update(u, &out, &tmp, &other, 100.0f);  // the execution holds the table: a new one is committed
+  m.reset();  // the model goes while its execution holds a table
+  release.store(true);
+  s.synchronize();
+  CHECK(out == 40.0f);  // the execution ran what it started with
+}

@@ -502,7 +502,7 @@ struct model_update_calls : native_types {
     if (reused) {
       t = std::move(m->spare);  // the table latest started as
     } else {
-      t = ref_ptr<node_table>(new node_table, ref_ptr<node_table>::adopt_tag{});
+      t = recycled_or_new(m);
     }
     if (m->latest) {
       const node_table& from = *m->latest;
@@ -518,6 +518,23 @@ struct model_update_calls : native_types {
     t->order = t->base;
     t->owned.clear();
     t->stores.assign(1, m->store);
+    return t;
+  }
+  // A table that no one holds, for a commit to fill whole: one the model's
+  // bin kept (its vectors keep their storage), else a new one.
+  static ref_ptr<node_table> recycled_or_new(model_handle m) {
+    if (!m->bin) m->bin = ref_ptr<table_bin>(new table_bin, ref_ptr<table_bin>::adopt_tag{});
+    {
+      std::lock_guard<std::mutex> lock(m->bin->m);
+      if (!m->bin->kept.empty()) {
+        node_table* t = m->bin->kept.back();
+        m->bin->kept.pop_back();
+        t->revive();
+        return ref_ptr<node_table>(t, ref_ptr<node_table>::adopt_tag{});
+      }
+    }
+    ref_ptr<node_table> t(new node_table, ref_ptr<node_table>::adopt_tag{});
+    t->bin = m->bin;
     return t;
   }
   // @p t, the table @p from started as, made @p from: its changed nodes

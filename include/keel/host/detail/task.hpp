@@ -41,6 +41,9 @@ class ref_counted {
   // use happened before (acquire pairs with release_ref), so the object may
   // be reused when no one else can take a new reference.
   bool sole_reference() const noexcept { return refs_.load(std::memory_order_acquire) == 1; }
+  // An object whose last reference went and that was kept for reuse (a
+  // recycled node_table) is counted again: one reference, the taker's.
+  void revive() const noexcept { refs_.store(1, std::memory_order_relaxed); }
 
  protected:
   ref_counted() = default;
@@ -49,6 +52,11 @@ class ref_counted {
  private:
   mutable std::atomic<long> refs_{1};
 };
+
+template <class T, class = void>
+struct has_recycle : std::false_type {};
+template <class T>
+struct has_recycle<T, std::void_t<decltype(T::recycle(static_cast<T*>(nullptr)))>> : std::true_type {};
 
 template <class T>
 class ref_ptr {
@@ -71,8 +79,16 @@ class ref_ptr {
   T& operator*() const noexcept { return *p_; }
   explicit operator bool() const noexcept { return p_ != nullptr; }
   T* release() noexcept { return std::exchange(p_, nullptr); }
+  // The last reference deletes, or hands the object to T::recycle where T
+  // has one (a node_table goes back to its model for reuse).
   static void drop(T* p) noexcept {
-    if (p && p->release_ref()) delete p;
+    if (p && p->release_ref()) {
+      if constexpr (has_recycle<T>::value) {
+        T::recycle(p);
+      } else {
+        delete p;
+      }
+    }
   }
 
  private:

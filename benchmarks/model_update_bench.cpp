@@ -68,6 +68,32 @@ void BM_kernel_task_update(benchmark::State& state) {
 }
 BENCHMARK(BM_kernel_task_update)->UseRealTime();
 
+// A runner's step: the kernel_task's update, then an execution, both on
+// the stream the model runs on (the update waits in that stream's order
+// behind the executions before it, so it is committed as a new table).
+// Reported against the executions alone.
+template <bool Update>
+void model_steps(benchmark::State& state) {
+  auto& dev = keel::host::default_device();
+  keel::host::stream s{dev};
+  auto x = std::make_unique<float>(1.0f);
+  keel::host::model m = capture_model(s, x.get(), 4, 1.0f);
+  keel::host::kernel_task<float*, float> task{m, m.tasks().at(1)};
+  float alpha = 1.0f;
+  for (auto _ : state) {
+    for (int i = 0; i < batch; ++i) {
+      if constexpr (Update) task.update(s, x.get(), alpha);
+      m.execute(s);
+    }
+    s.synchronize();
+  }
+  state.SetItemsProcessed(state.iterations() * batch);
+}
+void BM_kernel_task_update_executing(benchmark::State& state) { model_steps<true>(state); }
+BENCHMARK(BM_kernel_task_update_executing)->UseRealTime();
+void BM_model_execute_steps(benchmark::State& state) { model_steps<false>(state); }
+BENCHMARK(BM_model_execute_steps)->UseRealTime();
+
 // A whole-model update of a 1,000-task model from another capture of it.
 void BM_model_update_1000(benchmark::State& state) {
   auto& dev = keel::host::default_device();
@@ -99,4 +125,6 @@ BENCHMARK(BM_model_recapture_1000)->UseRealTime();
 // Per iteration both run `batch` operations and one synchronize: the ratio is per operation.
 KEEL_BENCH_COMPARE("BM_kernel_task_update", "BM_stream_eager_launch", ">= 1 (no more than one eager launch)");
 KEEL_BENCH_COMPARE("BM_task_update_commit", "BM_stream_eager_launch", "(report: a scope names, checks and stages the task each time)");
+KEEL_BENCH_COMPARE("BM_kernel_task_update_executing", "BM_model_execute_steps",
+                   "(report: an update and an execution per step, against the execution alone)");
 KEEL_BENCH_COMPARE("BM_model_update_1000", "BM_model_recapture_1000", ">= 5 (at most 0.2x capturing and ending again)");

@@ -525,7 +525,7 @@ struct model_update_calls : native_types {
   static ref_ptr<node_table> recycled_or_new(model_handle m) {
     if (!m->bin) m->bin = ref_ptr<table_bin>(new table_bin, ref_ptr<table_bin>::adopt_tag{});
     {
-      std::lock_guard<std::mutex> lock(m->bin->m);
+      std::lock_guard<keel::detail::test_and_set_lock> lock(m->bin->m);
       if (!m->bin->kept.empty()) {
         node_table* t = m->bin->kept.back();
         m->bin->kept.pop_back();

@@ -100,7 +100,9 @@ struct node_table;
 struct table_bin : ref_counted {
   static constexpr std::size_t capacity = 16;
   table_bin() { kept.reserve(capacity); }  // so that keeping one never allocates
-  std::mutex m;
+  // A few instructions under it, taken by the committing thread and a
+  // worker letting go: a mutex's sleep and wake-up cost more than that.
+  keel::detail::test_and_set_lock m;
   std::vector<node_table*> kept;  // counted 0, revived when taken
   bool closed = false;
 };
@@ -116,7 +118,7 @@ struct node_table : ref_counted {
       t->owned.clear();
       t->stores.clear();
       t->changed.clear();
-      std::lock_guard<std::mutex> lock(bin->m);
+      std::lock_guard<keel::detail::test_and_set_lock> lock(bin->m);
       if (!bin->closed && bin->kept.size() < table_bin::capacity) {
         bin->kept.push_back(t);  // within the reserved capacity
         return;
@@ -174,7 +176,7 @@ struct model_state : ref_counted {
       // Tables let go from now on are freed; those kept go now.
       std::vector<node_table*> kept;
       {
-        std::lock_guard<std::mutex> lock(bin->m);
+        std::lock_guard<keel::detail::test_and_set_lock> lock(bin->m);
         bin->closed = true;
         kept.swap(bin->kept);
       }

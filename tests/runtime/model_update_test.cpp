@@ -1142,7 +1142,8 @@ TEST_CASE("kernel task: refused while the model is being updated, on a capturing
   keel::update_model(c.m.ref(), source.ref(), u.ref());
   auto e = error_of([&] { axpy.update(u, &c.out, &c.tmp, &c.other, 5.0f); });
   CHECK(matches(e.code, errc::invalid_parameter));
-  CHECK_THAT(e.what, Catch::Contains("other argument types than when the kernel_task was made") &&
+  CHECK_THAT(e.what, Catch::Contains("task (stream 0, sequence 0) of model #") &&
+                         Catch::Contains("other argument types than when the kernel_task was made") &&
                          Catch::Contains("the model is unchanged"));
   c.run();
   CHECK(out == 4.0f);

@@ -98,12 +98,12 @@ class basic_task_update_scope;
  * outlive it (as a task_info's pointers). Copyable. Thread safety: a value;
  * update() takes the model's update right for its duration, so concurrent
  * updates of one model are refused, never interleaved. Exceptions: the
- * constructor throws update_violation (the model is being updated) or
- * invalid_parameter (no such task, not a kernel, in a task group, argument
- * types other than @p Args); update() throws update_violation,
- * capture_violation (a capturing stream), or invalid_parameter (a
- * whole-model update or set_from retyped the task since); the model is
- * unchanged on every throw.
+ * constructor throws invalid_handle (an empty model), update_violation (the
+ * model is being updated) or invalid_parameter (no such task, not a kernel,
+ * in a task group, argument types other than @p Args); update() throws
+ * invalid_handle (an empty stream), update_violation, capture_violation (a
+ * capturing stream), or invalid_parameter (a whole-model update or
+ * set_from retyped the task since); the model is unchanged on every throw.
  *
  * @code
  * keel::host::kernel_task<float*, float> scale{model, model.tasks()[1]};
@@ -152,7 +152,7 @@ class basic_kernel_task {
                   "types, a pointer may gain const; no arithmetic conversion)");
     auto s = detail::checked_handle(stream, "keel::kernel_task::update");
     const arguments_type values(launch_argument<Args>::store(std::forward<A>(args))...);
-    UB::kernel_task_update(model_, index_, s, values, &::keel::detail::describe_tuple<arguments_type>,
+    UB::kernel_task_update(model_, index_, task_, s, values, &::keel::detail::describe_tuple<arguments_type>,
                            sizeof...(Args));
   }
 
@@ -256,7 +256,7 @@ class [[nodiscard]] basic_task_update_scope {
       throw_error(errc::invalid_parameter, api, "the kernel_task names a task of another model; the model is unchanged");
     using tuple_type = typename basic_kernel_task<B, KernelArgs...>::arguments_type;
     const tuple_type values(launch_argument<KernelArgs>::store(std::forward<A>(args))...);
-    UB::task_update_set_prepared(model_, task.index_, values, &detail::describe_tuple<tuple_type>,
+    UB::task_update_set_prepared(model_, task.index_, task.task_, values, &detail::describe_tuple<tuple_type>,
                                  sizeof...(KernelArgs));
   }
 

@@ -44,7 +44,11 @@ KEEL_BEGIN_NAMESPACE namespace checked {
  * (both end the claim, also when they throw), and
  * `interleaving_mismatch(target, source)`, `with_task_lists(target, source, fn)`;
  * optionally `same_shape(target, source)` (true only when the two checks
- * above would pass: the common case answered at once).
+ * above would pass: the common case answered at once) and
+ * `update_kernel_in_place(m, index, args, describe, count, s)` (a
+ * kernel_task's update written where executions issued from now on read it,
+ * when none running can: true; false: nothing written, it is staged and
+ * committed).
  *
  * Ownership: the staged changes live in the native model. Thread safety:
  * one updater per model (the claim); staging calls from the claim holder.
@@ -118,7 +122,7 @@ struct model_updates {
   // prepared; a whole-model update or set_from may have retyped the task
   // since, which is checked again (one compare).
   template <class Tuple>
-  static void kernel_task_update(model_t m, std::size_t index, stream_t s, const Tuple& args,
+  static void kernel_task_update(model_t m, std::size_t index, const task_info& named, stream_t s, const Tuple& args,
                                  ::keel::detail::arguments_describer describe_args, std::size_t count) {
     static_assert(typed_kernel_arguments, "keel::kernel_task: this backend takes no typed kernel arguments");
     static constexpr const char* api = "keel::kernel_task::update";
@@ -135,7 +139,7 @@ struct model_updates {
           errc::capture_violation, api,
           {"updates are committed on a stream that is not capturing; ", detail::describe_stream(N::id_of(s)),
            " is capturing (the model is unchanged)"});
-    if (N::kernel_signature(m, index) != keel::detail::signature_of<Tuple>()) refuse_retyped(m, index, api);
+    if (N::kernel_signature(m, index) != keel::detail::signature_of<Tuple>()) refuse_retyped(m, named, api);
     if constexpr (keel::detail::is_detected_v<detail::update_kernel_in_place_call, N>) {
       if (N::update_kernel_in_place(m, index, &args, describe_args, count, s)) return;
     }
@@ -146,11 +150,11 @@ struct model_updates {
 
   // A prepared kernel task's arguments staged in a task_update_scope of its model.
   template <class Tuple>
-  static void task_update_set_prepared(model_t m, std::size_t index, const Tuple& args,
+  static void task_update_set_prepared(model_t m, std::size_t index, const task_info& named, const Tuple& args,
                                        ::keel::detail::arguments_describer describe_args, std::size_t count) {
     static_assert(typed_kernel_arguments, "keel::kernel_task: this backend takes no typed kernel arguments");
     if (N::kernel_signature(m, index) != keel::detail::signature_of<Tuple>())
-      refuse_retyped(m, index, "keel::task_update_scope::set_arguments");
+      refuse_retyped(m, named, "keel::task_update_scope::set_arguments");
     N::stage_kernel(m, index, &args, describe_args, count);
   }
 
@@ -298,9 +302,10 @@ struct model_updates {
       refuse_untyped(m, found, api);
     }
   }
-  [[noreturn]] static void refuse_retyped(model_t m, std::size_t index, const char* api) {
+  [[noreturn]] static void refuse_retyped(model_t m, const task_info& named, const char* api) {
     ::keel::detail::throw_composed(errc::invalid_parameter, api,
-                                   {"task ", index, " of model #", N::books(m).id,
+                                   {"task (stream ", named.stream, ", sequence ", named.sequence, ") of model #",
+                                    N::books(m).id,
                                     " takes other argument types than when the kernel_task was made (a whole-model "
                                     "update or set_from gave it another kernel's); make the kernel_task again; "
                                     "the model is unchanged"});

@@ -129,7 +129,7 @@ struct model_update_calls : native_types {
       // What the source runs there: a replacement of its own update, or a
       // node of a store its table holds (its own, or its sources').
       replacement->runs = from->base[r.node];
-      auto o = std::find_if(from->owned.begin(), from->owned.end(), [&](const auto& e) { return e.first == r.node; });
+      auto o = from->owned_at(r.node);
       if (o != from->owned.end()) {
         replacement->via = o->second->own ? o->second : o->second->via;
         replacement->store = o->second->store;
@@ -184,16 +184,10 @@ struct model_update_calls : native_types {
     if (latest == nullptr || m->latest_pending || m->staged_count != 0 || (s != nullptr && !s->idle())) return false;
     task_record& r = m->records[m->task_records[index]];
     if (r.disabled || r.assign == nullptr || r.arguments.size() != count) return false;
-    replacement_task* replacement = nullptr;
-    for (const auto& o : latest->owned) {
-      if (o.first == r.node) {
-        replacement = o.second.get();
-        break;
-      }
-    }
-    if (replacement == nullptr || !replacement->own || replacement->rebuilt_by != r.rebind ||
-        !replacement->sole_reference())
-      return false;
+    const auto entry = latest->owned_at(r.node);
+    if (entry == latest->owned.end()) return false;
+    replacement_task* const replacement = entry->second.get();
+    if (!replacement->own || replacement->rebuilt_by != r.rebind || !replacement->sole_reference()) return false;
     {
       keel::detail::self_biased_section section(m->table_m);
       if (m->table.get() != latest || !latest->sole_reference()) return false;
@@ -388,7 +382,7 @@ struct model_update_calls : native_types {
         const replay_task* runs = c.runs().runs;
         t->base[node] = runs;
         t->order[node] = runs;
-        auto it = std::find_if(t->owned.begin(), t->owned.end(), [&](const auto& o) { return o.first == node; });
+        auto it = t->owned_at(node);
         if (it != t->owned.end()) {
           // The claim would drop a staged replacement: no count changes
           // hands; one rebuilt in place is there already (t is the spare).
@@ -524,14 +518,9 @@ struct model_update_calls : native_types {
   // bin kept (its vectors keep their storage), else a new one.
   static ref_ptr<node_table> recycled_or_new(model_handle m) {
     if (!m->bin) m->bin = ref_ptr<table_bin>(new table_bin, ref_ptr<table_bin>::adopt_tag{});
-    {
-      std::lock_guard<keel::detail::test_and_set_lock> lock(m->bin->m);
-      if (!m->bin->kept.empty()) {
-        node_table* t = m->bin->kept.back();
-        m->bin->kept.pop_back();
-        t->revive();
-        return ref_ptr<node_table>(t, ref_ptr<node_table>::adopt_tag{});
-      }
+    if (node_table* kept = m->bin->take()) {
+      kept->revive();
+      return ref_ptr<node_table>(kept, ref_ptr<node_table>::adopt_tag{});
     }
     ref_ptr<node_table> t(new node_table, ref_ptr<node_table>::adopt_tag{});
     t->bin = m->bin;
@@ -547,9 +536,9 @@ struct model_update_calls : native_types {
       if (skip_staged && staged_here(m, node)) continue;
       t->order[node] = from.order[node];
       t->base[node] = from.base[node];
-      auto source = std::find_if(from.owned.begin(), from.owned.end(), [&](const auto& o) { return o.first == node; });
+      auto source = from.owned_at(node);
       if (source == from.owned.end()) continue;
-      auto it = std::find_if(t->owned.begin(), t->owned.end(), [&](const auto& o) { return o.first == node; });
+      auto it = t->owned_at(node);
       if (it != t->owned.end()) {
         it->second = source->second;
       } else {

@@ -77,14 +77,6 @@ struct replacement_task : ref_counted {
   ref_ptr<replacement_task> via;
 };
 
-// What an updated model's executions run (keel/host/model_update.hpp): one
-// entry per replay node, the original node, a replacement, or null for a
-// disabled task. `owned` holds the replacements it runs (shared with the
-// tables that follow it), `stores` the node stores whose nodes it runs (its
-// model's, and a whole-model update's source's and what the source ran;
-// each once). A table never holds a model or another table. Counted: an
-// execution holds the table it started with, and a commit reuses a
-// superseded table (its vectors' storage) once nobody else holds it.
 struct node_table;
 
 // Where a model's superseded tables wait to be reused: a table whose last
@@ -97,32 +89,61 @@ struct node_table;
 // allocator's lock and cost about 2 us per step). Keeps a few tables; the
 // model closes it when it goes (a table let go later is freed).
 // Counted: the model and every table it made.
-struct table_bin : ref_counted {
+class table_bin : public ref_counted {
+ public:
   static constexpr std::size_t capacity = 16;
-  table_bin() { kept.reserve(capacity); }  // so that keeping one never allocates
+  table_bin() { kept_.reserve(capacity); }  // so that keeping one never allocates
+  // Keeps @p t (counted 0) unless closed or full: false, the caller frees it.
+  bool keep(node_table* t) noexcept {
+    std::lock_guard<keel::detail::test_and_set_lock> lock(m_);
+    if (closed_ || kept_.size() == capacity) return false;
+    kept_.push_back(t);  // within the reserved capacity
+    return true;
+  }
+  // A kept table, counted 0 (the taker revives it), or null.
+  node_table* take() noexcept {
+    std::lock_guard<keel::detail::test_and_set_lock> lock(m_);
+    if (kept_.empty()) return nullptr;
+    node_table* t = kept_.back();
+    kept_.pop_back();
+    return t;
+  }
+  // Keeps nothing from now on; returns what it kept, for the caller to free.
+  std::vector<node_table*> close() noexcept {
+    std::vector<node_table*> kept;
+    std::lock_guard<keel::detail::test_and_set_lock> lock(m_);
+    closed_ = true;
+    kept.swap(kept_);
+    return kept;
+  }
+
+ private:
   // A few instructions under it, taken by the committing thread and a
   // worker letting go: a mutex's sleep and wake-up cost more than that.
-  keel::detail::test_and_set_lock m;
-  std::vector<node_table*> kept;  // counted 0, revived when taken
-  bool closed = false;
+  keel::detail::test_and_set_lock m_;
+  std::vector<node_table*> kept_;
+  bool closed_ = false;
 };
 
+// What an updated model's executions run (keel/host/model_update.hpp): one
+// entry per replay node, the original node, a replacement, or null for a
+// disabled task. `owned` holds the replacements it runs (shared with the
+// tables that follow it), `stores` the node stores whose nodes it runs (its
+// model's, and a whole-model update's source's and what the source ran;
+// each once). A table never holds a model or another table. Counted: an
+// execution holds the table it started with, and a commit reuses a
+// superseded table (its vectors' storage) once nobody else holds it.
 struct node_table : ref_counted {
   // Called by ref_ptr when the last reference goes: back to the model's
   // bin when it has one that is open and not full, else freed. What the
   // table keeps alive (replacements, node stores) goes now, as it would
   // with the table.
   static void recycle(node_table* t) noexcept {
-    table_bin* const bin = t->bin.get();
-    if (bin != nullptr) {
+    if (t->bin) {
       t->owned.clear();
       t->stores.clear();
       t->changed.clear();
-      std::lock_guard<keel::detail::test_and_set_lock> lock(bin->m);
-      if (!bin->closed && bin->kept.size() < table_bin::capacity) {
-        bin->kept.push_back(t);  // within the reserved capacity
-        return;
-      }
+      if (t->bin->keep(t)) return;
     }
     delete t;
   }
@@ -132,6 +153,13 @@ struct node_table : ref_counted {
   std::uint64_t version = 0;             // later commits have higher versions
   std::vector<std::pair<std::uint32_t, ref_ptr<replacement_task>>> owned;  // by node index
   std::vector<ref_ptr<node_store>> stores;
+  // The owned entry of node @p node, or owned.end().
+  auto owned_at(std::uint32_t node) noexcept {
+    return std::find_if(owned.begin(), owned.end(), [node](const auto& o) { return o.first == node; });
+  }
+  auto owned_at(std::uint32_t node) const noexcept {
+    return std::find_if(owned.begin(), owned.end(), [node](const auto& o) { return o.first == node; });
+  }
   // A per-task commit's table is the one before it with the entries of
   // `changed` (node indices) set: the next commit that reuses that earlier
   // table patches these alone. `whole`: built otherwise (copy it all).
@@ -173,14 +201,7 @@ struct model_state : ref_counted {
   }
   ~model_state() {
     if (bin) {
-      // Tables let go from now on are freed; those kept go now.
-      std::vector<node_table*> kept;
-      {
-        std::lock_guard<keel::detail::test_and_set_lock> lock(bin->m);
-        bin->closed = true;
-        kept.swap(bin->kept);
-      }
-      for (node_table* t : kept) delete t;
+      for (node_table* t : bin->close()) delete t;  // tables let go from now on are freed
     }
     device_state::drop(dev);
   }

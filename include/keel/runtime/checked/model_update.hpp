@@ -110,7 +110,7 @@ struct model_updates {
                                          ::keel::detail::arguments_describer describe_types, std::size_t count) {
     static constexpr const char* api = "keel::kernel_task";
     claim(m, api);
-    const claim_release release{m};
+    const claim_guard release{m};
     std::size_t index = 0;
     const task_info& found = locate_claimed(m, task, api, index);
     require_typed<Tuple>(m, index, found, nullptr, describe_types, count, api);
@@ -127,18 +127,8 @@ struct model_updates {
     static_assert(typed_kernel_arguments, "keel::kernel_task: this backend takes no typed kernel arguments");
     static constexpr const char* api = "keel::kernel_task::update";
     claim(m, api);
-    struct held {
-      model_t m;
-      bool armed = true;
-      ~held() {
-        if (armed) N::end_model_claim(m);
-      }
-    } hold{m};
-    if (N::books(s).session)
-      ::keel::detail::throw_composed(
-          errc::capture_violation, api,
-          {"updates are committed on a stream that is not capturing; ", detail::describe_stream(N::id_of(s)),
-           " is capturing (the model is unchanged)"});
+    claim_guard hold{m};
+    if (N::books(s).session) refuse_capturing(s, api, "the model is unchanged");
     if (N::kernel_signature(m, index) != keel::detail::signature_of<Tuple>()) refuse_retyped(m, named, api);
     if constexpr (keel::detail::is_detected_v<detail::update_kernel_in_place_call, N>) {
       if (N::update_kernel_in_place(m, index, &args, describe_args, count, s)) return;
@@ -234,10 +224,7 @@ struct model_updates {
     static constexpr const char* api = "keel::task_update_scope::end";
     if (N::books(s).session) {
       N::end_model_claim(m);
-      ::keel::detail::throw_composed(
-          errc::capture_violation, api,
-          {"updates are committed on a stream that is not capturing; ", detail::describe_stream(N::id_of(s)),
-           " is capturing (the update is abandoned, the model is unchanged)"});
+      refuse_capturing(s, api, "the update is abandoned, the model is unchanged");
     }
     if (N::staged_changes(m) == 0) return N::end_model_claim(m);  // nothing changed
     N::commit_task_update(m, s);
@@ -247,24 +234,11 @@ struct model_updates {
     static constexpr const char* api = "keel::update_model";
     if (target == source)
       throw_error(errc::invalid_parameter, api, "a model is updated from another model, not from itself");
-    if (N::books(s).session)
-      ::keel::detail::throw_composed(errc::capture_violation, api,
-                                     {"updates are committed on a stream that is not capturing; ",
-                                      detail::describe_stream(N::id_of(s)), " is capturing (the model is unchanged)"});
-    if (!N::try_claim_model(target))
-      ::keel::detail::throw_composed(
-          errc::update_violation, api,
-          {"model #", N::books(target).id,
-           " is already being updated: one task update or whole-model update of a model at a time"});
-    struct release {
-      model_t m;
-      bool armed = true;
-      ~release() {
-        if (armed) N::end_model_claim(m);
-      }
-    } claim{target};
+    if (N::books(s).session) refuse_capturing(s, api, "the model is unchanged");
+    claim(target, api);
+    claim_guard hold{target};
     check_topology(target, source, api);
-    claim.armed = false;
+    hold.armed = false;
     N::commit_model_update(target, source, s);
   }
 
@@ -276,10 +250,20 @@ struct model_updates {
           {"model #", N::books(m).id,
            " is already being updated: one task update or whole-model update of a model at a time"});
   }
-  struct claim_release {
+  // Ends the claim of m when it goes, unless disarmed (a commit ends it itself).
+  struct claim_guard {
     model_t m;
-    ~claim_release() { N::end_model_claim(m); }
+    bool armed = true;
+    ~claim_guard() {
+      if (armed) N::end_model_claim(m);
+    }
   };
+  // A commit on a capturing stream: refused, with what became of the update.
+  [[noreturn]] static void refuse_capturing(stream_t s, const char* api, const char* outcome) {
+    ::keel::detail::throw_composed(errc::capture_violation, api,
+                                   {"updates are committed on a stream that is not capturing; ",
+                                    detail::describe_stream(N::id_of(s)), " is capturing (", outcome, ")"});
+  }
   // Task @p index (@p found) takes typed arguments of @p Tuple's types: a
   // kernel outside task groups that stream::launch issued with them. @p args
   // (null: only the types are known) and @p describe name what was given.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Per-task and whole-model updates (issue 17, parts 3 and 4): setting one
+// Per-task and whole-model updates: setting one
 // kernel task's arguments and committing costs at most one eager launch
 // (BM_stream_eager_launch, runtime_bench.cpp); updating a 1,000-task model
 // from another capture costs at most 0.2x capturing and ending it again.
@@ -71,7 +71,10 @@ BENCHMARK(BM_kernel_task_update)->UseRealTime();
 // A runner's step: the kernel_task's update, then an execution, both on
 // the stream the model runs on (the update waits in that stream's order
 // behind the executions before it, so it is committed as a new table).
-// Reported against the executions alone.
+// Held against the executions alone: a step at most 1.5x an execution.
+// The caller issues `batch` steps ahead of the stream, so that many tables
+// are alive at once; the model's bins (table_bin, replacement_bin) keep
+// them for reuse, so a step allocates nothing.
 template <bool Update>
 void model_steps(benchmark::State& state) {
   auto& dev = keel::host::default_device();
@@ -126,5 +129,5 @@ BENCHMARK(BM_model_recapture_1000)->UseRealTime();
 KEEL_BENCH_COMPARE("BM_kernel_task_update", "BM_stream_eager_launch", ">= 1 (no more than one eager launch)");
 KEEL_BENCH_COMPARE("BM_task_update_commit", "BM_stream_eager_launch", "(report: a scope names, checks and stages the task each time)");
 KEEL_BENCH_COMPARE("BM_kernel_task_update_executing", "BM_model_execute_steps",
-                   "(report: an update and an execution per step, against the execution alone)");
+                   ">= 0.67 (an update and an execution per step: at most 1.5x the execution alone)");
 KEEL_BENCH_COMPARE("BM_model_update_1000", "BM_model_recapture_1000", ">= 5 (at most 0.2x capturing and ending again)");

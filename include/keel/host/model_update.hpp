@@ -85,7 +85,7 @@ struct model_update_calls : native_types {
     const task_record& r = record_of(m, index);
     replacement_task* in_place = m->staged_count < model_state::in_place_limit ? reusable_in_place(m, r.node) : nullptr;
     ref_ptr<replacement_task> replacement;
-    if (in_place == nullptr) replacement = ref_ptr<replacement_task>(new replacement_task, ref_ptr<replacement_task>::adopt_tag{});
+    if (in_place == nullptr) replacement = new_replacement(m);
     replacement_task& into = in_place != nullptr ? *in_place : *replacement;
     r.rebind(base_task(m, r.node), args, into.own);  // assigned in place when reused: no allocation
     into.runs = &*into.own;
@@ -103,7 +103,7 @@ struct model_update_calls : native_types {
   }
   static void stage_copy(model_handle m, std::size_t index, void* dst, const void* src, std::size_t bytes,
                          copy_kind kind, std::shared_ptr<void> keep_dst, std::shared_ptr<void> keep_src) {
-    ref_ptr<replacement_task> replacement(new replacement_task, ref_ptr<replacement_task>::adopt_tag{});
+    ref_ptr<replacement_task> replacement = new_replacement(m);
     replacement->own.emplace(stream_calls::copy_task(dst, src, bytes, std::move(keep_dst), std::move(keep_src)),
                              replay_task::category::copy);
     replacement->runs = &*replacement->own;
@@ -124,7 +124,7 @@ struct model_update_calls : native_types {
     const ref_ptr<node_table> from = source->current_table();
     std::lock_guard lock(source->meta_m);
     const task_record& r = record_of(source, source_index);
-    ref_ptr<replacement_task> replacement(new replacement_task, ref_ptr<replacement_task>::adopt_tag{});
+    ref_ptr<replacement_task> replacement = new_replacement(m);
     if (from) {
       // What the source runs there: a replacement of its own update, or a
       // node of a store its table holds (its own, or its sources').
@@ -513,6 +513,19 @@ struct model_update_calls : native_types {
     t->owned.clear();
     t->stores.assign(1, m->store);
     return t;
+  }
+  // An empty replacement for a commit to fill: a shell the model's bin kept
+  // (its replaced kernels' let go), else a new one.
+  static ref_ptr<replacement_task> new_replacement(model_handle m) {
+    if (!m->replacements) m->replacements = ref_ptr<replacement_bin>(new replacement_bin, ref_ptr<replacement_bin>::adopt_tag{});
+    replacement_task* t = m->replacements->take();
+    if (t != nullptr) {
+      t->revive();
+    } else {
+      t = new replacement_task;
+    }
+    t->bin = m->replacements;
+    return ref_ptr<replacement_task>(t, ref_ptr<replacement_task>::adopt_tag{});
   }
   // A table that no one holds, for a commit to fill whole: one the model's
   // bin kept (its vectors keep their storage), else a new one.

@@ -64,66 +64,94 @@ struct node_store : ref_counted {
   }
 };
 
+template <class T>
+class reuse_bin;
+
 // A task a committed update runs for one node: its own (a rebuilt kernel,
 // a copy) or another model's, kept by what it lives in: that model's node
 // store, or (for a replacement that model's update made) `via`, which is
 // always a replacement with its own task, so chains never grow. Counted: a
 // commit rebuilds a kernel into one that no table holds any more.
 struct replacement_task : ref_counted {
+  // Called by ref_ptr when the last reference goes: what it runs and keeps
+  // (the kernel and its arguments' owners, a store) goes now, and the empty
+  // shell goes back to its model's bin for the next commit, else is freed.
+  static void recycle(replacement_task* t) noexcept;
   std::optional<replay_task> own;
   const replay_task* runs = nullptr;  // &*own, or the other model's task
   kernel_rebind rebuilt_by = nullptr;  // own is a kernel that rebuild made (its record's kernel_assign fits it)
   ref_ptr<node_store> store;
   ref_ptr<replacement_task> via;
+  ref_ptr<reuse_bin<replacement_task>> bin;  // where its shell goes back to (null: freed)
 };
 
 struct node_table;
 
-// Where a model's superseded tables wait to be reused: a table whose last
-// holder lets go (often a stream worker, once the execution that ran it
-// ends) comes back here with its vectors' storage instead of being freed,
-// and the model's next commit takes it instead of allocating, so a runner
-// that updates and executes a model in turn on one stream allocates no
-// table and frees none (measured: the allocations of a table per step, on
-// the runner's thread, and their frees on the worker's contended on the
-// allocator's lock and cost about 2 us per step). Keeps a few tables; the
-// model closes it when it goes (a table let go later is freed).
-// Counted: the model and every table it made.
-class table_bin : public ref_counted {
+// Where a model's superseded tables (and the shells of its replaced
+// kernels) wait to be reused: an object whose last holder lets go (often a
+// stream worker, once the execution that ran it ends) comes back here
+// instead of being freed, and the model's next commit takes it instead of
+// allocating. A runner that updates a model and executes it in turn on one
+// stream, issuing steps ahead of the stream, has as many tables alive as
+// steps queued; with room for them all, its commits allocate nothing and
+// the worker frees nothing (BM_kernel_task_update_executing against
+// BM_model_execute_steps measures what that buys). Keeps at most
+// `capacity` objects, the most a pipeline of that depth has alive; the
+// model closes it when it goes (an object let go later is freed).
+// Counted: the model and every object it made.
+template <class T>
+class reuse_bin : public ref_counted {
  public:
-  static constexpr std::size_t capacity = 16;
-  table_bin() { kept_.reserve(capacity); }  // so that keeping one never allocates
+  static constexpr std::size_t capacity = 256;
+  reuse_bin() { kept_.reserve(capacity); }  // so that keeping one never allocates
   // Keeps @p t (counted 0) unless closed or full: false, the caller frees it.
-  bool keep(node_table* t) noexcept {
+  bool keep(T* t) noexcept {
     std::lock_guard<keel::detail::test_and_set_lock> lock(m_);
     if (closed_ || kept_.size() == capacity) return false;
     kept_.push_back(t);  // within the reserved capacity
     return true;
   }
-  // A kept table, counted 0 (the taker revives it), or null.
-  node_table* take() noexcept {
+  // A kept object, counted 0 (the taker revives it), or null.
+  T* take() noexcept {
     std::lock_guard<keel::detail::test_and_set_lock> lock(m_);
     if (kept_.empty()) return nullptr;
-    node_table* t = kept_.back();
+    T* t = kept_.back();
     kept_.pop_back();
     return t;
   }
-  // Keeps nothing from now on; returns what it kept, for the caller to free.
-  std::vector<node_table*> close() noexcept {
-    std::vector<node_table*> kept;
-    std::lock_guard<keel::detail::test_and_set_lock> lock(m_);
-    closed_ = true;
-    kept.swap(kept_);
-    return kept;
+  // Keeps nothing from now on and frees what it kept.
+  void close() noexcept {
+    std::vector<T*> kept;
+    {
+      std::lock_guard<keel::detail::test_and_set_lock> lock(m_);
+      closed_ = true;
+      kept.swap(kept_);
+    }
+    for (T* t : kept) delete t;
   }
 
  private:
   // A few instructions under it, taken by the committing thread and a
   // worker letting go: a mutex's sleep and wake-up cost more than that.
   keel::detail::test_and_set_lock m_;
-  std::vector<node_table*> kept_;
+  std::vector<T*> kept_;
   bool closed_ = false;
 };
+using table_bin = reuse_bin<node_table>;
+using replacement_bin = reuse_bin<replacement_task>;
+
+inline void replacement_task::recycle(replacement_task* t) noexcept {
+  if (t->bin) {
+    ref_ptr<replacement_bin> bin = std::move(t->bin);
+    t->own.reset();
+    t->runs = nullptr;
+    t->rebuilt_by = nullptr;
+    t->store = ref_ptr<node_store>();
+    t->via = ref_ptr<replacement_task>();
+    if (bin->keep(t)) return;  // the shell keeps no count of the bin: the model's own keeps it open
+  }
+  delete t;
+}
 
 // What an updated model's executions run (keel/host/model_update.hpp): one
 // entry per replay node, the original node, a replacement, or null for a
@@ -200,9 +228,8 @@ struct model_state : ref_counted {
     d.retain();
   }
   ~model_state() {
-    if (bin) {
-      for (node_table* t : bin->close()) delete t;  // tables let go from now on are freed
-    }
+    if (bin) bin->close();  // tables let go from now on are freed
+    if (replacements) replacements->close();
     device_state::drop(dev);
   }
   model_state(const model_state&) = delete;
@@ -282,6 +309,7 @@ struct model_state : ref_counted {
   ref_ptr<node_table> latest_pending;
   ref_ptr<node_table> spare;   // the table latest superseded, reused once no one holds it (claim holder only)
   ref_ptr<table_bin> bin;      // tables let go, for the next commits (made by the first; claim holder only)
+  ref_ptr<replacement_bin> replacements;  // replaced kernels' shells, likewise
   std::uint64_t table_versions = 0;  // claim holder only
   ref_ptr<node_table> current_table() {
     keel::detail::self_biased_section section(table_m);

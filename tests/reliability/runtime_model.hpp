@@ -90,8 +90,10 @@ enum class op_kind : std::uint8_t {
   task_disable,   // a: model, b: task (bits 0-6; bit 7: a task the model does not have), c: commit stream;
                   // then synchronizes c (second)
   fence_new,      // a: capturing stream, b: group size (bit 0), kinds (1-2), workspace (3): a new fenced model
-  fence_exec,     // a: stream: the fenced model's execution
-  fence_apply,    // a: update stream, b: what is staged first (0-5, see the runner); then synchronizes a (second)
+  fence_exec,     // a: stream, c: update stream: the fenced model's execution, then apply() with nothing staged;
+                  // then synchronizes c (second)
+  fence_apply,    // a: update stream, b: what is staged first (0-5, see the reference; 6: apply() alone, refused),
+                  // c: the execution's stream: stage, execute, apply(); then synchronizes a (second)
   task_args,      // a: model, b: task (bits 0-5; bit 6: an argument of the wrong type; bit 7: a task the model does
                   // not have), c: commit stream: set_arguments (the kernel then logs this op's token); then
                   // synchronizes c (second)
@@ -208,9 +210,10 @@ inline std::string describe(const op& o) {
              ((o.b & 128) ? " (foreign)" : "") + " on s" + std::to_string(o.c) + " #" + std::to_string(o.token);
     case op_kind::fence_new:
       return s + " s" + std::to_string(o.a) + " variant " + std::to_string(o.b) + " #" + std::to_string(o.token);
-    case op_kind::fence_exec: return s + " on s" + std::to_string(o.a);
+    case op_kind::fence_exec: return s + " on s" + std::to_string(o.a) + " applied on s" + std::to_string(o.c);
     case op_kind::fence_apply:
-      return s + " on s" + std::to_string(o.a) + " stage " + std::to_string(o.b) + " #" + std::to_string(o.token);
+      return s + " on s" + std::to_string(o.a) + " stage " + std::to_string(o.b) + " after an execution on s" +
+             std::to_string(o.c) + " #" + std::to_string(o.token);
     default: return s;
   }
 }
@@ -760,42 +763,49 @@ class reference {
         fence_.present = true;
         return r;
       }
-      case op_kind::fence_exec: {
-        if (!fence_.present) return err(keel::errc::invalid_state);
-        rstream& s = streams_[o.a];
-        if (!s.alive) return err(keel::errc::invalid_handle);
-        if (s.cap >= 0) return unsupported();
-        if (s.upd_group >= 0) return err(keel::errc::update_violation);
-        // Without a signal not yet consumed it waits at the fence for a later apply().
-        if (fence_.signals <= fence_.executions) return unsupported();
-        ++fence_.executions;
-        s.pending.insert(fence_.model);
-        run_nodes(model_recs_[fence_.model].nodes, s, s.failed);
-        return r;
-      }
+      case op_kind::fence_exec:
       case op_kind::fence_apply: {
-        // b: 0 nothing staged; 1 a replacement of the group's kinds; 2 one
-        // needing more workspace than captured; 3 a fence that does not
-        // exist; 4 the first kernel of another kind; 5 one kernel too many.
-        rstream& u = streams_[o.a];
-        if (o.b >= 1 && !fence_.present) return err(keel::errc::invalid_parameter);
-        if (o.b == 3) return err(keel::errc::invalid_parameter);
-        if (o.b == 2) return err(keel::errc::resource_limit);
-        if (o.b >= 1) {
+        // One step: stage (fence_apply's b: 0 nothing; 1 a replacement of
+        // the group's kinds; 2 one needing more workspace than captured; 3
+        // a fence that does not exist; 4 the first kernel of another kind;
+        // 5 one kernel too many), execute on the execution stream, apply()
+        // on the update stream. b 6: apply() alone, which every issued
+        // execution having its signal refuses. fence_exec: nothing staged.
+        const bool step = o.kind == op_kind::fence_exec;
+        const int variant = step ? 0 : o.b;
+        const int ui = step ? o.c : o.a, ei = step ? o.a : o.c;
+        rstream& u = streams_[ui];
+        if (variant == 6) {
+          // apply() checks its stream first; a refusal keeps what stage() queued.
+          if (!u.alive) return err(keel::errc::invalid_handle);
+          if (u.cap >= 0) return err(keel::errc::capture_violation);  // its signals would never reach the execution
+          if (upds_[ui] == 1 || u.upd_group >= 0) return unsupported();
+          return err(keel::errc::invalid_state);  // a signal ahead of its execution
+        }
+        if (variant >= 1 && !fence_.present) return err(keel::errc::invalid_parameter);
+        if (variant == 3) return err(keel::errc::invalid_parameter);
+        if (variant == 2) return err(keel::errc::resource_limit);
+        if (variant >= 1) {
           fence_.pending = true;
           fence_.staged.clear();
-          const int count = fence_.size + (o.b == 5 ? 1 : 0);
+          const int count = fence_.size + (variant == 5 ? 1 : 0);
           for (int i = 0; i < count; ++i) {
             int kind = i < fence_.size ? (fence_.kinds >> i) & 1 : 0;
-            if (o.b == 4 && i == 0) kind = 1 - kind;
+            if (variant == 4 && i == 0) kind = 1 - kind;
             fence_.staged.push_back({sub_token(o.token, 1 + i), kind});
           }
         }
-        // apply() checks its stream first; a refusal keeps what stage() queued.
-        if (!u.alive) return err(keel::errc::invalid_handle);
-        if (u.cap >= 0) return err(keel::errc::capture_violation);  // its signals would never reach the execution
-        if (upds_[o.a] == 1 || u.upd_group >= 0) return unsupported();
-        if (fence_.signals > fence_.executions) return err(keel::errc::invalid_state);  // the lost signal
+        if (!fence_.present) return err(keel::errc::invalid_state);
+        rstream& s = streams_[ei];
+        if (!s.alive) return err(keel::errc::invalid_handle);
+        if (s.cap >= 0) return unsupported();
+        if (s.upd_group >= 0) return err(keel::errc::update_violation);
+        // The execution waits at the fence for this step's apply(): one the
+        // update stream would refuse (or that shares the execution's stream)
+        // would leave it waiting until the fenced model goes.
+        if (ei == ui || !u.alive || u.cap >= 0 || upds_[ui] == 1 || u.upd_group >= 0) return unsupported();
+        ++fence_.executions;
+        s.pending.insert(fence_.model);
         ++fence_.signals;
         if (fence_.pending) {
           fence_.pending = false;
@@ -807,6 +817,7 @@ class reference {
           else
             r.out.first = static_cast<int>(keel::errc::update_violation);
         }
+        run_nodes(model_recs_[fence_.model].nodes, s, s.failed);  // past the fence: the group as updated
         return sync_after(u, index, r);
       }
       default: return unsupported();
@@ -1487,8 +1498,7 @@ class runner {
       case op_kind::task_disable: case op_kind::task_args: task_update(o, r); break;
       case op_kind::task_handle: kernel_task_update(o, r); break;
       case op_kind::fence_new: r.first = code_of([&] { fence_new(o); }); break;
-      case op_kind::fence_exec: r.first = code_of([&] { fm_->execute(st); }); break;
-      case op_kind::fence_apply: fence_apply(o, r); break;
+      case op_kind::fence_exec: case op_kind::fence_apply: fence_step(o, r); break;
       default: break;
     }
     return r;
@@ -1669,23 +1679,30 @@ class runner {
     }
   }
 
-  // See the reference's case for what b stages before apply().
-  void fence_apply(const op& o, outcome& r) {
-    keel::host::stream& u = streams_[o.a];
-    r.first = code_of([&] {
-      if (o.b == 0) return;
-      const std::uint32_t token = o.token;
-      const int size = fence_size_, kinds = fence_kinds_, variant = o.b;
-      fm_->stage(o.b == 3 ? 1 : 0, o.b == 2 ? fence_workspace_ + 64 : 0, [=](keel::host::stream_ref us) {
-        const int count = size + (variant == 5 ? 1 : 0);
-        for (int i = 0; i < count; ++i) {
-          int kind = i < size ? (kinds >> i) & 1 : 0;
-          if (variant == 4 && i == 0) kind = 1 - kind;
-          us.launch(kind_of(kind), kernel_fn{}, sub_token(token, 1 + i));
-        }
+  // See the reference's case for what b stages before the execution and apply().
+  void fence_step(const op& o, outcome& r) {
+    const bool step = o.kind == op_kind::fence_exec;
+    const int variant = step ? 0 : o.b;
+    keel::host::stream& u = streams_[step ? o.c : o.a];
+    keel::host::stream& s = streams_[step ? o.a : o.c];
+    if (variant != 6) {
+      r.first = code_of([&] {
+        if (variant == 0) return;
+        const std::uint32_t token = o.token;
+        const int size = fence_size_, kinds = fence_kinds_;
+        fm_->stage(variant == 3 ? 1 : 0, variant == 2 ? fence_workspace_ + 64 : 0, [=](keel::host::stream_ref us) {
+          const int count = size + (variant == 5 ? 1 : 0);
+          for (int i = 0; i < count; ++i) {
+            int kind = i < size ? (kinds >> i) & 1 : 0;
+            if (variant == 4 && i == 0) kind = 1 - kind;
+            us.launch(kind_of(kind), kernel_fn{}, sub_token(token, 1 + i));
+          }
+        });
       });
-    });
-    if (r.first != 0) return;
+      if (r.first != 0) return;
+      r.first = code_of([&] { fm_->execute(s); });
+      if (r.first != 0) return;
+    }
     r.first = code_of([&] { fm_->apply(u); });
     if (r.first == 0 || r.first == static_cast<int>(keel::errc::update_violation))
       r.second = code_of([&] { u.synchronize(); });
@@ -2200,12 +2217,14 @@ class generator {
         break;
       case op_kind::fence_exec:
         o.a = static_cast<std::uint8_t>(slot(n_streams, [&](int s) { return alive(s) && !ref.capturing(s); }));
+        o.c = static_cast<std::uint8_t>(slot(n_streams, [&](int s) { return s != o.a && alive(s) && !ref.capturing(s); }));
         break;
       case op_kind::fence_apply:
         // Sometimes on a capturing or dead stream: refused, with what was staged kept.
         o.a = static_cast<std::uint8_t>(chance(15) ? pick(n_streams)
                                                    : slot(n_streams, [&](int s) { return alive(s) && !ref.capturing(s); }));
-        o.b = static_cast<std::uint8_t>(chance(50) ? pick(2) : pick(6));
+        o.b = static_cast<std::uint8_t>(chance(50) ? pick(2) : pick(7));
+        o.c = static_cast<std::uint8_t>(slot(n_streams, [&](int s) { return s != o.a && alive(s) && !ref.capturing(s); }));
         break;
       default: break;
     }
@@ -2276,9 +2295,9 @@ class generator {
         push(op{op_kind::fence_new, th(), x, static_cast<std::uint8_t>(pick(16)), 0});
         const std::uint8_t u = usable_stream(push, ref);
         for (int step = 0; step < 2 + pick(3); ++step) {
-          push(op{op_kind::fence_apply, th(), u, static_cast<std::uint8_t>(chance(60) ? 1 : pick(6)), 0});
-          if (chance(25)) push(op{op_kind::fence_apply, th(), u, 0, 0});  // before the execution: refused
-          push(op{op_kind::fence_exec, th(), x, 0, 0});
+          push(op{op_kind::fence_apply, th(), u, static_cast<std::uint8_t>(chance(60) ? 1 : pick(6)), 0, x});
+          if (chance(25)) push(op{op_kind::fence_apply, th(), u, 6, 0, x});  // apply() alone: refused
+          if (chance(50)) push(op{op_kind::fence_exec, th(), x, 0, 0, u});
         }
         if (chance(50)) push(op{op_kind::sync, th(), x, 0, 0});
         break;

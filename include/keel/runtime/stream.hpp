@@ -314,7 +314,11 @@ class stream_ops {
                  detail::to_wait_budget(timeout));
   }
 
-  /** @brief Clears an external event's signal, in stream order (with the event layer). */
+  /**
+   * @brief Clears an external event's signal, in stream order (with the
+   * event layer): CANN's aclrtResetEvent; event.clear_signal(stream) is the
+   * same call. The event lives on (an owner's reset() would destroy it).
+   */
   template <class Event, class EB = B>
   auto reset_event(const Event& event) const
       -> decltype(EB::reset(std::declval<typename EB::stream_handle>(), handle_of(event))) {

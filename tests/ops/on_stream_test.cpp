@@ -260,6 +260,28 @@ KEEL_OPS_BACKEND_TEST("run_on: phase two on a stream matches the synchronous run
   CHECK(o.got.bytes == o.expect.bytes);
 }
 
+KEEL_OPS_BACKEND_TEST("run_on: an executor prepared in the call (a temporary) runs, with or without a workspace",
+                      "[ops][stream]") {
+  using F = TestType;
+  using namespace keel_test;
+  typename F::stream s{F::device()};
+  std::vector<float> a(10, 1.0f), b(10, 0.5f), out(10, 0.0f);
+  auto v = [](std::vector<float>& x) { return tensor(x.data(), dtype::float32, {10}); };
+  keel::ops::run_on(s, keel::ops::prepare_add(F::target(), v(a), v(b), scalar(2.0f), v(out)));
+  s.synchronize();
+  CHECK(out[9] == 2.0f);
+  keel::ops::run_on(s, keel::ops::prepare_add(F::target(), v(a), v(b), scalar(4.0f), v(out)), keel::memory_span{});
+  s.synchronize();
+  CHECK(out[9] == 3.0f);
+  baddbmm_operands o(31);
+  keel::ops::baddbmm(keel::ops::dynamic_kernels(), o.self.view, o.b1.view, o.b2.view, 0.5f, 2.0f, o.expect.view);
+  // The workspace comes from the stream and is released in stream order.
+  keel::ops::run_on(s, keel::ops::prepare_baddbmm(F::target(), o.self.view, o.b1.view, o.b2.view, scalar(0.5f),
+                                                  scalar(2.0f), o.got.view));
+  s.synchronize();
+  CHECK(o.got.bytes == o.expect.bytes);
+}
+
 KEEL_OPS_BACKEND_TEST("run_on: a captured launch replays on current memory", "[ops][stream]") {
   using F = TestType;
   typename F::stream s{F::device()};

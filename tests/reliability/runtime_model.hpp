@@ -99,6 +99,7 @@ enum class op_kind : std::uint8_t {
                   // synchronizes c (second)
   task_handle,    // as task_args, through a keel::host::kernel_task made for the task (bit 6: made for a float,
                   // which the kernels do not take), whose update() commits on c; then synchronizes c (second)
+  memset,         // a: stream: memset_async sets the call's own byte (by its token) to 1; captured as a task
   count_
 };
 
@@ -110,7 +111,7 @@ inline const char* name_of(op_kind k) {
                                       "drop_group",  "upd_begin",   "upd_end",     "record_ext",  "wait_ext",
                                       "build",       "cond",        "set_value",   "ctx_new",     "ctx_close",
                                       "ctx_stream",  "upd_model",   "task_disable", "fence_new",  "fence_exec",
-                                      "fence_apply", "task_args", "task_handle"};
+                                      "fence_apply", "task_args", "task_handle", "memset"};
   static_assert(sizeof names / sizeof names[0] == static_cast<std::size_t>(op_kind::count_));
   return names[static_cast<int>(k)];
 }
@@ -173,6 +174,7 @@ inline std::string describe(const op& o) {
     case op_kind::launch_host:
       return s + " s" + std::to_string(o.a) + (o.b == 1 ? " slow" : "") + " #" + std::to_string(o.token);
     case op_kind::launch_throw:
+    case op_kind::memset:
       return s + " s" + std::to_string(o.a) + " #" + std::to_string(o.token);
     case op_kind::launch_kernel:
       return s + " s" + std::to_string(o.a) + " k" + std::to_string(o.b) + " #" + std::to_string(o.token);
@@ -310,10 +312,15 @@ class reference {
       case op_kind::drop_event: event_slots_[o.a] = -1; return r;
       case op_kind::launch_host:
       case op_kind::launch_kernel:
-      case op_kind::launch_throw: {
+      case op_kind::launch_throw:
+      case op_kind::memset: {
+        // A memset follows a host callable's rules: a task of its own,
+        // never in a task group or an update.
         rstream& s = streams_[o.a];
         const bool kernel = o.kind == op_kind::launch_kernel;
-        const node_kind nk = o.kind == op_kind::launch_throw ? node_kind::fail : node_kind::work;
+        const node_kind nk = o.kind == op_kind::launch_throw ? node_kind::fail
+                             : o.kind == op_kind::memset     ? node_kind::memset
+                                                             : node_kind::work;
         if (!s.alive) return err(keel::errc::invalid_handle);
         if (s.upd_group >= 0) {
           if (!kernel) return err(keel::errc::update_violation);
@@ -510,7 +517,11 @@ class reference {
         // Two executions of a model with a device value in flight on two
         // streams read and write it in an order timing decides.
         if (model_recs_[m].cell >= 0 && pending_anywhere(m, o.b)) return unsupported();
+        // So do two executions that memset the same byte (models updated from each other share memsets).
+        if (memset_in_flight(model_recs_[m], o.b)) return unsupported();
         s.pending.insert(m);
+        for (const node& n : model_recs_[m].nodes)
+          if (n.kind == node_kind::memset) s.pending_memsets.insert(n.token);
         // The model runs in capture order on this stream. After a failure
         // (a task of the model threw, or the stream was already in its error
         // state) its work is skipped but its event records still run, so
@@ -843,6 +854,8 @@ class reference {
   }
 
   const std::map<std::uint64_t, std::vector<std::uint32_t>>& logs() const { return logs_; }
+  // The memsets that ran (at least once), by their calls' tokens.
+  const std::set<std::uint32_t>& memsets() const { return memsets_; }
   const std::vector<barrier>& barriers() const { return barriers_; }
   const std::vector<host_wait>& host_waits() const { return host_waits_; }
   int reports() const { return reports_; }
@@ -869,8 +882,9 @@ class reference {
   // cond: a conditional, activation or switch task (id: its record in
   // conds_); assign: a condition set to its default (id: the cell, token:
   // the value; it runs in the error state too, as an event task does); decr:
-  // a kernel that logs its token and subtracts 1 from cell id.
-  enum class node_kind : std::uint8_t { work, fail, group, signal, ext_record, ext_wait, cond, assign, decr };
+  // a kernel that logs its token and subtracts 1 from cell id; memset: a
+  // memset, which sets its call's byte (by token) and logs nothing.
+  enum class node_kind : std::uint8_t { work, fail, group, signal, ext_record, ext_wait, cond, assign, decr, memset };
   struct node {
     node_kind kind;
     std::uint32_t token;
@@ -895,6 +909,7 @@ class reference {
     int upd_group = -1;  // group record, while updating
     std::vector<task> staged;
     std::set<int> pending;  // models executed here since the stream was last drained
+    std::set<std::uint32_t> pending_memsets;  // the memsets (by token) those executions run
   };
   // One event, for as long as a handle or a model holds it (a model keeps
   // the events it recorded alive).
@@ -959,6 +974,10 @@ class reference {
   // A task issued (or replayed) on s, outside capture and update.
   void run_task(rstream& s, node_kind kind, std::uint32_t token) {
     if (s.failed) return;  // skipped until a synchronize reports the failure
+    if (kind == node_kind::memset) {
+      memsets_.insert(token);
+      return;
+    }
     logs_[s.uid].push_back(token);
     if (kind == node_kind::fail) s.failed = true;
   }
@@ -1011,6 +1030,7 @@ class reference {
   // Call `index` returned after all work issued to s had run.
   void drain(rstream& s, std::size_t index) {
     s.pending.clear();
+    s.pending_memsets.clear();
     host_waits_.push_back({s.uid, logs_[s.uid].size(), index});
     finished(s.uid);
   }
@@ -1052,6 +1072,7 @@ class reference {
   int reports_ = 0;
   std::vector<rcond> conds_;
   std::vector<std::uint64_t> cells_;
+  std::set<std::uint32_t> memsets_;
   bool contexts_[n_contexts] = {};
   rfence fence_;
 
@@ -1121,6 +1142,16 @@ class reference {
       if (i != except && streams_[i].alive && streams_[i].pending.count(model)) return true;
     return false;
   }
+  // Whether an execution pending on a stream other than @p except runs a
+  // memset of @p m (the same call's, by token).
+  bool memset_in_flight(const rmodel& m, int except) const {
+    for (const node& n : m.nodes) {
+      if (n.kind != node_kind::memset) continue;
+      for (int i = 0; i < n_streams; ++i)
+        if (i != except && streams_[i].alive && streams_[i].pending_memsets.count(n.token)) return true;
+    }
+    return false;
+  }
   int new_cell(std::uint64_t value) {
     cells_.push_back(value);
     return static_cast<int>(cells_.size()) - 1;
@@ -1163,6 +1194,7 @@ class reference {
     switch (n.kind) {
       case node_kind::work: return n.kernel < 0 ? "h" : "k" + std::to_string(n.kernel);
       case node_kind::fail: return "h";
+      case node_kind::memset: return "m";
       case node_kind::signal: return "r";
       case node_kind::ext_record: return "R";
       case node_kind::ext_wait: return "W";
@@ -1276,6 +1308,9 @@ class runner {
   // order; returns the outcomes. Afterwards drains everything.
   std::vector<outcome> run(const std::vector<op>& ops, int threads) {
     current_log().store(&log_, std::memory_order_release);
+    // Each memset call's byte, made before any call runs (no call changes the map).
+    for (const op& o : ops)
+      if (o.kind == op_kind::memset) memset_cells_[o.token] = 0;
     std::vector<outcome> got(ops.size());
     returned_.assign(ops.size(), 0);
     std::size_t turn = 0;
@@ -1319,6 +1354,13 @@ class runner {
   }
   // For each call, how many tasks had been logged when it returned.
   const std::vector<std::size_t>& returned() const { return returned_; }
+  // The memsets that ran, by their calls' tokens (after run(): every stream drained).
+  std::set<std::uint32_t> memsets() const {
+    std::set<std::uint32_t> out;
+    for (const auto& [token, cell] : memset_cells_)
+      if (cell != 0) out.insert(token);
+    return out;
+  }
   int reports() const { return reports_; }
   // Whether the run hung, and where: the index of the call that did not
   // return (the sequence's length: the final drain).
@@ -1369,6 +1411,9 @@ class runner {
         break;
       case op_kind::launch_kernel:
         r.first = code_of([&] { st.launch(kind_of(o.b), kernel_fn{}, o.token); });
+        break;
+      case op_kind::memset:
+        r.first = code_of([&] { st.memset_async(&memset_cells_.at(o.token), 1, 1); });
         break;
       case op_kind::launch_throw:
         r.first = code_of([&, tok = o.token] {
@@ -1782,6 +1827,7 @@ class runner {
   std::vector<keel::host::event> retired_;
   std::mutex events_m_;  // guards events_ and retired_ against the watchdog
   std::vector<std::size_t> returned_;
+  std::map<std::uint32_t, unsigned char> memset_cells_;  // memset: its call's byte, by token
   std::atomic<std::size_t> progress_{0};
   std::mutex watch_m_;
   std::condition_variable watch_cv_;
@@ -1820,6 +1866,7 @@ inline std::string check(const std::vector<op>& ops, int threads) {
   std::vector<outcome> got;
   std::vector<log_entry> entries;
   std::vector<std::size_t> returned;
+  std::set<std::uint32_t> memsets;
   int reports = 0;
   bool hung = false;
   std::size_t hung_at = 0;
@@ -1828,6 +1875,7 @@ inline std::string check(const std::vector<op>& ops, int threads) {
     got = run.run(ops, threads);
     entries = run.entries();
     returned = run.returned();
+    memsets = run.memsets();
     reports = run.reports();
     hung = run.hung();
     hung_at = run.hung_at();
@@ -1889,6 +1937,15 @@ inline std::string check(const std::vector<op>& ops, int threads) {
     if (positions.size() < w.count || positions[w.count - 1] >= returned[w.call])
       diff += "call " + std::to_string(w.call) + " (" + describe(ops[w.call]) + ") returned before " +
               task_name(w.uid, w.count - 1) + " had run\n";
+  }
+  // Which memsets ran: a memset logs nothing, its byte says.
+  if (memsets != ref.memsets()) {
+    auto listed = [](const std::set<std::uint32_t>& v) {
+      std::string s;
+      for (auto t : v) s += " #" + std::to_string(t);
+      return s.empty() ? std::string(" (none)") : s;
+    };
+    diff += "the memsets that ran were" + listed(memsets) + "; expected" + listed(ref.memsets()) + "\n";
   }
   if (reports != ref.reports())
     diff += "the error handler received " + std::to_string(reports) + " reports; expected " +
@@ -2086,7 +2143,7 @@ class generator {
         {op_kind::wait_ext, 3},    {op_kind::build, 3},         {op_kind::cond, 4},        {op_kind::set_value, 2},
         {op_kind::ctx_new, 2},     {op_kind::ctx_close, 1},     {op_kind::ctx_stream, 3},  {op_kind::upd_model, 3},
         {op_kind::task_disable, 3}, {op_kind::fence_new, 1},    {op_kind::fence_exec, 2},  {op_kind::fence_apply, 2},
-        {op_kind::task_args, 3},   {op_kind::task_handle, 3}};
+        {op_kind::task_args, 3},   {op_kind::task_handle, 3},   {op_kind::memset, 4}};
     int total = 0;
     for (const auto& w : weights) total += w.second;
     int x = pick(total);
@@ -2103,6 +2160,7 @@ class generator {
       case op_kind::sync:
       case op_kind::copy_blocking:
       case op_kind::launch_throw:
+      case op_kind::memset:
         o.a = static_cast<std::uint8_t>(slot(n_streams, alive));
         break;
       case op_kind::launch_host:

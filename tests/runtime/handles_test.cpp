@@ -283,6 +283,55 @@ KEEL_BACKEND_TEST("handles: a pooled event's loan is reset to its pool, or relea
   s.synchronize();
 }
 
+KEEL_BACKEND_TEST("handles: clear_signal(stream) clears an external event's signal and keeps it; reset() destroys it",
+                  "[runtime][handles][event]") {
+  using F = TestType;
+  KEEL_USING_BACKEND(F);
+  using pooled_event = typename F::pooled_event;
+  stream s{dev};
+  event e{dev, keel::event_flags::external};
+  e.record(s);
+  s.synchronize();
+  CHECK(e.query());
+  e.clear_signal(s);  // CANN's aclrtResetEvent, torch_npu's Event.reset(stream)
+  s.synchronize();
+  CHECK(e);  // the event lives on
+  CHECK_FALSE(e.query());
+  e.record(s);
+  s.synchronize();
+  CHECK(e.query());
+  // Through a view, in a capture: each replay clears the signal.
+  const event_ref view = e;
+  model m;
+  {
+    capture_scope capture{s};
+    view.clear_signal(s);
+    m = capture.end();
+  }
+  CHECK(e.query());  // captured, not run
+  m.execute(s);
+  s.synchronize();
+  CHECK_FALSE(e.query());
+  // A pooled event's signal, the loan kept.
+  external_event_pool pool{dev, 1};
+  pooled_event loan = pool.acquire(s);
+  loan.record(s);
+  s.synchronize();
+  CHECK(loan.query());
+  loan.clear_signal(s);
+  s.synchronize();
+  CHECK(loan);
+  CHECK_FALSE(loan.query());
+  // Only external events carry a signal to clear.
+  event plain{dev};
+  KEEL_REQUIRE_ERROR(plain.clear_signal(s), keel::errc::invalid_parameter, "only external events");
+  CHECK(plain);
+  // reset() is the owner's: it destroys the event, as unique_ptr's does.
+  e.reset();
+  CHECK_FALSE(e);
+  KEEL_REQUIRE_ERROR(e.clear_signal(s), keel::errc::invalid_handle, "keel::event::clear_signal");
+}
+
 // ---- the RAII checklist for the handles added last: contexts, conditions,
 // destroy-callback registrations, memory pools and their allocations --------
 

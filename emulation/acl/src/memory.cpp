@@ -129,7 +129,8 @@ aclError aclrtMemsetAsync(void* devPtr, std::size_t maxCount, std::int32_t value
   return guarded("aclrtMemsetAsync", call::other, [&] {
     require(devPtr, "aclrtMemsetAsync", "devPtr");
     if (count > maxCount) throw_rule(errc::invalid_parameter, "aclrtMemsetAsync", "count exceeds maxCount");
-    hb::launch_host(stream_of(stream, "aclrtMemsetAsync"), [devPtr, value, count] { std::memset(devPtr, value, count); });
+    // A memset task of its own (captured as one, like aclrtMemcpyAsync's copy).
+    hb::memset_async(stream_of(stream, "aclrtMemsetAsync"), devPtr, value, count, nullptr);
   });
 }
 }  // extern "C"

@@ -168,6 +168,10 @@ struct capture_calls : stream_calls {
   };
   KEEL_DECL static void captured_copy_async(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind kind,
                                   std::shared_ptr<void> keep_dst, std::shared_ptr<void> keep_src);
+  static void captured_memset_async(stream_handle s, void* dst, int value, std::size_t bytes,
+                                    std::shared_ptr<void> keep_dst) {
+    memset_async(s, dst, value, bytes, std::move(keep_dst));
+  }
   static void captured_record(event_handle e, stream_handle s) { event_calls::record(e, s); }
   static void captured_wait(stream_handle s, event_handle e) { event_calls::wait(s, e); }
   static void captured_reset(stream_handle s, event_handle e) { event_calls::reset(s, e); }

@@ -183,6 +183,10 @@ struct stream_calls : memory_calls {
   KEEL_DECL static void copy_async(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind kind,
                          std::shared_ptr<void> keep_dst, std::shared_ptr<void> keep_src);
 
+  /** aclrtMemsetAsync; the stream's keeper holds @p keep_dst until the stream passes the memset. */
+  KEEL_DECL static void memset_async(stream_handle s, void* dst, int value, std::size_t bytes,
+                                     std::shared_ptr<void> keep_dst);
+
 
   /** A blocking copy after the stream's earlier work (aclrtMemcpy alone is not ordered with streams). */
   KEEL_DECL static void copy(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind kind);

@@ -265,6 +265,18 @@ struct capture_calls : native_types {
       throw;
     }
   }
+  static void captured_memset_async(stream_handle s, void* dst, int value, std::size_t bytes,
+                                    std::shared_ptr<void> keep_dst) {
+    task_record& r = note(s, task_type::memset);
+    r.copy = copy_params{dst, nullptr, bytes, copy_kind::device_to_device};  // not updatable: no node
+    try {
+      append(s, replay_task(stream_calls::memset_task(dst, value, bytes, std::move(keep_dst)),
+                            replay_task::category::copy));
+    } catch (...) {
+      s->target->records.pop_back();
+      throw;
+    }
+  }
   // A plain record or wait inside a capture is an edge (the capture's order
   // keeps it); an external event's signal, wait and reset are tasks.
   static void captured_record(event_handle e, stream_handle s) {

@@ -187,6 +187,17 @@ struct stream_calls : native_types {
     s->submit<false>(copy_task(dst, src, bytes, std::move(keep_dst), std::move(keep_src)));
   }
 
+  // The body of an asynchronous memset; it owns the memory it writes.
+  static auto memset_task(void* dst, int value, std::size_t bytes, std::shared_ptr<void> keep_dst) {
+    return [dst, value, bytes, d = std::move(keep_dst)]() {
+      if (bytes) std::memset(dst, value, bytes);
+    };
+  }
+
+  static void memset_async(stream_handle s, void* dst, int value, std::size_t bytes, std::shared_ptr<void> keep_dst) {
+    s->submit<false>(memset_task(dst, value, bytes, std::move(keep_dst)));
+  }
+
   /** A blocking copy: waits for the stream's earlier work, then copies. */
   static void copy(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind) {
     s->drain();

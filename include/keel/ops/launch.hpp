@@ -162,4 +162,25 @@ void run_on(const Stream& stream, basic_executor<Layer>& ex) {
   run_on(stream, ex, workspace.span());
 }  // workspace released here, in stream order
 
+/**
+ * @brief run_on(stream, ex, workspace) for an executor made in the call
+ * (`run_on(s, prepare_add(...), ws)`): the launch keeps the plan, so the
+ * temporary may go when the call returns.
+ * @throws keel::error as run_on(stream, ex, workspace).
+ */
+template <class Stream, class Layer>
+void run_on(const Stream& stream, basic_executor<Layer>&& ex, const memory_span& workspace) {
+  run_on(stream, ex, workspace);
+}
+
+/**
+ * @brief run_on(stream, ex) for an executor made in the call
+ * (`run_on(s, prepare_add(...))`), its workspace allocated on the stream.
+ * @throws keel::error as run_on(stream, ex).
+ */
+template <class Stream, class Layer>
+void run_on(const Stream& stream, basic_executor<Layer>&& ex) {
+  run_on(stream, ex);
+}
+
 } KEEL_END_NAMESPACE  // namespace keel::ops

@@ -79,6 +79,21 @@ class event_ops {
   }
   /** @brief The flags the event was created with. */
   event_flags flags() const { return B::flags_of(checked("keel::event::flags")); }
+  /**
+   * @brief Clears an external event's signal in @p stream's order: waits
+   * issued after it wait for the next record (CANN's aclrtResetEvent,
+   * torch_npu's Event.reset(stream); stream.reset_event(event) is the same
+   * call). The event lives on: this is not an owner's reset(), which
+   * destroys the event as unique_ptr's reset() does. Captured as a task
+   * while the stream captures. Offered when the backend has the event layer.
+   * @throws keel::error invalid_parameter for an event that is not external,
+   * update_violation on a stream that stages an update; the event is unchanged.
+   */
+  template <class EB = B>
+  auto clear_signal(basic_stream_ref<B> stream) const
+      -> decltype(EB::reset(std::declval<typename EB::stream_handle>(), std::declval<typename EB::event_handle>())) {
+    EB::reset(checked_handle(stream, "keel::event::clear_signal"), checked("keel::event::clear_signal"));
+  }
 
 
  private:
@@ -225,7 +240,12 @@ class basic_event : public basic_event_ref<B> {
 
   /// Gives up ownership: returns the native event and leaves this empty; the caller destroys it (or gives it back).
   [[nodiscard]] native_handle_type release() noexcept { return native_of::release(std::exchange(this->handle_, {})); }
-  /// Destroys the event held (if any); this is left empty.
+  /**
+   * @brief Destroys the event held (if any); this is left empty, as
+   * unique_ptr's reset() does. Not CANN's aclrtResetEvent nor torch_npu's
+   * Event.reset(stream), which clear an event's signal and keep the event:
+   * that is clear_signal(stream).
+   */
   void reset() noexcept { detail::replace_owned<traits>(this->handle_, typename B::event_handle{}); }
   /// Exchanges what this and the other object hold.
   void swap(basic_event& other) noexcept { std::swap(this->handle_, other.handle_); }
@@ -324,7 +344,11 @@ class basic_pooled_event : public basic_event_ref<B> {
     books_.reset();
     return basic_event<B>(std::exchange(this->handle_, {}));
   }
-  /// Returns the event to its pool (or destroys it, when the pool is gone); this is left empty.
+  /**
+   * @brief Returns the event to its pool (or destroys it, when the pool is
+   * gone); this is left empty. To clear the event's signal and keep the loan
+   * (CANN's aclrtResetEvent), call clear_signal(stream).
+   */
   void reset() noexcept;
   /// Exchanges what this and the other object hold.
   void swap(basic_pooled_event& o) noexcept {

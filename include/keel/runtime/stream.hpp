@@ -226,6 +226,46 @@ class stream_ops {
                   copy_direction(dst.where, src.where), dst.owner, src.owner);
   }
 
+  /**
+   * @brief Sets the first @p bytes bytes of @p dst to @p value (converted to
+   * unsigned char, as std::memset does) in stream order (aclrtMemsetAsync);
+   * the span's owner stays alive until the memset ran (or, if captured,
+   * until the model is destroyed). Captured as a memset task while the
+   * stream captures; refused in a task group and an update, as a copy is.
+   * Offered when the backend has memset_async.
+   * @throws keel::error null_parameter if dst is null, invalid_parameter if
+   * @p bytes exceeds dst.bytes; nothing is issued.
+   */
+  template <class SB = B>
+  auto memset_async(const memory_span& dst, int value, std::size_t bytes) const
+      -> decltype(SB::memset_async(std::declval<typename SB::stream_handle>(), nullptr, 0, std::size_t{}, nullptr)) {
+    static constexpr const char* api = "keel::stream::memset_async";
+    if (dst.data == nullptr) ::keel::throw_error(errc::null_parameter, api, "the destination is null");
+    if (bytes > dst.bytes)
+      ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                     {"the count (", bytes, " bytes) exceeds the destination (", dst.bytes, " bytes)"});
+    SB::memset_async(checked(api), dst.data, value, bytes, dst.owner);
+  }
+
+  /** @brief memset_async(dst, value, dst.bytes): sets the whole span. */
+  template <class SB = B>
+  auto memset_async(const memory_span& dst, int value) const
+      -> decltype(SB::memset_async(std::declval<typename SB::stream_handle>(), nullptr, 0, std::size_t{}, nullptr)) {
+    return memset_async<SB>(dst, value, dst.bytes);
+  }
+
+  /**
+   * @brief memset_async() on raw memory the caller keeps alive until it has
+   * run. @throws keel::error null_parameter if dst is null.
+   */
+  template <class SB = B>
+  auto memset_async(void* dst, int value, std::size_t bytes) const
+      -> decltype(SB::memset_async(std::declval<typename SB::stream_handle>(), nullptr, 0, std::size_t{}, nullptr)) {
+    static constexpr const char* api = "keel::stream::memset_async";
+    if (dst == nullptr) ::keel::throw_error(errc::null_parameter, api, "the destination is null");
+    SB::memset_async(checked(api), dst, value, bytes, nullptr);
+  }
+
   /** @brief Blocking copy after the stream's earlier work. Unsafe during capture (per mode). */
   void copy(void* dst, const void* src, std::size_t bytes, copy_kind kind) const {
     B::copy(checked("keel::stream::copy"), dst, src, bytes, kind);
@@ -274,7 +314,11 @@ class stream_ops {
                  detail::to_wait_budget(timeout));
   }
 
-  /** @brief Clears an external event's signal, in stream order (with the event layer). */
+  /**
+   * @brief Clears an external event's signal, in stream order (with the
+   * event layer): CANN's aclrtResetEvent; event.clear_signal(stream) is the
+   * same call. The event lives on (an owner's reset() would destroy it).
+   */
   template <class Event, class EB = B>
   auto reset_event(const Event& event) const
       -> decltype(EB::reset(std::declval<typename EB::stream_handle>(), handle_of(event))) {

@@ -156,6 +156,23 @@ KEEL_DECL void stream_calls::copy_async(stream_handle s, void* dst, const void* 
   }
 }
 
+KEEL_DECL void stream_calls::memset_async(stream_handle s, void* dst, int value, std::size_t bytes,
+                                          std::shared_ptr<void> keep_dst) {
+  const stream_handle keeper = keeper_of(s);
+  if (keep_dst) {
+    std::lock_guard<std::mutex> lock(keeper->m);
+    keeper->keep.reserve(keeper->keep.size() + 1);
+  }
+  if (bytes != 0)
+    s->dev->check(entered(*s->dev).aclrtMemsetAsync(dst, bytes, static_cast<std::int32_t>(value), bytes, s->native),
+                  "aclrtMemsetAsync");
+  mark(s->acl_work);
+  if (keep_dst) {
+    std::lock_guard<std::mutex> lock(keeper->m);
+    keeper->keep.push_back(std::move(keep_dst));
+  }
+}
+
 KEEL_DECL void stream_calls::copy(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind kind) {
   synchronize(s);
   if (bytes != 0)

@@ -48,6 +48,10 @@ template <class B>
 using copy = decltype(B::copy(std::declval<h<B>>(), std::declval<void*>(), std::declval<const void*>(),
                               std::size_t{}, copy_kind{}));
 template <class B> using synchronize_device = decltype(B::synchronize_device(std::declval<dev_ref<B>>()));
+// Optional: basic_stream offers memset_async where the backend has it.
+template <class B>
+using memset_async = decltype(B::memset_async(std::declval<h<B>>(), std::declval<void*>(), int{}, std::size_t{},
+                                              std::shared_ptr<void>{}));
 
 // Each requirement as a constant, without a diagnostic (the traits use it).
 template <class B>
@@ -122,7 +126,9 @@ struct check {
  * `copy(h, dst, src, bytes, copy_kind)`, `synchronize_device(device_type&)`.
  *
  * Optional: `capture_status(h)` → capture_info (see stream_capture_status;
- * without it a stream reports that it is not capturing).
+ * without it a stream reports that it is not capturing);
+ * `memset_async(h, dst, int value, bytes, keep_dst)` (basic_stream's
+ * memset_async, offered where the backend has it).
  */
 template <class B>
 inline constexpr bool is_stream_backend_v = detail::stream_layer::status<B>::value;

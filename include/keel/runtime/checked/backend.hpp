@@ -42,7 +42,7 @@ struct built_models;
  * embeds the matching record of keel/runtime/checked/books.hpp); and the
  * native halves of capture and update: `capture_begin`, `capture_join(s,
  * origin, e)`, `capture_leave(s)`, `capture_end`, `capture_discard`,
- * `captured_launch_host` / `_kernel` / `_copy_async` / `_record` / `_wait` /
+ * `captured_launch_host` / `_kernel` / `_copy_async` / `_memset_async` / `_record` / `_wait` /
  * `_reset` / `_execute`, `group_begin`, `group_end`, `try_claim(g)`,
  * `end_claim(g)`, `update_launch_kernel(s, g, kind, f)`, `update_commit(s,
  * g)` (which ends the claim) and `update_discard(s, g)`. The captured and
@@ -156,6 +156,18 @@ struct backend : Native {
     issue(s, task_kind::copy, "keel::stream::copy_async", [&] {
       N::captured_copy_async(s, dst, src, bytes, kind, std::move(keep_dst), std::move(keep_src));
     });
+  }
+
+  /**
+   * Sets @p bytes bytes at @p dst to @p value in stream order; captured as a
+   * memset task like a copy, refused in a task group and an update (those
+   * take operator launches only).
+   */
+  static void memset_async(stream_handle s, void* dst, int value, std::size_t bytes, std::shared_ptr<void> keep) {
+    if (N::books(s).redirect.load(std::memory_order_acquire) == 0)
+      return N::memset_async(s, dst, value, bytes, std::move(keep));
+    issue(s, task_kind::memset, "keel::stream::memset_async",
+          [&] { N::captured_memset_async(s, dst, value, bytes, std::move(keep)); });
   }
 
   /** A blocking copy: unsafe during capture. */

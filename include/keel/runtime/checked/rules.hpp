@@ -109,13 +109,14 @@ void set_owner(L& l) noexcept {
 
 // ---- what a task is, for the rules ----------------------------------------
 
-enum class task_kind : unsigned char { host, kernel, copy, event, group, model };
+enum class task_kind : unsigned char { host, kernel, copy, memset, event, group, model };
 
 inline const char* kind_name(task_kind k) noexcept {
   switch (k) {
     case task_kind::host: return "a host callable";
     case task_kind::kernel: return "a kernel";
     case task_kind::copy: return "a copy";
+    case task_kind::memset: return "a memset";
     case task_kind::event: return "an event operation";
     case task_kind::group: return "a task group";
     case task_kind::model: return "a model execution";

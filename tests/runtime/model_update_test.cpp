@@ -1101,6 +1101,37 @@ TEST_CASE("kernel task: made for other argument types, a task group's task, a mi
   CHECK(c.run() == 9.0f);
 }
 
+namespace {
+struct launch_settings {
+  float scale;
+  int steps;
+};
+}  // namespace
+
+TEST_CASE("kernel task: a refusal names a class-type argument by its C++ type, not as an object - host",
+          "[runtime][model_update][kernel_task]") {
+  keel::host::stream s{keel_test::test_device()};
+  float out = 0.0f;
+  keel::host::model m;
+  {
+    keel::host::capture_scope capture{s};
+    s.launch(other_kind, [](keel::host::launch_context&, float* o, launch_settings k) { *o = k.scale * k.steps; }, &out,
+             launch_settings{2.0f, 3});
+    m = capture.end();
+  }
+  auto e = error_of([&] { keel::host::kernel_task<float*, float> t{m, m.tasks().at(0)}; });
+  CHECK(matches(e.code, errc::invalid_parameter));
+  CHECK_THAT(e.what, Catch::Contains("argument 1 is ") && Catch::Contains("launch_settings (8 bytes)") &&
+                         Catch::Contains("the kernel_task was made for float (4 bytes)") &&
+                         !Catch::Contains("object ("));
+  CHECK(m.tasks().at(0).kernel.arguments[1].type.find("launch_settings") != std::string_view::npos);
+  keel::host::kernel_task<float*, launch_settings> fine{m, m.tasks().at(0)};
+  fine.update(s, &out, launch_settings{1.5f, 2});
+  m.execute(s);
+  s.synchronize();
+  CHECK(out == 3.0f);
+}
+
 TEST_CASE("kernel task: refused while the model is being updated, on a capturing stream, and once retyped - host",
           "[runtime][model_update][kernel_task]") {
   captured c(1.0f);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "keel/acl/backend.hpp"
+#include "keel/ops/detail/call_record.hpp"
 #include "keel/ops/detail/plan_key.hpp"
 #include "keel/ops/dtype.hpp"
 #include "keel/ops/executor.hpp"
@@ -160,6 +161,7 @@ struct aclnn_plan {
   const char* name = "";
   kernel_kind kind{std::string_view{}};     // kernel_kind{name}, made once
   std::vector<std::shared_ptr<void>> keep;  // the aclTensor/aclScalar/aclIntArray objects the executor was made from
+  keel::ops::detail::call_record call;      // the call phase one made it for: dumps, operator tasks
   aclnn_plan() = default;
   aclnn_plan(const aclnn_plan&) = delete;
   aclnn_plan& operator=(const aclnn_plan&) = delete;
@@ -308,6 +310,9 @@ class plan_argument {
     return a;
   }
   const aclnn_plan* operator->() const noexcept { return plan_; }
+  // The plan, shared: the owner when staged, else the executor's (valid
+  // while the launch call runs, when a capture describes the argument).
+  std::shared_ptr<const aclnn_plan> shared() const noexcept { return owner_ ? owner_ : *source_; }
   void keep_for_later() {
     if (!owner_) owner_ = *source_;
   }
@@ -413,6 +418,7 @@ struct aclnn_operators {
         detail::aclnn_phase_one<Op::kind>::call(dev, plan->keep, &plan->workspace, &plan->handle, args...);
     if (st != 0) detail::throw_status(st, binding::phase_one, detail::recent_message(dev.functions().aclGetRecentErrMsg));
     dev.check(dev.functions().aclSetAclOpExecutorRepeatable(plan->handle), "aclSetAclOpExecutorRepeatable");
+    keel::ops::detail::record_call(plan->call, Op::kind, args...);
     return keel::ops::basic_executor<aclnn_operators>(std::move(plan), options);
   }
   /** @brief An executor cache's key of a call of @p Op: the operator's key, then every address and scalar value. */
@@ -511,6 +517,26 @@ inline void run_on(stream_ref stream, const executor& ex, void* workspace = null
 }
 
 }  // namespace acl
+
+/**
+ * @brief An aclnn launch's plan argument (run_on's on ACL), in descriptions
+ * and refusals: named as the layer's plan, and described as the operator
+ * call it was prepared for (a dump's operator, tensors and scalars).
+ */
+template <>
+struct argument_traits<acl::detail::plan_argument> {
+  /// The type's name in descriptions and refusals.
+  static constexpr std::string_view name = "keel::acl::aclnn_operators plan argument";
+  /** @brief What the description keeps: the plan. Throws: nothing. */
+  static std::shared_ptr<const void> operator_object(const acl::detail::plan_argument& a) noexcept {
+    return a.shared();
+  }
+  /** @brief The call the plan behind @p object runs. @throws std::bad_alloc. */
+  static void describe_operator(const void* object, operator_call& out) {
+    const auto& p = *static_cast<const acl::detail::aclnn_plan*>(object);
+    ops::detail::describe_call(p.call, p.name, out);
+  }
+};
 
 /// @cond
 // An operator task's plan, given to task_update_scope::set_arguments as the

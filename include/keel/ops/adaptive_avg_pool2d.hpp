@@ -160,6 +160,7 @@ inline executor prepare_adaptive_avg_pool2d(const kernel_table& k, const tensor&
   detail::check_overlap(api, out, self, "self", false);
   auto p = std::make_shared<detail::pool_plan>(k, self, out, options.workers);
   detail::check_workspace(api, *p, options.workers);
+  detail::record_call(p->call, op_kind::adaptive_avg_pool2d, self, out_h, out_w, out);
   return executor(std::move(p), options);
 }
 
@@ -186,14 +187,15 @@ struct adaptive_avg_pool2d_op {
                           std::int64_t ow, const tensor& out) {
     return prepare_adaptive_avg_pool2d(k, self, oh, ow, out, o);
   }
-  static std::shared_ptr<detail::plan> bind(const detail::plan& cached, const tensor& self, std::int64_t,
-                                            std::int64_t, const tensor& out) {
+  static std::shared_ptr<detail::plan> bind(const detail::plan& cached, const tensor& self, std::int64_t oh,
+                                            std::int64_t ow, const tensor& out) {
     const char* api = "keel::ops::adaptive_avg_pool2d";
     detail::check_present(api, self, "self");
     detail::check_present(api, out, "out");
     detail::check_overlap(api, out, self, "self", false);
     auto p = cached.clone();
     static_cast<detail::pool_plan&>(*p).bind(self, out);
+    detail::record_call(p->call, kind, self, oh, ow, out);
     return p;
   }
   /// @endcond

@@ -57,6 +57,7 @@ inline executor prepare_add(const kernel_table& k, const tensor& self, const ten
   auto p = std::make_shared<detail::elementwise_plan>(op_kind::add, k, out, std::initializer_list<const tensor*>{&self, &other},
                                                       compute, options.workers);
   p->bind(alpha);
+  detail::record_call(p->call, op_kind::add, self, other, alpha, out);
   return executor(std::move(p), options);
 }
 
@@ -101,6 +102,7 @@ struct add_op {
     auto& e = static_cast<detail::elementwise_plan&>(*p);
     e.bind(0, out), e.bind(1, self), e.bind(2, other);
     e.bind(alpha);
+    detail::record_call(p->call, kind, self, other, alpha, out);
     return p;
   }
   template <class Stream>

@@ -69,6 +69,7 @@ inline executor prepare_addcmul(const kernel_table& k, const tensor& self, const
       op_kind::addcmul, k, out, std::initializer_list<const tensor*>{&self, &tensor1, &tensor2}, *rt,
       options.workers);
   p->bind(value);
+  detail::record_call(p->call, op_kind::addcmul, self, tensor1, tensor2, value, out);
   return executor(std::move(p), options);
 }
 
@@ -110,6 +111,7 @@ struct addcmul_op {
     auto& e = static_cast<detail::elementwise_plan&>(*p);
     e.bind(0, out), e.bind(1, self), e.bind(2, t1), e.bind(3, t2);
     e.bind(value);
+    detail::record_call(p->call, kind, self, t1, t2, value, out);
     return p;
   }
   template <class Stream>

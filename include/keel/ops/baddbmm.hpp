@@ -231,6 +231,7 @@ inline executor prepare_baddbmm(const kernel_table& k, const tensor& self, const
   auto p = std::make_shared<detail::baddbmm_plan>(k, self, batch1, batch2, out, beta.to_float(), alpha.to_float(),
                                                   options.workers);
   detail::check_workspace(api, *p, options.workers);
+  detail::record_call(p->call, op_kind::baddbmm, self, batch1, batch2, beta, alpha, out);
   return executor(std::move(p), options);
 }
 
@@ -270,6 +271,7 @@ struct baddbmm_op {
     if (use_self) detail::check_overlap(api, out, self, "self", true);
     auto p = cached.clone();
     static_cast<detail::baddbmm_plan&>(*p).bind(self, b1, b2, out, beta.to_float(), alpha.to_float());
+    detail::record_call(p->call, kind, self, b1, b2, beta, alpha, out);
     return p;
   }
   /// @endcond

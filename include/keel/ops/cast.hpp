@@ -43,6 +43,7 @@ inline executor prepare_cast(const kernel_table& k, const tensor& self, const te
   detail::check_overlap(api, out, self, "self", true);
   auto p = std::make_shared<detail::elementwise_plan>(op_kind::cast, k, out, std::initializer_list<const tensor*>{&self},
                                                       out.type(), options.workers);
+  detail::record_call(p->call, op_kind::cast, self, out);
   return executor(std::move(p), options);
 }
 
@@ -74,6 +75,7 @@ struct cast_op {
     auto p = cached.clone();
     auto& e = static_cast<detail::elementwise_plan&>(*p);
     e.bind(0, out), e.bind(1, self);
+    detail::record_call(p->call, kind, self, out);
     return p;
   }
   template <class Stream>

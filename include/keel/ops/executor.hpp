@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "keel/core/error.hpp"
+#include "keel/ops/detail/call_record.hpp"
 #include "keel/ops/detail/plan_key.hpp"
 #include "keel/ops/op_table.hpp"
 #include "keel/ops/tensor.hpp"
@@ -79,6 +80,7 @@ class plan {
   op_kind op = op_kind::add;
   std::size_t shared_bytes = 0;
   std::size_t scratch_bytes = 0;  // per worker
+  call_record call;  // the call phase one (or a cache hit's bind) made it for: dumps, operator tasks
 };
 
 constexpr std::size_t round_up(std::size_t n, std::size_t to) noexcept { return (n + to - 1) / to * to; }
@@ -346,3 +348,39 @@ class basic_executor {
 };
 
 } KEEL_END_NAMESPACE  // namespace keel::ops
+
+KEEL_BEGIN_NAMESPACE
+
+/**
+ * @brief A host operator launch's plan argument (run_on's), in
+ * descriptions and refusals: named as the layer's plan, and described as the
+ * operator call it was prepared for (a dump's operator, tensors and scalars).
+ */
+template <>
+struct argument_traits<std::shared_ptr<const ops::detail::plan>> {
+  /// The type's name in descriptions and refusals.
+  static constexpr std::string_view name = "std::shared_ptr<const keel::ops::host_operators::plan_type>";
+  /** @brief What the description keeps: the plan. Throws: nothing. */
+  static std::shared_ptr<const void> operator_object(const std::shared_ptr<const ops::detail::plan>& p) noexcept {
+    return p;
+  }
+  /** @brief The call the plan behind @p object runs. @throws std::bad_alloc. */
+  static void describe_operator(const void* object, operator_call& out) {
+    const auto& p = *static_cast<const ops::detail::plan*>(object);
+    ops::detail::describe_call(p.call, function_name(p.op), out);
+  }
+
+ private:
+  // "keel.ops.<name>": the kernel kind its launch carries.
+  static std::string_view function_name(ops::op_kind op) noexcept {
+    switch (op) {
+#define KEEL_OPS_DETAIL_FUNCTION(name, aclnn) \
+  case ops::op_kind::name: return "keel.ops." #name;
+      KEEL_OPS_OPERATORS(KEEL_OPS_DETAIL_FUNCTION)
+#undef KEEL_OPS_DETAIL_FUNCTION
+    }
+    return "keel.ops";
+  }
+};
+
+KEEL_END_NAMESPACE

@@ -44,10 +44,11 @@ inline executor prepare_mul(const kernel_table& k, const tensor& self, const ten
   const char* api = "keel::ops::mul";
   const dtype compute = detail::check_binary_operands(api, "mul", self, other, out);
   detail::check_binary_out(api, compute, self, other, out);
-  return executor(std::make_shared<detail::elementwise_plan>(op_kind::mul, k, out,
-                                                             std::initializer_list<const tensor*>{&self, &other},
-                                                             compute, options.workers),
-                  options);
+  auto p = std::make_shared<detail::elementwise_plan>(op_kind::mul, k, out,
+                                                      std::initializer_list<const tensor*>{&self, &other}, compute,
+                                                      options.workers);
+  detail::record_call(p->call, op_kind::mul, self, other, out);
+  return executor(std::move(p), options);
 }
 
 /** @brief prepare_mul then run on the calling thread. */
@@ -84,6 +85,7 @@ struct mul_op {
     auto p = cached.clone();
     auto& e = static_cast<detail::elementwise_plan&>(*p);
     e.bind(0, out), e.bind(1, self), e.bind(2, other);
+    detail::record_call(p->call, kind, self, other, out);
     return p;
   }
   template <class Stream>

@@ -7,11 +7,15 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
+#include "keel/core/error.hpp"
+#include "keel/runtime/backend/detection.hpp"
 #include "keel/runtime/types.hpp"
 
 #include "keel/core/config.hpp"
@@ -62,15 +66,82 @@ constexpr std::string_view to_string(task_type t) noexcept {
 enum class argument_class : std::uint8_t { signed_integer, unsigned_integer, floating, boolean, pointer, span, object };
 
 /**
- * @brief One recorded kernel argument, as the launch stored it: its C++ type
- * (a name for the types keel knows, "object" otherwise), its size, and its
- * value where it is a number, an address or a span.
+ * @brief One tensor of an operator call, as a dump and an operator task
+ * report it: the name of its parameter ("self", "out", ...), the address of
+ * its first element, its dtype and, per dimension, size and stride (in
+ * elements).
  *
- * Ownership: a value; `type` views a string literal. Thread safety: a value.
+ * Ownership: a value; `name` and `dtype` view string literals. Thread
+ * safety: a value. Exceptions: none.
+ */
+struct operator_tensor {
+  std::string_view name;              ///< the operator's parameter
+  const void* address = nullptr;      ///< element (0, 0, ...)
+  std::string_view dtype;             ///< "float32", "bfloat16", ...
+  std::vector<std::int64_t> shape;    ///< sizes, one per dimension
+  std::vector<std::int64_t> strides;  ///< strides in elements, one per dimension
+};
+
+/**
+ * @brief One scalar (or integer parameter) of an operator call: its
+ * parameter name, dtype, and value (`floating` for a floating dtype, else
+ * `integer`).
+ *
+ * Ownership: a value; the views name string literals. Thread safety: a value.
  * Exceptions: none.
  */
+struct operator_scalar {
+  std::string_view name;    ///< the operator's parameter ("alpha", "out_h", ...)
+  std::string_view dtype;   ///< "float32", "int64", "bool", ...
+  bool is_floating = false;  ///< which of the values below holds it
+  double floating = 0.0;     ///< a floating scalar's value
+  std::int64_t integer = 0;  ///< an integral or boolean scalar's value
+};
+
+/**
+ * @brief What an operator launch computes, as the operator layer that
+ * launched it describes its plan argument (argument_traits::describe_operator):
+ * the operator's name, its tensors and its scalars in the operator's
+ * parameter order.
+ *
+ * Ownership: a value; the views name string literals. Thread safety: a value.
+ * Exceptions: none (filling it may throw std::bad_alloc).
+ */
+struct operator_call {
+  std::string_view op;                   ///< the operator ("add", "baddbmm", ...)
+  std::string_view function;             ///< what computes it ("keel.ops.add" on the host, "aclnnAdd" on ACL)
+  std::vector<operator_tensor> tensors;  ///< its tensors, in parameter order
+  std::vector<operator_scalar> scalars;  ///< its scalars and integer parameters, in parameter order
+};
+
+/**
+ * @brief What introspection says of a launch argument of class type @p T
+ * beyond its size. A layer that launches its own types specialises it
+ * beside them (keel's operator layers do for their plan arguments):
+ * `static constexpr std::string_view name` names the type in
+ * descriptions and refusals (without it: the C++ type's name as the
+ * compiler spells it); optionally `static std::shared_ptr<const void>
+ * operator_object(const T&)` and `static void describe_operator(const void*
+ * object, operator_call& out)` describe the operator call it launches: the
+ * description keeps the object alive and fills an operator_call from it
+ * when asked (a dump, an operator task). The primary template says nothing.
+ */
+template <class T, class = void>
+struct argument_traits {};
+
+/**
+ * @brief One recorded kernel argument, as the launch stored it: its C++ type
+ * (a short name for the types keel knows, the name its argument_traits
+ * gives or else the compiler's name of the type), its size, and its value
+ * where it is a number, an address or a span; for an operator's plan, what
+ * describes the call (operator()).
+ *
+ * Ownership: a value; `type` views a string literal; shares the described
+ * object (an operator's plan) with the launch. Thread safety: a value.
+ * Exceptions: none, but describe() may throw.
+ */
 struct kernel_argument {
-  std::string_view type = "object";      ///< "float", "int32", "memory_span", "pointer", ... or "object"
+  std::string_view type = "object";      ///< "float", "int32", "memory_span", "pointer", ... or a class type's name
   argument_class cls = argument_class::object;  ///< which of the value fields below holds its value
   std::size_t size = 0;                  ///< sizeof the stored argument
   std::int64_t integer = 0;              ///< signed_integer, boolean
@@ -79,10 +150,56 @@ struct kernel_argument {
   const void* address = nullptr;         ///< pointer, span
   std::size_t bytes = 0;                 ///< span: its length
   memory_kind where = memory_kind::device;  ///< span: where it lies
+  /// object: the operator call it launches, when its type's argument_traits describes one (null otherwise).
+  std::shared_ptr<const void> object;
+  /// Describes the operator call behind `object` (null: the argument launches none).
+  void (*describe_operator)(const void* object, operator_call& out) = nullptr;
+
+  /// Whether the argument describes an operator call (describe() answers).
+  bool is_operator() const noexcept { return describe_operator != nullptr && object != nullptr; }
+  /** @brief The operator call the argument launches. @throws keel::error invalid_state when it launches none. */
+  operator_call describe() const {
+    if (!is_operator())
+      throw_error(errc::invalid_state, "keel::kernel_argument::describe",
+                  "the argument launches no operator call (ask is_operator() first)");
+    operator_call call;
+    describe_operator(object.get(), call);
+    return call;
+  }
 };
 
 /// @cond
 namespace detail {
+// The compiler's spelling of T, cut from the signature it gives this
+// function ("object" where it gives none keel can read).
+template <class T>
+constexpr std::string_view compiler_type_name() noexcept {
+#if defined(__clang__) || defined(__GNUC__)
+  constexpr std::string_view signature = __PRETTY_FUNCTION__;
+  // GCC: "... [with T = Name; std::string_view = ...]"; Clang: "... [T = Name]".
+  constexpr std::size_t at = signature.find("T = ");
+  if constexpr (at == std::string_view::npos) {
+    return "object";
+  } else {
+    constexpr std::size_t begin = at + 4;
+    constexpr std::size_t end = signature.find_first_of(";]", begin);
+    if constexpr (end == std::string_view::npos) {
+      return "object";
+    } else {
+      return signature.substr(begin, end - begin);
+    }
+  }
+#else
+  return "object";
+#endif
+}
+template <class T>
+using traits_name_t = decltype(argument_traits<T>::name);
+template <class T>
+using traits_describe_t = decltype(argument_traits<T>::describe_operator(static_cast<const void*>(nullptr),
+                                                                           std::declval<operator_call&>()),
+                                   argument_traits<T>::operator_object(std::declval<const T&>()));
+
 template <class T>
 struct argument_describer {
   // The name introspection gives a stored argument of type T.
@@ -101,8 +218,10 @@ struct argument_describer {
       return "pointer";
     } else if constexpr (std::is_same_v<T, memory_span>) {
       return "memory_span";
+    } else if constexpr (is_detected_v<traits_name_t, T>) {
+      return argument_traits<T>::name;
     } else {
-      return "object";
+      return compiler_type_name<T>();
     }
   }
   // Writes every field of @p a, one store each, into the storage the
@@ -121,6 +240,13 @@ struct argument_describer {
     a.address = nullptr;
     a.bytes = 0;
     a.where = memory_kind::device;
+    if constexpr (is_detected_v<traits_describe_t, T>) {
+      a.object = argument_traits<T>::operator_object(value);
+      a.describe_operator = &argument_traits<T>::describe_operator;
+    } else {
+      a.object.reset();
+      a.describe_operator = nullptr;
+    }
     if constexpr (std::is_same_v<T, bool>) {
       a.cls = argument_class::boolean;
       a.integer = value ? 1 : 0;

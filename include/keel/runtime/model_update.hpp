@@ -311,6 +311,8 @@ class [[nodiscard]] basic_task_update_scope {
   }
   /// Whether the update is still open (neither end() nor cancel() finished it).
   bool active() const noexcept { return active_; }
+  /// The model the scope updates. Throws: nothing.
+  basic_model_ref<B> model() const noexcept { return basic_model_ref<B>(detail::from_handle, model_); }
 
  private:
   void require_active(const char* api) const {

@@ -117,19 +117,42 @@ struct model_updates {
     return index;
   }
 
+  // A task handle whose argument types are known only at each update (an
+  // operator task: they follow the executor's operator layer): the task
+  // @p task names, located and checked once under the claim (a kernel
+  // outside task groups whose arguments can be replaced); @p inspect sees
+  // its description then, while the claim holds it still. Its index.
+  template <class Inspect>
+  static std::size_t prepared_task_locate(model_t m, const task_info& task, const char* api, Inspect&& inspect) {
+    static_assert(typed_kernel_arguments, "keel: this backend's kernel tasks take no typed arguments");
+    claim(m, api);
+    const claim_guard release{m};
+    std::size_t index = 0;
+    const task_info& found = locate_claimed(m, task, api, index);
+    require_updatable(m, index, found, task_type::kernel, api);
+    if (N::kernel_signature(m, index) == nullptr)
+      ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                     {describe(m, found),
+                                      " was not launched through stream::launch with copyable arguments: "
+                                      "its arguments cannot be replaced; the task is unchanged"});
+    inspect(found);
+    return index;
+  }
+
   // A prepared kernel task's update: claims the model, takes @p args and
   // commits in @p s's order, in one call. Its types were checked when it was
   // prepared; a whole-model update or set_from may have retyped the task
-  // since, which is checked again (one compare).
+  // since, which is checked again (one compare). @p handle names the task
+  // handle in refusals (a kernel_task, an operator task: @p api's).
   template <class Tuple>
   static void kernel_task_update(model_t m, std::size_t index, const task_info& named, stream_t s, const Tuple& args,
-                                 ::keel::detail::arguments_describer describe_args, std::size_t count) {
+                                 ::keel::detail::arguments_describer describe_args, std::size_t count,
+                                 const char* api = "keel::kernel_task::update", const char* handle = "kernel_task") {
     static_assert(typed_kernel_arguments, "keel::kernel_task: this backend takes no typed kernel arguments");
-    static constexpr const char* api = "keel::kernel_task::update";
     claim(m, api);
     claim_guard hold{m};
     if (N::books(s).session) refuse_capturing(s, api, "the model is unchanged");
-    if (N::kernel_signature(m, index) != keel::detail::signature_of<Tuple>()) refuse_retyped(m, named, api);
+    if (N::kernel_signature(m, index) != keel::detail::signature_of<Tuple>()) refuse_retyped(m, named, api, handle);
     if constexpr (keel::detail::is_detected_v<detail::update_kernel_in_place_call, N>) {
       if (N::update_kernel_in_place(m, index, &args, describe_args, count, s)) return;
     }
@@ -141,10 +164,11 @@ struct model_updates {
   // A prepared kernel task's arguments staged in a task_update_scope of its model.
   template <class Tuple>
   static void task_update_set_prepared(model_t m, std::size_t index, const task_info& named, const Tuple& args,
-                                       ::keel::detail::arguments_describer describe_args, std::size_t count) {
+                                       ::keel::detail::arguments_describer describe_args, std::size_t count,
+                                       const char* api = "keel::task_update_scope::set_arguments",
+                                       const char* handle = "kernel_task") {
     static_assert(typed_kernel_arguments, "keel::kernel_task: this backend takes no typed kernel arguments");
-    if (N::kernel_signature(m, index) != keel::detail::signature_of<Tuple>())
-      refuse_retyped(m, named, "keel::task_update_scope::set_arguments");
+    if (N::kernel_signature(m, index) != keel::detail::signature_of<Tuple>()) refuse_retyped(m, named, api, handle);
     N::stage_kernel(m, index, &args, describe_args, count);
   }
 
@@ -286,13 +310,12 @@ struct model_updates {
       refuse_untyped(m, found, api);
     }
   }
-  [[noreturn]] static void refuse_retyped(model_t m, const task_info& named, const char* api) {
+  [[noreturn]] static void refuse_retyped(model_t m, const task_info& named, const char* api, const char* handle) {
     ::keel::detail::throw_composed(errc::invalid_parameter, api,
                                    {"task (stream ", named.stream, ", sequence ", named.sequence, ") of model #",
-                                    N::books(m).id,
-                                    " takes other argument types than when the kernel_task was made (a whole-model "
-                                    "update or set_from gave it another kernel's); make the kernel_task again; "
-                                    "the model is unchanged"});
+                                    N::books(m).id, " takes other argument types than when the ", handle,
+                                    " was made (a whole-model update or set_from gave it another kernel's); make the ",
+                                    handle, " again; the model is unchanged"});
   }
   [[noreturn]] static void refuse_untyped(model_t m, const task_info& found, const char* api) {
     ::keel::detail::throw_composed(

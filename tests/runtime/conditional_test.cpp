@@ -187,6 +187,52 @@ KEEL_BACKEND_TEST("conditional: conditionals nest, and the bodies live as long a
   CHECK(runs == 4.0f);
 }
 
+// Waits until @p count reaches @p at least (the loop below runs on a
+// stream's worker): false after ten seconds.
+bool reaches(const std::atomic<int>& count, int at_least) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (count.load() < at_least)
+    if (std::chrono::steady_clock::now() > deadline) return false;
+  return true;
+}
+
+KEEL_BACKEND_TEST("conditional: abort() stops a running WHILE loop nested in an IF whose condition is never cleared",
+                  "[runtime][conditional][abort]") {
+  KEEL_USING_BACKEND(TestType);
+  using B = typename TestType::backend;
+  stream s{dev}, side{dev}, inner_side{dev};
+  std::atomic<int> iterations{0};
+  std::uint64_t* loop_value = nullptr;
+  model m;
+  {
+    capture_scope capture{s};
+    auto outer = keel::make_condition<B>(s, 1);
+    auto then_body = keel::if_<B>(s, outer);
+    {
+      keel::basic_body_capture_scope<B> into{side, then_body};
+      auto loop = keel::make_condition<B>(side, 1, false);  // nothing in the loop clears it
+      loop_value = loop.value();
+      auto body = keel::while_<B>(side, loop);
+      {
+        keel::basic_body_capture_scope<B> inner{inner_side, body};
+        inner_side.launch_host([&iterations] { ++iterations; });
+        inner.end();
+      }
+      into.end();
+    }
+    m = capture.end();
+  }
+  m.execute(s);
+  REQUIRE(reaches(iterations, 3));
+  m.abort();  // reaches the loop two bodies down, between or inside its body's runs
+  KEEL_REQUIRE_ERROR(s.synchronize(std::chrono::seconds(10)), errc::task_failed, "aborted");
+  const int stopped_at = iterations.load();
+  *loop_value = 0;  // the stream and the model stay usable: the loop now ends at once
+  m.execute(s);
+  s.synchronize(std::chrono::seconds(10));
+  CHECK(iterations.load() == stopped_at);
+}
+
 KEEL_BACKEND_TEST("conditional: conditions and conditional tasks are made on a capturing stream, with a condition of its own model",
                   "[runtime][conditional][rules]") {
   KEEL_USING_BACKEND(TestType);

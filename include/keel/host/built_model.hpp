@@ -86,6 +86,9 @@ struct built_program {
       switch (s.what) {
         case built_step::op::task: {
           const replay_task& t = p.tasks[s.index];
+          // An abort stops a built model's parts too, before their next task.
+          const execution_frame* running = execution_frame::current();  // the model's run (model_state::run)
+          if (work && running != nullptr) model_state::stop_if_aborted(*running, work, failure);
           run_replay_task(t, work, failure);
           break;
         }

@@ -87,7 +87,10 @@ struct conditional_calls : native_types {
           bodies[1]->run(work);
         return;
       case conditional_kind::while_:
-        // After a failure the body's work would not run and nothing could end the loop.
+        // After a failure the body's work would not run and nothing could end
+        // the loop. An abort of the execution around it (or of the body's)
+        // ends it: the body's run fails (model_state::run checks at its end
+        // too, so even a body whose last task saw the abort fails).
         if (!work) return;
         while (c.value != 0) bodies[0]->run(true);
         return;

@@ -97,6 +97,12 @@ class model_ops {
    * @brief Stops the executions issued so far, running or queued, before
    * their next task; their streams report task_failed at synchronize().
    * Executions issued afterwards run (execute again to rerun).
+   *
+   * The abort reaches what runs inside those executions: their conditional
+   * bodies at any depth, their WHILE loops (which end), and the models they
+   * execute; an execution whose last task was running when abort() came
+   * reports task_failed too. Aborting a model that another model executes
+   * stops that inner model's runs in flight alone.
    */
   void abort() const { introspected<B>::abort_model(checked("keel::model::abort")); }
   /** @brief The model's streams, in the order they first issued a task. */

@@ -220,6 +220,40 @@ struct staged_change {
   kernel_assign assign = nullptr;
 };
 
+struct model_state;
+
+// The executions running on this thread, innermost first: a conditional's
+// bodies and a model executed inside another run nested in their parent's
+// execution, on its thread, so an abort of any enclosing execution reaches
+// them (a WHILE body draws a ticket of its own on each run; its loop's
+// ticket is its parent's). Set by model_state::run for its duration.
+struct execution_frame {
+  const model_state* model;
+  std::uint64_t ticket;
+  const execution_frame* outer;
+  static const execution_frame*& current() noexcept {
+    thread_local const execution_frame* innermost = nullptr;
+    return innermost;
+  }
+  // The innermost frame aborted here or around it, or null: one relaxed
+  // load per enclosing execution (a top-level one has none).
+  inline const execution_frame* aborted() const noexcept;
+  // Makes @p f the thread's innermost execution until it ends.
+  class scope {
+   public:
+    explicit scope(execution_frame& f) noexcept : saved_(current()) {
+      f.outer = saved_;
+      current() = &f;
+    }
+    ~scope() { current() = saved_; }
+    scope(const scope&) = delete;
+    scope& operator=(const scope&) = delete;
+
+   private:
+    const execution_frame* saved_;
+  };
+};
+
 struct model_state : ref_counted {
   // @p s holds the model's replay nodes (made first, so that a capture
   // moves its nodes in only once nothing else can throw).
@@ -388,30 +422,41 @@ struct model_state : ref_counted {
   // of the work is skipped but event operations still run, so a stream
   // waiting on an event this model records never hangs; the first failure
   // is rethrown at the end.
+  //
+  // An abort of this execution or of one around it (execution_frame) stops
+  // it before its next task, and one that came while its last task ran
+  // fails it at its end: an execution aborted before it ended reports
+  // task_failed, so a WHILE loop whose body was aborted ends too.
   void run(bool work = true, std::uint64_t ticket = ticket_at_run) {
     if (ticket == ticket_at_run) ticket = executions.fetch_add(1, std::memory_order_relaxed);
+    execution_frame frame{this, ticket, nullptr};
+    const execution_frame::scope running(frame);
     if (has_table.load(std::memory_order_acquire)) {
       // An update committed: run the table current now (held for the whole
       // execution, so a later commit never changes a running one).
       const ref_ptr<node_table> t = current_table();
-      return replay(t->order, work, ticket, [](const replay_task* p) { return p; });
+      return replay(t->order, work, frame, [](const replay_task* p) { return p; });
     }
-    replay(store->nodes, work, ticket, [](const replay_task& t) { return &t; });
+    replay(store->nodes, work, frame, [](const replay_task& t) { return &t; });
   }
   template <class List, class Task>
-  void replay(const List& list, bool work, std::uint64_t ticket, Task task_of) {
+  void replay(const List& list, bool work, const execution_frame& frame, Task task_of) {
     std::exception_ptr failure;
     for (const auto& entry : list) {
       const replay_task* p = task_of(entry);
       if (p == nullptr) continue;  // disabled
       const replay_task& t = *p;
-      if (work && ticket < abort_below.load(std::memory_order_relaxed)) {
-        failure = aborted();
-        work = false;
-      }
+      if (work) stop_if_aborted(frame, work, failure);
       run_replay_task(t, work, failure);
     }
+    if (work) stop_if_aborted(frame, work, failure);
     if (failure) std::rethrow_exception(failure);
+  }
+  static void stop_if_aborted(const execution_frame& frame, bool& work, std::exception_ptr& failure) {
+    if (const execution_frame* hit = frame.aborted()) {
+      failure = hit->model->aborted();
+      work = false;
+    }
   }
   std::exception_ptr aborted() const {
     try {
@@ -422,6 +467,12 @@ struct model_state : ref_counted {
     }
   }
 };
+
+inline const execution_frame* execution_frame::aborted() const noexcept {
+  for (const execution_frame* f = this; f != nullptr; f = f->outer)
+    if (f->ticket < f->model->abort_below.load(std::memory_order_relaxed)) return f;
+  return nullptr;
+}
 /// @endcond
 
 } KEEL_END_NAMESPACE  // namespace keel::host::detail

@@ -217,11 +217,19 @@ std::vector<uses_change> backend<Native>::group_changes(std::uint64_t group, std
 template <class Native>
 void backend<Native>::commit_uses(model_uses& home, std::uint64_t sequence, std::vector<uses_change>& changes,
                                   std::shared_ptr<model_uses::table> room, stream_handle s) noexcept {
-  try {
-    std::shared_ptr<void> old = home.apply(sequence, changes, std::move(room));
-    if (old && s != stream_handle{}) N::keep_with_work(s, std::move(old));
-  } catch (...) {
-    report_current_exception("keel::update_scope::end");
+  if constexpr (keeps_uses) {
+    try {
+      std::shared_ptr<void> old = home.apply(sequence, changes, std::move(room));
+      if (old && s != stream_handle{}) N::keep_with_work(s, std::move(old));
+    } catch (...) {
+      report_current_exception("keel::update_scope::end");
+    }
+  } else {
+    (void)home;
+    (void)sequence;
+    (void)changes;
+    (void)room;
+    (void)s;
   }
 }
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -27,6 +28,7 @@
 #include "keel/ops/operators.hpp"
 #include "keel/ops/scalar.hpp"
 #include "keel/ops/tensor.hpp"
+#include "keel/runtime/backend/detection.hpp"
 #include "keel/runtime/types.hpp"
 
 #include "keel/core/config.hpp"
@@ -293,15 +295,17 @@ struct call_identity<R (*)(P...)> {
 };
 
 // The plan as a launch argument. ACL's launch_kernel runs the body when it
-// is issued (eager or captured), while the caller's executor holds the plan,
-// so the argument borrows it: no reference count moves per launch. An update
-// stages its launches and issues them at update end, when the executor a
-// caller passed may be gone: staging (task_group_calls::update_launch_kernel)
-// calls keep_for_later(), and the staged copy owns the plan.
+// is issued (eager or captured), while the caller's executor holds the plan
+// and the caller's span the workspace, so the argument borrows both: no
+// reference count moves per launch. What keeps the launch past the call (a
+// capture, an update's staging: keel/runtime/checked/task_uses.hpp) calls
+// keep_for_later(), and the kept copy owns the plan and the workspace's
+// owner, which the launch passes to aclnn by address only.
 class plan_argument {
  public:
-  explicit plan_argument(const std::shared_ptr<const aclnn_plan>& source) noexcept
-      : plan_(source.get()), source_(&source) {}
+  explicit plan_argument(const std::shared_ptr<const aclnn_plan>& source,
+                         const std::shared_ptr<void>* workspace = nullptr) noexcept
+      : plan_(source.get()), source_(&source), workspace_source_(workspace) {}
   // An owning argument, as a per-task update passes it (launch_argument below).
   static plan_argument owning(std::shared_ptr<const aclnn_plan> source) noexcept {
     plan_argument a(source);
@@ -315,13 +319,28 @@ class plan_argument {
   std::shared_ptr<const aclnn_plan> shared() const noexcept { return owner_ ? owner_ : *source_; }
   void keep_for_later() {
     if (!owner_) owner_ = *source_;
+    if (workspace_source_ != nullptr) workspace_ = *std::exchange(workspace_source_, nullptr);
   }
 
  private:
   const aclnn_plan* plan_;
   const std::shared_ptr<const aclnn_plan>* source_;  // the executor's, valid while the launch call runs
-  std::shared_ptr<const aclnn_plan> owner_;          // set when staged
+  const std::shared_ptr<void>* workspace_source_ = nullptr;  // the caller's span's owner, as long as source_
+  std::shared_ptr<const aclnn_plan> owner_;  // set when kept
+  std::shared_ptr<void> workspace_;          // set when kept
 };
+
+// The owner a launch's workspace span shares (null: a bare address).
+template <class Span>
+using span_owner_member = decltype(std::declval<const Span&>().owner);
+template <class Span>
+const std::shared_ptr<void>* workspace_owner(const Span& workspace) noexcept {
+  if constexpr (keel::detail::is_detected_v<span_owner_member, Span>) {
+    return workspace.owner ? &workspace.owner : nullptr;
+  } else {
+    return nullptr;
+  }
+}
 
 // ACLNN_ERR_RUNTIME_ERROR (361001) says only that the operator's call into
 // the runtime failed. The runtime keeps the thread's last error code
@@ -400,7 +419,8 @@ struct aclnn_operators {
   template <class Stream, class Span>
   static void launch(const Stream& stream, const std::shared_ptr<const plan_type>& p, const Span& workspace,
                      std::size_t) {
-    stream.launch(p->kind, detail::run_aclnn{}, detail::plan_argument(p), workspace.data);
+    stream.launch(p->kind, detail::run_aclnn{}, detail::plan_argument(p, detail::workspace_owner(workspace)),
+                  workspace.data);
   }
   /** @brief Phase one of @p Op on @p dev. @throws keel::error with the aclnn status and ACL's message. */
   template <class Op, class... Args>

@@ -40,9 +40,9 @@ struct task_group_calls : native_types {
 
   template <class F>
   static void update_launch_kernel(stream_handle, group_handle g, kernel_kind, F&& f) {
-    auto staged = std::make_unique<staged_launch_of<std::decay_t<F>>>(std::forward<F>(f));
-    keep_arguments_for_later(staged->f);  // it runs at update end: borrowed arguments (plan_argument) take ownership
-    g->staged.push_back(std::move(staged));
+    // The checked layer hands over a kernel that owns what it borrowed (it
+    // runs at update end) and keeps it for the group's task once committed.
+    g->staged.push_back(std::make_unique<staged_launch_of<std::decay_t<F>>>(std::forward<F>(f)));
   }
   static void update_discard(stream_handle, group_handle g) noexcept { g->staged.clear(); }
 

@@ -14,6 +14,7 @@
 #include "keel/core/error.hpp"
 #include "keel/ops/executor.hpp"
 #include "keel/runtime/buffer.hpp"
+#include "keel/runtime/model.hpp"
 #include "keel/runtime/stream.hpp"
 #include "keel/runtime/stream_allocator.hpp"
 #include "keel/runtime/types.hpp"
@@ -140,8 +141,11 @@ void run_on(const Stream& stream, basic_executor<Layer>& ex, const memory_span& 
 /**
  * @brief Phase two with a workspace allocated on `stream` and released in
  * stream order when this call returns: the memory stays valid until the
- * launched task (and everything issued before the release) has run. The
- * workspace comes from the pool registered as the stream's allocator
+ * launched task (and everything issued before the release) has run, and as
+ * long as a model that captured the launch, or an update that staged it,
+ * runs it. The workspace comes from the pool of the capture `stream` takes
+ * part in (a basic_capture_scope given a pool, and the conditional bodies
+ * captured in it), else from the pool registered as the stream's allocator
  * (basic_allocator_registration) when it has one, else from the device.
  * @throws keel::error as run_on(stream, ex, workspace), out_of_memory.
  */
@@ -150,6 +154,13 @@ void run_on(const Stream& stream, basic_executor<Layer>& ex) {
   using backend = typename Stream::backend_type;
   const std::size_t bytes = ex ? ex.workspace_size() : 0;
   if (bytes == 0) return run_on(stream, ex, memory_span{});
+  if constexpr (is_capture_backend_v<backend>) {
+    const basic_stream_ref<backend> s(stream);
+    if (const auto pool = keel::detail::capture_memory_routes<backend>::of_stream(keel::detail::handle_of(s))) {
+      run_on(stream, ex, pool->allocate_span(keel::detail::handle_of(s), bytes));
+      return;  // the capture's pool: the model holds the block
+    }
+  }
   if constexpr (is_memory_pool_backend_v<backend>) {
     const basic_stream_ref<backend> s(stream);
     if (const basic_memory_pool_ref<backend> pool = registered_pool(s)) {

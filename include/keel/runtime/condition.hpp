@@ -131,6 +131,11 @@ std::vector<basic_model_ref<B>> switch_(basic_stream_ref<B> s, basic_condition<B
  * construction to end(). Every capture rule holds as for basic_capture_scope;
  * a body is captured once, while its parent's capture is in progress.
  *
+ * Allocations follow the parent's pool: when the parent capture (or the
+ * body it is nested in) was given a memory pool (basic_capture_scope's pool
+ * constructor), allocations from that pool on this capture's streams, and
+ * ops::run_on's workspaces there, belong to the parent's model like its own.
+ *
  * Ownership: holds the capture, not the body (its parent model owns it);
  * neither copyable nor movable; left without end(), the capture is discarded
  * (the body is taken: on the host it stays empty, on ACL it may keep what was
@@ -149,6 +154,12 @@ class [[nodiscard]] basic_body_capture_scope {
                            capture_mode mode = capture_mode::global)
       : stream_(stream), body_(body) {
     B::capture_into_begin(stream_.checked("keel::body_capture_scope"), detail::checked_handle(body, "keel::body_capture_scope"), mode);
+    try {
+      follow_parent_pool();
+    } catch (...) {
+      B::capture_into_discard(stream_.native_handle(), detail::handle_of(body_));
+      throw;
+    }
   }
   basic_body_capture_scope(const basic_body_capture_scope&) = delete;
   basic_body_capture_scope& operator=(const basic_body_capture_scope&) = delete;
@@ -165,11 +176,13 @@ class [[nodiscard]] basic_body_capture_scope {
     if (!active_) throw_error(errc::invalid_state, "keel::body_capture_scope::end", "the capture already ended");
     B::capture_into_end(stream_.native_handle());
     active_ = false;
+    leave_pool();
   }
   /** @brief Ends the capture; the body is not captured again (host: it stays empty). Throws: nothing. */
   void cancel() noexcept {
     if (active_) B::capture_into_discard(stream_.native_handle(), detail::handle_of(body_));
     active_ = false;
+    leave_pool();
   }
   /// Whether the capture is still in progress.
   bool active() const noexcept { return active_; }
@@ -177,9 +190,36 @@ class [[nodiscard]] basic_body_capture_scope {
   basic_stream_ref<B> stream() const noexcept { return stream_.get(); }
 
  private:
+  using routes = detail::capture_memory_routes<B>;
+  const void* device_key() const noexcept { return &B::device_of(stream_.native_handle()); }
+  // The parent capture's pool (if it has one) takes this capture's allocations too.
+  void follow_parent_pool() {
+    const void* dev = device_key();
+    const std::uint64_t parent = B::body_parent_capture(detail::handle_of(body_));
+    typename routes::source_ptr source = routes::find(dev, parent);
+    if (!source) return;
+    const std::uint64_t id = stream_capture_status<B>(stream_.native_handle()).capture_id;
+    if (!source->join_capture(id, parent)) return;
+    try {
+      routes::add(dev, id, source);
+    } catch (...) {
+      source->end_capture(id);
+      throw;
+    }
+    capture_id_ = id;
+    source_ = std::move(source);
+  }
+  void leave_pool() noexcept {
+    if (!source_) return;
+    routes::remove(device_key(), capture_id_);
+    source_->end_capture(capture_id_);
+    source_.reset();
+  }
   detail::stream_anchor<B> stream_;
   basic_model_ref<B> body_;
   bool active_ = true;
+  std::uint64_t capture_id_ = 0;
+  typename routes::source_ptr source_;
 };
 
 /** @brief The conditional layer's handles (see KEEL_RUNTIME_STREAM_ALIASES). */

@@ -96,6 +96,8 @@ void pool_unretain(typename B::stream_handle s) noexcept {
 
 template <class B>
 struct pool_model_memory;
+template <class B>
+struct pool_span_owner;
 
 // One block of memory the pool reserved from the backend. Its fields are
 // guarded by the pool's lock.
@@ -312,12 +314,42 @@ class pool_core final : public capture_memory_source<B> {
   // ---- captures ----------------------------------------------------------
 
   std::shared_ptr<model_attachment<B>> begin_capture(std::uint64_t capture_id) override;
+  // A conditional body's capture draws for its parent's model (whose
+  // capture, or the body it nests in, is registered already).
+  bool join_capture(std::uint64_t capture_id, std::uint64_t parent_id) override {
+    std::lock_guard<std::mutex> lock(captures_m_);
+    for (const capture_route& c : captures_) {
+      if (c.id != parent_id) continue;
+      const capture_route joined{capture_id, c.memory, c.root != 0 ? c.root : c.id};
+      captures_.push_back(joined);
+      active_captures_.store(static_cast<int>(captures_.size()), std::memory_order_release);
+      return true;
+    }
+    return false;
+  }
+  // Also unregisters what joined it: a body's capture cannot outlast its model's.
   void end_capture(std::uint64_t capture_id) noexcept override {
     std::lock_guard<std::mutex> lock(captures_m_);
     captures_.erase(std::remove_if(captures_.begin(), captures_.end(),
-                                   [&](const auto& c) { return c.first == capture_id; }),
+                                   [&](const capture_route& c) { return c.id == capture_id || c.root == capture_id; }),
                     captures_.end());
     active_captures_.store(static_cast<int>(captures_.size()), std::memory_order_release);
+  }
+  // An allocation for the capture s takes part in that names no pool itself
+  // (an operator's workspace): a span that owns the block; the model holds
+  // it too, as every allocation from this pool inside the capture.
+  memory_span allocate_span(stream_handle s, std::size_t bytes) override {
+    block* b = allocate(s, bytes);
+    memory_span span;
+    add_ref(b);  // the span's: its owner lets go of it, also when making the owner fails
+    try {
+      span = memory_span{b->data, b->bytes, kind_, std::shared_ptr<void>(b->data, pool_span_owner<B>{this, b})};
+    } catch (...) {
+      release(b, b->bound);  // never the last holder: this call's caller holds the pool
+      throw;
+    }
+    (void)release(b, b->bound);  // the allocation's own owner; the span holds the block
+    return span;
   }
 
   // Models sharing this pool's memory never execute concurrently: the rule
@@ -388,8 +420,8 @@ class pool_core final : public capture_memory_source<B> {
 
   pool_model_memory<B>* capture_of(std::uint64_t id) {
     std::lock_guard<std::mutex> lock(captures_m_);
-    for (auto& c : captures_)
-      if (c.first == id) return c.second;
+    for (const capture_route& c : captures_)
+      if (c.id == id) return c.memory;
     return nullptr;
   }
 
@@ -456,10 +488,13 @@ class pool_core final : public capture_memory_source<B> {
     }
     return nullptr;
   }
-  block* take_shared(std::size_t cls) noexcept {
+  // A block another model's capture released, for @p capture's model: never
+  // one that model holds already (its streams and conditional bodies run
+  // unordered with each other within one execution). Caller holds lock_.
+  block* take_shared(std::size_t cls, const pool_model_memory<B>* capture) noexcept {
     for (std::size_t i = capture_free_.size(); i-- > 0;) {
       block* b = capture_free_[i];
-      if (b->cls == cls) {
+      if (b->cls == cls && std::find(capture->blocks.begin(), capture->blocks.end(), b) == capture->blocks.end()) {
         capture_free_[i] = capture_free_.back();
         capture_free_.pop_back();
         b->in_capture_free = false;
@@ -519,7 +554,7 @@ class pool_core final : public capture_memory_source<B> {
     }
     {
       self_biased_section lock(lock_);
-      block* b = capture != nullptr ? take_shared(cls) : nullptr;
+      block* b = capture != nullptr ? take_shared(cls, capture) : nullptr;
       if (b == nullptr) b = take_free(cls, s, capturing);
       if (b != nullptr) {
         hand_out(b, s, bytes, capture);
@@ -712,8 +747,15 @@ class pool_core final : public capture_memory_source<B> {
   native_pool_handle native_{};
   stream_handle passed_here_{};  // the stream whose host callable runs the teardown
 
+  // A capture drawing from the pool: its id, the model memory its
+  // allocations join, and for a body's capture the capture it joined (0: its own).
+  struct capture_route {
+    std::uint64_t id;
+    pool_model_memory<B>* memory;
+    std::uint64_t root;
+  };
   std::mutex captures_m_;
-  std::vector<std::pair<std::uint64_t, pool_model_memory<B>*>> captures_;
+  std::vector<capture_route> captures_;
   std::atomic<int> active_captures_{0};
   std::atomic<bool> capture_seen_{false};
 
@@ -770,7 +812,7 @@ std::shared_ptr<model_attachment<B>> pool_core<B>::begin_capture(std::uint64_t c
     memory->blocks.reserve(16);
   }
   std::lock_guard<std::mutex> lock(captures_m_);
-  captures_.emplace_back(capture_id, memory.get());
+  captures_.push_back(capture_route{capture_id, memory.get(), 0});
   capture_seen_.store(true, std::memory_order_relaxed);
   active_captures_.store(static_cast<int>(captures_.size()), std::memory_order_release);
   return memory;

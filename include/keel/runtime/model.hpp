@@ -3,10 +3,12 @@
 // basic_capture_scope, the RAII capture that yields one.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -50,12 +52,82 @@ struct model_attachment {
 
 // A pool a capture draws from: begin_capture registers the capture's id
 // (allocations on a stream of that capture then belong to the attachment it
-// returns), end_capture unregisters it (the capture ended, either way).
+// returns), join_capture registers a capture made for another (a conditional
+// body's, for its parent's: false when that one is not registered), and
+// end_capture unregisters one, with those that joined it (the capture
+// ended, either way). allocate_span is an allocation for a capture that
+// names no pool itself (an operator's workspace): a span owning its block.
 template <class B>
 struct capture_memory_source {
   virtual ~capture_memory_source() = default;
   virtual std::shared_ptr<model_attachment<B>> begin_capture(std::uint64_t capture_id) = 0;
+  virtual bool join_capture(std::uint64_t capture_id, std::uint64_t parent_id) = 0;
   virtual void end_capture(std::uint64_t capture_id) noexcept = 0;
+  virtual memory_span allocate_span(typename B::stream_handle s, std::size_t bytes) = 0;
+};
+
+// Which pool each capture in progress draws from, by device and capture id:
+// capture scopes given a pool add theirs, conditional bodies captured
+// inside one add the same pool under their own id, and what allocates for a
+// capture without naming a pool (ops::run_on's workspace) finds it here, so
+// one pool given to capture_scope covers every allocation of the capture.
+// Thread-safe (one lock; a count read first, so a process without such a
+// capture pays one atomic load).
+template <class B>
+class capture_memory_routes {
+ public:
+  using source_ptr = std::shared_ptr<capture_memory_source<B>>;
+  static void add(const void* device, std::uint64_t id, source_ptr source) {
+    state& st = get();
+    std::lock_guard<std::mutex> lock(st.m);
+    st.routes.push_back(route{device, id, std::move(source)});
+    st.count.store(st.routes.size(), std::memory_order_release);
+  }
+  static void remove(const void* device, std::uint64_t id) noexcept {
+    state& st = get();
+    source_ptr gone;  // released outside the lock
+    std::lock_guard<std::mutex> lock(st.m);
+    for (auto it = st.routes.begin(); it != st.routes.end(); ++it) {
+      if (it->device == device && it->id == id) {
+        gone = std::move(it->source);
+        st.routes.erase(it);
+        break;
+      }
+    }
+    st.count.store(st.routes.size(), std::memory_order_release);
+  }
+  static source_ptr find(const void* device, std::uint64_t id) {
+    state& st = get();
+    if (st.count.load(std::memory_order_acquire) == 0) return nullptr;
+    std::lock_guard<std::mutex> lock(st.m);
+    for (const route& r : st.routes)
+      if (r.device == device && r.id == id) return r.source;
+    return nullptr;
+  }
+  // The pool the capture @p s takes part in draws from (null: none, or not capturing).
+  static source_ptr of_stream(typename B::stream_handle s) {
+    if (get().count.load(std::memory_order_acquire) == 0) return nullptr;
+    const capture_info info = stream_capture_status<B>(s);
+    if (!info.capturing()) return nullptr;
+    return find(&B::device_of(s), info.capture_id);
+  }
+
+ private:
+  struct route {
+    const void* device;
+    std::uint64_t id;
+    source_ptr source;
+  };
+  struct state {
+    std::mutex m;
+    std::vector<route> routes;
+    std::atomic<std::size_t> count{0};
+  };
+  // Never destroyed: a scope may end during static destruction.
+  static state& get() {
+    static state* const st = new state;
+    return *st;
+  }
 };
 
 template <class Derived, class B>
@@ -318,10 +390,15 @@ class basic_model : public basic_model_ref<B> {
  * capture running, to be fixed or cancelled; cancel() and the destructor
  * throw nothing.
  *
- * Given a memory pool (keel/runtime/memory_pool.hpp), every allocation from
- * that pool on a stream of this capture belongs to the model end() returns:
- * it lives as long as the model and goes back to the pool when the model is
- * destroyed. A capture that ends any other way (cancel(), leaving the scope,
+ * Given a memory pool (keel/runtime/memory_pool.hpp), the pool covers every
+ * allocation made for the capture, and each belongs to the model end()
+ * returns: allocations from that pool on any stream of this capture (forked
+ * streams too) and inside the conditional bodies captured in it
+ * (basic_body_capture_scope, at any depth), and the workspaces
+ * ops::run_on(stream, executor) allocates on those streams, which come from
+ * this pool without it being registered as the streams' allocator. Each
+ * lives as long as the model and goes back to the pool when the model is
+ * destroyed; the pool's statistics count it meanwhile. A capture that ends any other way (cancel(), leaving the scope,
  * a failed end() followed by either) gives all of it back at once.
  *
  * @code
@@ -355,6 +432,13 @@ class [[nodiscard]] basic_capture_scope {
     try {
       capture_id_ = stream_capture_status<B>(stream_.native_handle()).capture_id;
       memory_ = source->begin_capture(capture_id_);
+      try {
+        detail::capture_memory_routes<B>::add(device_key(), capture_id_, source);
+      } catch (...) {
+        source->end_capture(capture_id_);
+        memory_.reset();
+        throw;
+      }
       source_ = std::move(source);
     } catch (...) {
       B::capture_discard(stream_.native_handle());
@@ -382,7 +466,10 @@ class [[nodiscard]] basic_capture_scope {
       throw_error(errc::invalid_state, "keel::capture_scope::end", "the capture already ended (end() or cancel())");
     auto model = basic_model<B>::adopt(B::capture_end(stream_.native_handle()));
     active_ = false;
-    if (source_) source_->end_capture(capture_id_);
+    if (source_) {
+      detail::capture_memory_routes<B>::remove(device_key(), capture_id_);
+      source_->end_capture(capture_id_);
+    }
     model.memory_ = std::move(memory_);
     source_.reset();
     return model;
@@ -391,7 +478,10 @@ class [[nodiscard]] basic_capture_scope {
   void cancel() noexcept {
     if (active_) B::capture_discard(stream_.native_handle());
     active_ = false;
-    if (source_) source_->end_capture(capture_id_);
+    if (source_) {
+      detail::capture_memory_routes<B>::remove(device_key(), capture_id_);
+      source_->end_capture(capture_id_);
+    }
     source_.reset();
     memory_.reset();
   }
@@ -401,6 +491,7 @@ class [[nodiscard]] basic_capture_scope {
   basic_stream_ref<B> stream() const noexcept { return stream_.get(); }
 
  private:
+  const void* device_key() const noexcept { return &B::device_of(stream_.native_handle()); }
   detail::stream_anchor<B> stream_;
   bool active_ = true;
   std::uint64_t capture_id_ = 0;

@@ -83,12 +83,14 @@ basic_pool_buffer<B> allocate_workspace(basic_stream_ref<B> stream, std::size_t 
 /**
  * @brief Registers a pool as a stream's allocator for as long as it lives.
  *
- * Ownership: holds the registration (neither copyable nor movable); the pool
- * and the stream must outlive it. Thread safety: registrations of different
- * streams are independent; one per stream at a time. Exceptions: the
- * constructor throws keel::error invalid_state when the stream already has
- * one (nothing changes) or what the backend's registration throws; the
- * destructor is noexcept.
+ * Ownership: holds the registration (move-only: a moved-from or reset one
+ * holds none, its stream() is an empty view and its destruction does
+ * nothing; the stream keeps the pool as long as the object the registration
+ * moved to lives); the pool and the stream must outlive it. Thread safety:
+ * registrations of different streams are independent; one per stream at a
+ * time. Exceptions: the constructor throws keel::error invalid_state when the
+ * stream already has one (nothing changes) or what the backend's
+ * registration throws; moves, reset() and the destructor are noexcept.
  *
  * @code
  * keel::host::memory_pool pool{dev, {"client A"}};
@@ -120,16 +122,32 @@ class [[nodiscard]] basic_allocator_registration {
       throw;
     }
   }
+  /// Takes the other's registration; the other holds none afterwards.
+  basic_allocator_registration(basic_allocator_registration&& o) noexcept : stream_(std::exchange(o.stream_, {})) {}
+  /// Unregisters what this holds, then takes the other's registration; the other holds none afterwards.
+  basic_allocator_registration& operator=(basic_allocator_registration&& o) noexcept {
+    if (this != &o) {
+      reset();
+      stream_ = std::exchange(o.stream_, {});
+    }
+    return *this;
+  }
   basic_allocator_registration(const basic_allocator_registration&) = delete;
   basic_allocator_registration& operator=(const basic_allocator_registration&) = delete;
-  /// Unregisters.
-  ~basic_allocator_registration() {
-    stream_allocator_hooks<B>::detach(stream_);
+  /// Unregisters (nothing for a moved-from or reset registration).
+  ~basic_allocator_registration() { reset(); }
+  /** @brief Unregisters now; this holds none afterwards. Throws: nothing. */
+  void reset() noexcept {
+    if (!stream_) return;
+    const basic_stream_ref<B> s = std::exchange(stream_, {});
+    stream_allocator_hooks<B>::detach(s);
     auto& r = detail::allocator_registry<B>::get();
     std::lock_guard<std::mutex> lock(r.m);
-    r.pools.erase(detail::handle_of(stream_));
+    r.pools.erase(detail::handle_of(s));
   }
-  /// The stream the pool is registered on.
+  /// Whether this holds a registration (false once moved from or reset).
+  explicit operator bool() const noexcept { return static_cast<bool>(stream_); }
+  /// The stream the pool is registered on; an empty view once moved from or reset.
   basic_stream_ref<B> stream() const noexcept { return stream_; }
 
  private:

@@ -39,23 +39,6 @@ struct staged_launch_of final : staged_launch {
   F f;
 };
 
-// A launch body's arguments (keel::stream::launch's bound_kernel::args)
-// that borrow from the launching call (acl::detail::plan_argument) take
-// ownership before the body is kept to run later (an update's staging).
-template <class T>
-using keep_for_later_call = decltype(std::declval<T&>().keep_for_later());
-template <class K>
-using bound_arguments = decltype(std::declval<K&>().args);
-template <class T>
-void keep_for_later(T& argument) {
-  if constexpr (keel::detail::is_detected_v<keep_for_later_call, T>) argument.keep_for_later();
-}
-template <class K>
-void keep_arguments_for_later(K& body) {
-  if constexpr (keel::detail::is_detected_v<bound_arguments, K>)
-    std::apply([](auto&... a) { (keep_for_later(a), ...); }, body.args);
-}
-
 struct group_box {
   task_group_handle native = nullptr;
   device* dev = nullptr;

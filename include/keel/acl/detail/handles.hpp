@@ -79,6 +79,22 @@ struct native_types {
     return keeper != nullptr ? keeper : s;
   }
 
+  // Keeps @p owner until the work issued to s so far has run (captured: as
+  // long as the model): what the checked layer keeps for an execution or an
+  // update (keel/runtime/checked/task_uses.hpp). Without room for it, waits
+  // for s instead.
+  static void keep_with_work(stream_handle s, std::shared_ptr<void> owner) noexcept {
+    const stream_handle keeper = keeper_of(s);
+    try {
+      std::lock_guard<std::mutex> lock(keeper->m);
+      keeper->keep.push_back(std::move(owner));
+      return;
+    } catch (...) {
+    }
+    const auto sync = entered(*s->dev).aclrtSynchronizeStream.get();
+    if (sync != nullptr) sync(s->native);
+  }  // owner, when not kept, is dropped here: the stream has passed its work
+
   static void release_keeps(stream_handle s) noexcept {
     std::vector<std::shared_ptr<void>> done;
     {

@@ -68,6 +68,9 @@ struct backend : Native {
 
   // Staged updates are dropped on abandon, whatever the runtime can cancel.
   static constexpr bool abandon_restores_group = true;
+  // A native backend whose kernel body runs at issue keeps nothing of the
+  // kernel: the checked layer keeps what its tasks use (checked/task_uses.hpp).
+  static constexpr bool keeps_uses = detail::kernel_body_runs_at_issue<N>();
 
   using N::query;
   using N::synchronize;
@@ -246,8 +249,26 @@ struct backend : Native {
   static void capture_discard(stream_handle s) noexcept;
   static void destroy_model(model_handle m) noexcept;
   static void execute(model_handle m, stream_handle s) {
-    if (N::books(s).redirect.load(std::memory_order_acquire) == 0) return N::execute(m, s);
-    issue(s, task_kind::model, "keel::model::execute", [&] { N::captured_execute(m, s); });
+    if constexpr (keeps_uses) {
+      // The table this execution runs with stays until the stream passes it
+      // (captured: as long as the outer model), whatever updates do meanwhile.
+      const std::shared_ptr<model_uses>& uses = N::books(m).uses;
+      std::shared_ptr<void> table = uses ? uses->snapshot() : nullptr;
+      if (N::books(s).redirect.load(std::memory_order_acquire) == 0) {
+        N::execute(m, s);
+        if (table) N::keep_with_work(s, std::move(table));
+        return;
+      }
+      issue(s, task_kind::model, "keel::model::execute", [&] {
+        std::vector<std::shared_ptr<void>>& kept = N::books(s).session->uses;
+        if (table) kept.reserve(kept.size() + 1);
+        N::captured_execute(m, s);
+        if (table) kept.push_back(std::move(table));  // reserved: cannot throw
+      });
+    } else {
+      if (N::books(s).redirect.load(std::memory_order_acquire) == 0) return N::execute(m, s);
+      issue(s, task_kind::model, "keel::model::execute", [&] { N::captured_execute(m, s); });
+    }
   }
   static std::size_t task_count(model_handle m) noexcept { return N::books(m).tasks; }
   static std::size_t group_count(model_handle m) noexcept { return N::books(m).groups; }
@@ -345,6 +366,32 @@ struct backend : Native {
     // taken: c.id is read only while they are the stream's, so alive).
     const std::uint64_t id = c.id;
     const auto same_capture = [&sb, &c, id] { return sb.session.get() == &c && c.id == id; };
+    if constexpr (keeps_uses) {
+      // The model keeps the kernel with its arguments (their owners): the
+      // native backend keeps nothing of it once its body has run.
+      auto held = detail::hold_kernel(std::forward<F>(f));
+      c.uses.push_back(held);
+      try {
+        issue_captured(lock, s, kind, c, *held, same_capture);
+      } catch (...) {
+        if (!lock.owns_lock()) lock.lock();
+        if (same_capture()) {
+          auto it = std::find(c.uses.rbegin(), c.uses.rend(), held);
+          if (it != c.uses.rend()) c.uses.erase(std::next(it).base());
+        }
+        throw;
+      }
+    } else {
+      issue_captured(lock, s, kind, c, std::forward<F>(f), same_capture);
+    }
+  }
+
+  // The captured launch of issue_kernel: a task of the open group, or of the capture.
+  template <class F, class Same>
+  static void issue_captured(books_lock& lock, stream_handle s, kernel_kind kind, capture_t& c, F&& f,
+                             const Same& same_capture) {
+    auto& sb = N::books(s);
+    auto& db = N::books(N::device_of(s));
     if (c.group_open && db.group_stream == s) {
       c.group_kinds.push_back(kind);  // the group's signature, fixed at group end
       try {
@@ -393,6 +440,24 @@ struct backend : Native {
   // Stages a kernel into the update of @p g. Caller is in s's update section.
   template <class F>
   static void stage(stream_handle s, group_handle g, kernel_kind kind, F&& f) {
+    if constexpr (keeps_uses) {
+      // The group's task keeps the kernel with its arguments once the update
+      // commits; the native backend stages the same object.
+      auto held = detail::hold_kernel(std::forward<F>(f));
+      auto& uses = N::books(g).staged_uses;
+      uses.push_back(held);
+      try {
+        stage_native(s, g, kind, detail::held_kernel<std::decay_t<F>>{std::move(held)});
+      } catch (...) {
+        uses.pop_back();
+        throw;
+      }
+    } else {
+      stage_native(s, g, kind, std::forward<F>(f));
+    }
+  }
+  template <class F>
+  static void stage_native(stream_handle s, group_handle g, kernel_kind kind, F&& f) {
     if constexpr (detail::native_staged_kinds<N>()) {
       N::update_launch_kernel(s, g, kind, std::forward<F>(f));
     } else {
@@ -591,6 +656,7 @@ struct backend : Native {
       sb.redirect.store(0, std::memory_order_release);
     }
     N::books(g).staged.clear();  // detached from the stream: the claim holder's alone
+    N::books(g).staged_uses.clear();
     N::update_discard(s, g);
     N::end_claim(g);
   }
@@ -610,6 +676,13 @@ struct backend : Native {
   }
 
   [[noreturn]] static void refuse_end(group_handle g, std::size_t staged, std::size_t at);
+ public:
+  // What update_end and the per-task updates (checked/model_update.hpp) do
+  // with the uses of a committed update (checked/task_uses.hpp).
+  static std::vector<uses_change> group_changes(std::uint64_t group, std::vector<std::shared_ptr<void>> uses);
+  static void commit_uses(model_uses& home, std::uint64_t sequence, std::vector<uses_change>& changes,
+                          std::shared_ptr<model_uses::table> room, stream_handle s) noexcept;
+ private:
   // A runtime that numbers its models (ACL: aclmdlRIGetId on the capture's
   // model) gives the capture its id, so model.id() and capture_info agree with it.
   static void adopt_native_capture_id(capture_t& c, stream_handle s) noexcept;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "keel/core/biased_lock.hpp"
+#include "keel/runtime/checked/task_uses.hpp"
 #include "keel/runtime/types.hpp"
 
 #include "keel/core/config.hpp"
@@ -89,6 +90,11 @@ struct capture_books {
   std::uint8_t build = 0;
   // The model's life: false until capture end, true while the model lives.
   std::shared_ptr<std::atomic<bool>> model_alive = std::make_shared<std::atomic<bool>>(false);
+  // What the captured kernels use (a native backend that keeps nothing of a
+  // kernel: checked/task_uses.hpp), and the model's uses they go to at the
+  // end (made at the beginning, so that the capture's groups can name it).
+  std::vector<std::shared_ptr<void>> uses;
+  std::shared_ptr<model_uses> uses_home;
   /// @endcond
 };
 
@@ -153,6 +159,11 @@ struct group_books {
   std::vector<kernel_kind> staged;      // the update in progress (claim holder only)
   std::shared_ptr<const std::atomic<bool>> model_alive;
   const std::atomic<bool>* alive_flag = nullptr;  // model_alive.get(): one load on the update path
+  // Where its updates' uses go (checked/task_uses.hpp), what the update in
+  // progress staged (claim holder only), and its claims' count.
+  std::weak_ptr<model_uses> uses;
+  std::vector<std::shared_ptr<void>> staged_uses;
+  std::uint64_t update_sequence = 0;
   /// @endcond
 };
 
@@ -163,6 +174,12 @@ struct model_books {
   std::size_t tasks = 0;
   std::size_t groups = 0;
   std::shared_ptr<std::atomic<bool>> alive;
+  // What its tasks use (checked/task_uses.hpp; null for a native backend
+  // that keeps its kernels itself), what the update in progress staged and
+  // its claim's number (claim holder only).
+  std::shared_ptr<model_uses> uses;
+  std::vector<uses_change> staged_uses;
+  std::uint64_t update_sequence = 0;
   /// @endcond
 };
 

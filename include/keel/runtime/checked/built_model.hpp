@@ -56,6 +56,7 @@ struct built_models {
   static model_t build_begin(device_t& d) {
     auto& db = N::books(d);
     auto session = std::make_shared<capture_t>();
+    if constexpr (detail::kernel_body_runs_at_issue<N>()) session->uses_home = std::make_shared<model_uses>();
     session->mode = capture_mode::relaxed;  // a build refuses no call elsewhere
     session->build = 1;
     session->thread = std::this_thread::get_id();
@@ -165,12 +166,17 @@ struct built_models {
     if (c.group_open)
       ::keel::detail::throw_composed(errc::capture_violation, api,
                                      {"a task group is still open on stream #", c.lanes[c.open_group_lane].stream_id});
+    if constexpr (detail::kernel_body_runs_at_issue<N>()) c.uses_home->set_captured(c.uses);
     N::build_finish(m);
     model_books& mb = N::books(m);
     mb.tasks = c.tasks;
     mb.groups = c.groups;
     mb.alive = c.model_alive;
     mb.alive->store(true, std::memory_order_release);
+    if constexpr (detail::kernel_body_runs_at_issue<N>()) {
+      mb.uses = c.uses_home;
+      c.uses.clear();
+    }
     c.build = 2;
   }
 

@@ -36,6 +36,7 @@ void backend<Native>::capture_begin(stream_handle s, capture_mode mode) {
   c->origin = s;
   c->origin_id = N::id_of(s);
   c->lanes.push_back({s, c->origin_id, 0, 0});
+  if constexpr (keeps_uses) c->uses_home = std::make_shared<model_uses>();
   db.captures.reserve(db.captures.size() + 1);
   N::capture_begin(s, mode);
   adopt_native_capture_id(*c, s);
@@ -90,6 +91,7 @@ typename backend<Native>::model_handle backend<Native>::capture_end(stream_handl
            " forked from the capture and has work the capturing stream never waited for: record an event "
            "on it and wait on that event here; ",
            detail::describe_capture(c, N::id_of(s))});
+  if constexpr (keeps_uses) c.uses_home->set_captured(c.uses);  // before the end, which cannot be undone
   model_handle m{};
   try {
     m = N::capture_end(s);
@@ -104,6 +106,10 @@ typename backend<Native>::model_handle backend<Native>::capture_end(stream_handl
   mb.groups = c.groups;
   mb.alive = c.model_alive;
   mb.alive->store(true, std::memory_order_release);
+  if constexpr (keeps_uses) {
+    mb.uses = c.uses_home;
+    c.uses.clear();
+  }
   detach_locked(db, c);  // the lanes leave; the origin's native capture is over already
   return m;
 }

@@ -130,11 +130,60 @@ struct conditionals {
       throw;
     }
   }
-  /** Ends the capture into a body: the capture rules of capture_end; the body then holds the work. */
-  static void capture_into_end(stream_t s) { (void)backend<N>::capture_end(s); }
+  /**
+   * Ends the capture into a body: the capture rules of capture_end; the body
+   * then holds the work, and its parent's capture what the work uses (the
+   * parent model runs the body: checked/task_uses.hpp).
+   */
+  static void capture_into_end(stream_t s) {
+    const model_t body = backend<N>::capture_end(s);
+    if constexpr (backend<N>::keeps_uses) {
+      const std::shared_ptr<model_uses>& uses = N::books(body).uses;
+      std::shared_ptr<void> table = uses ? uses->snapshot() : nullptr;
+      if (!table) return;
+      auto& db = N::books(N::device_of(s));
+      std::lock_guard<books_mutex> lock(db.m);
+      body_books<stream_t>* bb = N::body_books_of(body);
+      if (const std::shared_ptr<capture_t> parent = bb != nullptr ? bb->parent.lock() : nullptr)
+        parent->uses.push_back(std::move(table));
+    }
+  }
   // A discarded capture into a body leaves it taken (a body is captured
-  // once): the host's stays empty, a runtime's may keep what was recorded.
-  static void capture_into_discard(stream_t s, model_t) noexcept { backend<N>::capture_discard(s); }
+  // once): the host's stays empty, a runtime's may keep what was recorded,
+  // so its parent's capture keeps what that uses.
+  static void capture_into_discard(stream_t s, model_t body) noexcept {
+    if constexpr (backend<N>::keeps_uses) {
+      auto& db = N::books(N::device_of(s));
+      std::lock_guard<books_mutex> lock(db.m);
+      auto& sb = N::books(s);
+      body_books<stream_t>* bb = N::body_books_of(body);
+      const std::shared_ptr<capture_t> parent = bb != nullptr ? bb->parent.lock() : nullptr;
+      if (parent && sb.session && sb.session->origin == s && !sb.session->uses.empty()) {
+        try {
+          parent->uses.reserve(parent->uses.size() + sb.session->uses.size());
+          for (auto& u : sb.session->uses) parent->uses.push_back(std::move(u));  // reserved: cannot throw
+          sb.session->uses.clear();
+        } catch (...) {
+          report_current_exception("keel::body_capture_scope");
+        }
+      }
+    }
+    backend<N>::capture_discard(s);
+  }
+
+  /**
+   * The capture id of the capture @p body belongs to (its parent's): what a
+   * body capture scope routes its allocations by. @throws keel::error
+   * invalid_parameter when @p body is not a conditional body.
+   */
+  static std::uint64_t body_parent_capture(model_t body) {
+    auto& db = N::books(N::device_of(body));
+    std::lock_guard<books_mutex> lock(db.m);
+    const body_books<stream_t>* bb = N::body_books_of(body);
+    if (bb == nullptr)
+      throw_error(errc::invalid_parameter, "keel::body_capture_scope", "only a conditional body has a parent capture");
+    return bb->parent_id;
+  }
   /// @endcond
 
  private:

@@ -14,10 +14,14 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "keel/core/error.hpp"
 #include "keel/runtime/backend/detection.hpp"
+#include "keel/runtime/checked/backend.hpp"
+#include "keel/runtime/checked/books.hpp"
 #include "keel/runtime/checked/rules.hpp"
 #include "keel/runtime/model_tasks.hpp"
 #include "keel/runtime/types.hpp"
@@ -87,6 +91,8 @@ struct model_updates {
   using stream_t = typename N::stream_handle;
   /// Whether kernel tasks take typed arguments here (a kernel_task needs it).
   static constexpr bool typed_kernel_arguments = keel::detail::is_detected_v<detail::stage_kernel_call, N>;
+  // Whether the checked layer keeps what the tasks use (checked/task_uses.hpp).
+  static constexpr bool keeps_uses = detail::kernel_body_runs_at_issue<N>();
 
   static void task_update_begin(model_t m) { claim(m, "keel::task_update_scope"); }
   static void task_update_abort(model_t m) noexcept { N::end_model_claim(m); }
@@ -98,7 +104,11 @@ struct model_updates {
     std::size_t index = 0;
     const task_info& found = locate_claimed(m, task, api, index);
     require_typed<Tuple>(m, index, found, &args, describe_args, count, api);
-    if constexpr (typed_kernel_arguments) N::stage_kernel(m, index, &args, describe_args, count);
+    if constexpr (typed_kernel_arguments) {
+      std::shared_ptr<void> held = hold_arguments(m, args);
+      N::stage_kernel(m, index, &args, describe_args, count);
+      stage_use(m, uses_key{uses_key::kind::task, index, 0}, std::move(held));
+    }
   }
 
   // A prepared kernel task (basic_kernel_task): the task @p task names,
@@ -153,12 +163,19 @@ struct model_updates {
     claim_guard hold{m};
     if (N::books(s).session) refuse_capturing(s, api, "the model is unchanged");
     if (N::kernel_signature(m, index) != keel::detail::signature_of<Tuple>()) refuse_retyped(m, named, api, handle);
+    std::shared_ptr<void> held = hold_arguments(m, args);
     if constexpr (keel::detail::is_detected_v<detail::update_kernel_in_place_call, N>) {
-      if (N::update_kernel_in_place(m, index, &args, describe_args, count, s)) return;
+      if (N::update_kernel_in_place(m, index, &args, describe_args, count, s)) {
+        stage_use(m, uses_key{uses_key::kind::task, index, 0}, std::move(held));
+        hold.armed = false;
+        commit(m, s, [&] { N::end_model_claim(m); });  // written already: published, and the claim ends
+        return;
+      }
     }
     N::stage_kernel(m, index, &args, describe_args, count);
+    stage_use(m, uses_key{uses_key::kind::task, index, 0}, std::move(held));
     hold.armed = false;
-    N::commit_task_update(m, s);  // ends the claim
+    commit(m, s, [&] { N::commit_task_update(m, s); });  // ends the claim
   }
 
   // A prepared kernel task's arguments staged in a task_update_scope of its model.
@@ -169,7 +186,9 @@ struct model_updates {
                                        const char* handle = "kernel_task") {
     static_assert(typed_kernel_arguments, "keel::kernel_task: this backend takes no typed kernel arguments");
     if (N::kernel_signature(m, index) != keel::detail::signature_of<Tuple>()) refuse_retyped(m, named, api, handle);
+    std::shared_ptr<void> held = hold_arguments(m, args);
     N::stage_kernel(m, index, &args, describe_args, count);
+    stage_use(m, uses_key{uses_key::kind::task, index, 0}, std::move(held));
   }
 
   static void task_update_set_copy(model_t m, const task_info& task, void* dst, const void* src, std::size_t bytes,
@@ -204,7 +223,9 @@ struct model_updates {
                                       " task: only kernels and copies are disabled (an event or host task's partner "
                                       "would wait for it forever); the model is unchanged"});
     require_updatable(m, index, found, found.type, api);
+    reserve_use(m);
     N::stage_disable(m, index);
+    stage_use(m, uses_key{uses_key::kind::task, index, 0}, nullptr);  // it runs nothing of its own
   }
 
   // Task @p task takes @p source's task @p from (its kernel or copy, with
@@ -234,14 +255,17 @@ struct model_updates {
           errc::invalid_parameter, api,
           {describe(m, found), " copies ", to_string(found.copy.kind), " and the source task ",
            to_string(given.copy.kind), ": a copy task keeps its direction; the task is unchanged"});
+    std::shared_ptr<void> theirs = uses_of(source);  // the source's table: what its task runs with
+    reserve_use(m);
     N::stage_from(m, index, source, source_index);
+    stage_use(m, uses_key{uses_key::kind::task, index, 0}, std::move(theirs));
   }
 
   // Commits what was staged now, with no stream (a runtime's synchronous
   // aclmdlRIUpdate), and ends the claim.
   static void task_update_commit_now(model_t m) {
     if (N::staged_changes(m) == 0) return N::end_model_claim(m);
-    N::commit_task_update(m, stream_t{});
+    commit(m, stream_t{}, [&] { N::commit_task_update(m, stream_t{}); });
   }
 
   static void task_update_end(model_t m, stream_t s) {
@@ -251,7 +275,7 @@ struct model_updates {
       refuse_capturing(s, api, "the update is abandoned, the model is unchanged");
     }
     if (N::staged_changes(m) == 0) return N::end_model_claim(m);  // nothing changed
-    N::commit_task_update(m, s);
+    commit(m, s, [&] { N::commit_task_update(m, s); });
   }
 
   static void update_model(model_t target, model_t source, stream_t s) {
@@ -262,8 +286,14 @@ struct model_updates {
     claim(target, api);
     claim_guard hold{target};
     check_topology(target, source, api);
+    if constexpr (keeps_uses) {
+      // Every kernel outside groups runs the source's parameters: the target
+      // keeps the source's table (its captured kernels, its updates).
+      reserve_use(target);
+      stage_use(target, uses_key{uses_key::kind::whole_model, 0, 0}, uses_of(source));
+    }
     hold.armed = false;
-    N::commit_model_update(target, source, s);
+    commit(target, s, [&] { N::commit_model_update(target, source, s); });
   }
 
  private:
@@ -273,7 +303,86 @@ struct model_updates {
           errc::update_violation, api,
           {"model #", N::books(m).id,
            " is already being updated: one task update or whole-model update of a model at a time"});
+    if constexpr (keeps_uses) {
+      model_books& mb = N::books(m);
+      mb.staged_uses.clear();  // an abandoned update's
+      mb.update_sequence = mb.uses ? mb.uses->next_sequence() : 0;
+    }
   }
+
+  // ---- what the tasks use (checked/task_uses.hpp) ----------------------------
+
+  // A copy of a task's new arguments, owning what they hold (null where the
+  // native backend keeps them itself). Room for its change is made too.
+  template <class Tuple>
+  static std::shared_ptr<void> hold_arguments(model_t m, const Tuple& args) {
+    if constexpr (keeps_uses && std::is_copy_constructible_v<Tuple>) {
+      reserve_use(m);
+      return std::make_shared<Tuple>(args);
+    } else {
+      (void)m;
+      (void)args;
+      return nullptr;
+    }
+  }
+  static void reserve_use(model_t m) {
+    if constexpr (keeps_uses) {
+      auto& staged = N::books(m).staged_uses;
+      staged.reserve(staged.size() + 1);
+    } else {
+      (void)m;
+    }
+  }
+  // Stages @p owner for @p key (a later change of the same task replaces an
+  // earlier one). Room was made: cannot throw.
+  static void stage_use(model_t m, const uses_key& key, std::shared_ptr<void> owner) noexcept {
+    if constexpr (keeps_uses) {
+      auto& staged = N::books(m).staged_uses;
+      for (uses_change& c : staged) {
+        if (c.key == key) {
+          c.owner = std::move(owner);
+          return;
+        }
+      }
+      staged.push_back(uses_change{key, std::move(owner)});
+    } else {
+      (void)m;
+      (void)key;
+      (void)owner;
+    }
+  }
+  // The table @p m's executions run with now.
+  static std::shared_ptr<void> uses_of(model_t m) {
+    const std::shared_ptr<model_uses>& uses = N::books(m).uses;
+    return uses ? uses->snapshot() : nullptr;
+  }
+  // Runs the native commit (which ends the claim), then publishes what was
+  // staged, prepared before it (the next updater's staging is its own).
+  template <class Commit>
+  static void commit(model_t m, stream_t s, Commit&& native_commit) {
+    if constexpr (keeps_uses) {
+      model_books& mb = N::books(m);
+      std::vector<uses_change> changes = std::move(mb.staged_uses);
+      mb.staged_uses.clear();
+      const std::uint64_t sequence = mb.update_sequence;
+      std::shared_ptr<model_uses::table> room;
+      if (mb.uses && !changes.empty()) {
+        try {
+          room = mb.uses->room(changes.size());
+        } catch (...) {
+          N::end_model_claim(m);  // as the native commit would have: nothing was committed
+          throw;
+        }
+      }
+      native_commit();
+      if (room) backend<N>::commit_uses(*mb.uses, sequence, changes, std::move(room), s);
+    } else {
+      (void)m;
+      (void)s;
+      native_commit();
+    }
+  }
+
   // Ends the claim of m when it goes, unless disarmed (a commit ends it itself).
   struct claim_guard {
     model_t m;

@@ -56,6 +56,7 @@ typename backend<Native>::group_handle backend<Native>::group_end(stream_handle 
   gb.signature = std::move(signature);
   gb.model_alive = c.model_alive;
   gb.alive_flag = gb.model_alive.get();
+  gb.uses = c.uses_home;
   ++c.groups;
   c.group_open = false;
   c.group_kinds.clear();
@@ -97,6 +98,7 @@ void backend<Native>::update_begin(stream_handle s, group_handle g) {
       why = refusal::claimed;
     } else {
       sb.updating = g;  // its staged list is empty: whoever ended the last claim emptied it
+      if constexpr (keeps_uses) ++N::books(g).update_sequence;  // the claim holder's
       detail::set_owner(sb.update_m);
       sb.redirect.store(2, std::memory_order_release);
       return;
@@ -152,6 +154,7 @@ void backend<Native>::update_end(stream_handle s) {
   const bool alive = group_model_alive(g);
   if (staged == 0) {
     // An update with no tasks leaves the group as it was.
+    gb.staged_uses.clear();
     N::update_discard(s, g);
     N::end_claim(g);
     return;
@@ -170,6 +173,7 @@ void backend<Native>::update_end(stream_handle s) {
       group_handle g;
       ~finish() {
         N::books(g).staged.clear();
+        N::books(g).staged_uses.clear();
         N::update_discard(s, g);
         N::end_claim(g);
       }
@@ -177,7 +181,56 @@ void backend<Native>::update_end(stream_handle s) {
     refuse_end(g, staged, refused_at);
   }
   gb.staged.clear();
-  N::update_commit(s, g);  // swaps the staged tasks in, in stream order, and ends the claim
+  if constexpr (keeps_uses) {
+    // Prepared before the commit, which ends the claim (the next updater's
+    // are its own) and after which publishing them must not fail.
+    const std::shared_ptr<model_uses> home = gb.uses.lock();
+    std::vector<uses_change> changes;
+    std::shared_ptr<model_uses::table> room;
+    if (home) {
+      changes = group_changes(gb.id, std::move(gb.staged_uses));
+      room = home->room(changes.size());
+    }
+    gb.staged_uses.clear();
+    const std::uint64_t sequence = gb.update_sequence;
+    N::update_commit(s, g);  // swaps the staged tasks in, in stream order, and ends the claim
+    if (home) commit_uses(*home, sequence, changes, std::move(room), s);
+  } else {
+    N::update_commit(s, g);  // swaps the staged tasks in, in stream order, and ends the claim
+  }
+}
+
+// The group's tasks, position by position, keep what the update's launches use.
+template <class Native>
+std::vector<uses_change> backend<Native>::group_changes(std::uint64_t group, std::vector<std::shared_ptr<void>> uses) {
+  std::vector<uses_change> changes;
+  changes.reserve(uses.size());
+  for (std::size_t i = 0; i < uses.size(); ++i)
+    changes.push_back(uses_change{uses_key{uses_key::kind::group_task, group, i}, std::move(uses[i])});
+  return changes;
+}
+
+// Publishes a committed update's uses; the table replaced stays until @p s
+// (null: none) has run the update. The update took effect: should
+// publishing fail (it allocates only when other updates outgrew the room
+// made before the commit), that is reported, not thrown.
+template <class Native>
+void backend<Native>::commit_uses(model_uses& home, std::uint64_t sequence, std::vector<uses_change>& changes,
+                                  std::shared_ptr<model_uses::table> room, stream_handle s) noexcept {
+  if constexpr (keeps_uses) {
+    try {
+      std::shared_ptr<void> old = home.apply(sequence, changes, std::move(room));
+      if (old && s != stream_handle{}) N::keep_with_work(s, std::move(old));
+    } catch (...) {
+      report_current_exception("keel::update_scope::end");
+    }
+  } else {
+    (void)home;
+    (void)sequence;
+    (void)changes;
+    (void)room;
+    (void)s;
+  }
 }
 
 // Why update_end refuses: model gone, count, or the kind of task @p at; out

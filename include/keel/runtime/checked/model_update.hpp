@@ -318,7 +318,12 @@ struct model_updates {
   static std::shared_ptr<void> hold_arguments(model_t m, const Tuple& args) {
     if constexpr (keeps_uses && std::is_copy_constructible_v<Tuple>) {
       reserve_use(m);
-      return std::make_shared<Tuple>(args);
+      // The copy takes ownership of what the arguments borrow from the
+      // updating call (ACL's plan argument: the executor's plan and the
+      // workspace's owner), which is gone before the model runs the task.
+      auto held = std::make_shared<Tuple>(args);
+      std::apply([](auto&... a) { (::keel::checked::detail::keep_for_later(a), ...); }, *held);
+      return held;
     } else {
       (void)m;
       (void)args;

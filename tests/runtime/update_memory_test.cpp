@@ -166,6 +166,18 @@ KEEL_BACKEND_TEST("update memory: run_on(s, ex) in an update takes a workspace t
   CHECK(pool.statistics().allocations == 1);
   CHECK(pool.statistics().used >= bytes);
   CHECK(runs_to<F>(m, s, o, 9.0f));
+  {
+    // On a stream with no registration the workspace is the device's, freed
+    // once nothing holds it: the group holds it while the task runs on it.
+    typename F::stream w{F::device()};
+    auto third = o.prepare<F>(3.0f);
+    keel::basic_update_scope<B> update{w, group};
+    keel::ops::run_on(w, third);
+    update.end();
+    w.synchronize();
+  }
+  CHECK(runs_to<F>(m, s, o, 13.0f));
+  CHECK(runs_to<F>(m, s, o, 13.0f));
 }
 
 KEEL_BACKEND_TEST("update memory: a captured operator keeps its workspace after the caller drops the buffer",

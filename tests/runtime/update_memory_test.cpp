@@ -166,6 +166,18 @@ KEEL_BACKEND_TEST("update memory: run_on(s, ex) in an update takes a workspace t
   CHECK(pool.statistics().allocations == 1);
   CHECK(pool.statistics().used >= bytes);
   CHECK(runs_to<F>(m, s, o, 9.0f));
+  {
+    // On a stream with no registration the workspace is the device's, freed
+    // once nothing holds it: the group holds it while the task runs on it.
+    typename F::stream w{F::device()};
+    auto third = o.prepare<F>(3.0f);
+    keel::basic_update_scope<B> update{w, group};
+    keel::ops::run_on(w, third);
+    update.end();
+    w.synchronize();
+  }
+  CHECK(runs_to<F>(m, s, o, 13.0f));
+  CHECK(runs_to<F>(m, s, o, 13.0f));
 }
 
 KEEL_BACKEND_TEST("update memory: a captured operator keeps its workspace after the caller drops the buffer",
@@ -309,6 +321,49 @@ KEEL_BACKEND_TEST("capture memory: pool allocations inside conditional bodies, n
   m.reset();
   s.synchronize();
   CHECK(pool.statistics().used == 0);
+}
+
+KEEL_BACKEND_TEST("capture memory: a body captured with a pool of its own gives the model that pool's memory",
+                  "[runtime][update_memory][memory_pool][conditional]") {
+  using F = TestType;
+  using B = typename F::backend;
+  typename F::stream s{F::device()}, side{F::device()};
+  keel::basic_memory_pool<B> body_pool{F::device(), {"body pool"}};
+  bmm o;
+  auto ex = o.prepare<F>(2.0f);
+  const std::size_t bytes = ex.workspace_size();
+  constexpr std::size_t scratch = 4096;
+  static const float one = 1.0f;
+  float* body_at = nullptr;
+  typename F::model m;
+  {
+    typename F::capture_scope capture{s};  // the model's capture has no pool
+    auto c = keel::make_condition<B>(s, 1, false);
+    auto body = keel::if_<B>(s, c);
+    {
+      keel::basic_body_capture_scope<B> into{side, body, body_pool};
+      {
+        auto x = body_pool.allocate(side, scratch);
+        body_at = x.template data_as<float>();
+        F::axpy(side, body_at, &one, &one, 1.0f);
+      }
+      keel::ops::run_on(side, ex);  // its workspace from the body's pool
+      into.end();
+    }
+    m = capture.end();
+  }
+  s.synchronize();
+  CHECK(m.holds_pool_memory());
+  CHECK(body_pool.statistics().allocations == 2);
+  CHECK(body_pool.statistics().used >= scratch + bytes);
+  auto other = body_pool.allocate(s, scratch);
+  CHECK(other.data() != body_at);
+  CHECK(runs_to<F>(m, s, o, 9.0f));
+  CHECK(*body_at == 2.0f);
+  other.reset();
+  m.reset();
+  s.synchronize();
+  CHECK(body_pool.statistics().used == 0);
 }
 
 KEEL_BACKEND_TEST("allocator registration: moves carry the registration, a moved-from one holds none",

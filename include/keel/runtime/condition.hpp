@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -135,6 +136,10 @@ std::vector<basic_model_ref<B>> switch_(basic_stream_ref<B> s, basic_condition<B
  * body it is nested in) was given a memory pool (basic_capture_scope's pool
  * constructor), allocations from that pool on this capture's streams, and
  * ops::run_on's workspaces there, belong to the parent's model like its own.
+ * Given a pool of its own, the body takes run_on's workspaces from it, and
+ * what it allocates from it belongs to the model at the root of its
+ * captures as well (handed to it when that capture ends; a cancelled body
+ * capture's too, a runtime keeping what a body recorded).
  *
  * Ownership: holds the capture, not the body (its parent model owns it);
  * neither copyable nor movable; left without end(), the capture is discarded
@@ -154,12 +159,22 @@ class [[nodiscard]] basic_body_capture_scope {
                            capture_mode mode = capture_mode::global)
       : stream_(stream), body_(body) {
     B::capture_into_begin(stream_.checked("keel::body_capture_scope"), detail::checked_handle(body, "keel::body_capture_scope"), mode);
-    try {
-      follow_parent_pool();
-    } catch (...) {
-      B::capture_into_discard(stream_.native_handle(), detail::handle_of(body_));
-      throw;
-    }
+    route(nullptr);
+  }
+  /**
+   * @brief Begins capturing @p stream's work into @p body, with allocations
+   * from @p pool (a basic_memory_pool or its view) for the body's model (see
+   * the class). @throws keel::error as the other constructor; nothing is
+   * taken from the pool then.
+   */
+  template <class Pool, class = decltype(std::declval<const Pool&>().capture_source())>
+  basic_body_capture_scope(basic_stream_ref<B> stream, basic_model_ref<B> body, const Pool& pool,
+                           capture_mode mode = capture_mode::global)
+      : stream_(stream), body_(body) {
+    auto own = pool.capture_source();
+    B::capture_into_begin(stream_.checked("keel::body_capture_scope"),
+                          detail::checked_handle(body, "keel::body_capture_scope"), mode);
+    route(std::move(own));
   }
   basic_body_capture_scope(const basic_body_capture_scope&) = delete;
   basic_body_capture_scope& operator=(const basic_body_capture_scope&) = delete;
@@ -174,15 +189,24 @@ class [[nodiscard]] basic_body_capture_scope {
   /** @brief Ends the capture; the body holds the work. @throws keel::error invalid_state (ended already). */
   void end() {
     if (!active_) throw_error(errc::invalid_state, "keel::body_capture_scope::end", "the capture already ended");
+    // The own pool's memory goes to the root capture first: should the end
+    // fail, it stays held (never given back while the body may use it).
+    if (own_memory_) routes::adopt(device_key(), capture_id_, own_memory_);
     B::capture_into_end(stream_.native_handle());
     active_ = false;
-    leave_pool();
+    leave_pools();
   }
   /** @brief Ends the capture; the body is not captured again (host: it stays empty). Throws: nothing. */
   void cancel() noexcept {
+    if (active_ && own_memory_) {
+      try {
+        routes::adopt(device_key(), capture_id_, own_memory_);
+      } catch (...) {  // no room: given back with the scope, as a cancelled capture's
+      }
+    }
     if (active_) B::capture_into_discard(stream_.native_handle(), detail::handle_of(body_));
     active_ = false;
-    leave_pool();
+    leave_pools();
   }
   /// Whether the capture is still in progress.
   bool active() const noexcept { return active_; }
@@ -192,34 +216,53 @@ class [[nodiscard]] basic_body_capture_scope {
  private:
   using routes = detail::capture_memory_routes<B>;
   const void* device_key() const noexcept { return &B::device_of(stream_.native_handle()); }
-  // The parent capture's pool (if it has one) takes this capture's allocations too.
-  void follow_parent_pool() {
-    const void* dev = device_key();
-    const std::uint64_t parent = B::body_parent_capture(detail::handle_of(body_));
-    typename routes::source_ptr source = routes::find(dev, parent);
-    if (!source) return;
-    const std::uint64_t id = stream_capture_status<B>(stream_.native_handle()).capture_id;
-    if (!source->join_capture(id, parent)) return;
+  // Links this capture to its parent's (its memory goes to the root
+  // capture's model); the parent's pool, if any, takes its allocations too,
+  // and run_on's workspaces come from @p own when given, else from that pool.
+  // Strong: a failure discards the capture begun.
+  void route(typename routes::source_ptr own) {
     try {
-      routes::add(dev, id, source);
+      const void* dev = device_key();
+      const std::uint64_t parent = B::body_parent_capture(detail::handle_of(body_));
+      capture_id_ = stream_capture_status<B>(stream_.native_handle()).capture_id;
+      routes::link_body(dev, capture_id_, parent);
+      linked_ = true;
+      if (typename routes::source_ptr theirs = routes::find(dev, parent)) {
+        if (theirs->join_capture(capture_id_, parent)) joined_ = std::move(theirs);
+      }
+      if (own) {
+        own_memory_ = own->begin_capture(capture_id_);
+        own_ = std::move(own);
+      }
+      if (own_ || joined_) {
+        routes::add(dev, capture_id_, own_ ? own_ : joined_);
+        routed_ = true;
+      }
     } catch (...) {
-      source->end_capture(id);
+      B::capture_into_discard(stream_.native_handle(), detail::handle_of(body_));
+      active_ = false;
+      leave_pools();
       throw;
     }
-    capture_id_ = id;
-    source_ = std::move(source);
   }
-  void leave_pool() noexcept {
-    if (!source_) return;
-    routes::remove(device_key(), capture_id_);
-    source_->end_capture(capture_id_);
-    source_.reset();
+  void leave_pools() noexcept {
+    const void* dev = device_key();
+    if (routed_) routes::remove(dev, capture_id_);
+    if (joined_) joined_->end_capture(capture_id_);
+    if (own_) own_->end_capture(capture_id_);
+    if (linked_) routes::unlink_body(dev, capture_id_);
+    routed_ = linked_ = false;
+    joined_.reset();
+    own_.reset();
+    own_memory_.reset();
   }
   detail::stream_anchor<B> stream_;
   basic_model_ref<B> body_;
   bool active_ = true;
+  bool linked_ = false, routed_ = false;
   std::uint64_t capture_id_ = 0;
-  typename routes::source_ptr source_;
+  typename routes::source_ptr joined_, own_;  // the parent's pool, and its own
+  std::shared_ptr<detail::model_attachment<B>> own_memory_;
 };
 
 /** @brief The conditional layer's handles (see KEEL_RUNTIME_STREAM_ALIASES). */

@@ -3,6 +3,7 @@
 // basic_capture_scope, the RAII capture that yields one.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -48,6 +49,19 @@ struct model_attachment {
   virtual ~model_attachment() = default;
   virtual void before_execute(typename B::stream_handle s) = 0;
   virtual void after_execute(typename B::stream_handle s) noexcept = 0;
+};
+
+// The memory of several pools one model holds (its capture's, and its
+// conditional bodies' own pools'), executed as one.
+template <class B>
+struct model_attachments final : model_attachment<B> {
+  std::vector<std::shared_ptr<model_attachment<B>>> parts;
+  void before_execute(typename B::stream_handle s) override {
+    for (const auto& p : parts) p->before_execute(s);
+  }
+  void after_execute(typename B::stream_handle s) noexcept override {
+    for (const auto& p : parts) p->after_execute(s);
+  }
 };
 
 // A pool a capture draws from: begin_capture registers the capture's id
@@ -112,16 +126,73 @@ class capture_memory_routes {
     return find(&B::device_of(s), info.capture_id);
   }
 
+  // A conditional body's capture @p id, made for capture @p parent: its
+  // memory goes to the model of the capture at the root of that chain.
+  static void link_body(const void* device, std::uint64_t id, std::uint64_t parent) {
+    state& st = get();
+    std::lock_guard<std::mutex> lock(st.m);
+    std::uint64_t root = parent;
+    for (const link& l : st.links)
+      if (l.device == device && l.id == parent) root = l.root;
+    st.links.push_back(link{device, id, root});
+    st.pending.store(st.links.size() + st.held.size(), std::memory_order_release);
+  }
+  static void unlink_body(const void* device, std::uint64_t id) noexcept {
+    state& st = get();
+    std::lock_guard<std::mutex> lock(st.m);
+    st.links.erase(std::remove_if(st.links.begin(), st.links.end(),
+                                  [&](const link& l) { return l.device == device && l.id == id; }),
+                   st.links.end());
+    st.pending.store(st.links.size() + st.held.size(), std::memory_order_release);
+  }
+  // What a body's own pool gave its capture goes to the root capture's
+  // model: held here until that capture ends (take) or is discarded.
+  static void adopt(const void* device, std::uint64_t body, std::shared_ptr<model_attachment<B>> memory) {
+    state& st = get();
+    std::lock_guard<std::mutex> lock(st.m);
+    std::uint64_t root = body;
+    for (const link& l : st.links)
+      if (l.device == device && l.id == body) root = l.root;
+    st.held.push_back(held_memory{device, root, std::move(memory)});
+    st.pending.store(st.links.size() + st.held.size(), std::memory_order_release);
+  }
+  // Moves what waits for capture @p root to @p out. Strong guarantee.
+  static void take(const void* device, std::uint64_t root, std::vector<std::shared_ptr<model_attachment<B>>>& out) {
+    state& st = get();
+    std::lock_guard<std::mutex> lock(st.m);
+    const auto mine = [&](const held_memory& h) { return h.device == device && h.root == root; };
+    out.reserve(out.size() + static_cast<std::size_t>(std::count_if(st.held.begin(), st.held.end(), mine)));
+    for (held_memory& h : st.held)
+      if (mine(h)) out.push_back(std::move(h.memory));  // reserved: cannot throw
+    st.held.erase(std::remove_if(st.held.begin(), st.held.end(), mine), st.held.end());
+    st.pending.store(st.links.size() + st.held.size(), std::memory_order_release);
+  }
+  // Whether any body memory waits for its root capture (one atomic load).
+  static bool any_pending() noexcept { return get().pending.load(std::memory_order_acquire) != 0; }
+
  private:
   struct route {
     const void* device;
     std::uint64_t id;
     source_ptr source;
   };
+  struct link {
+    const void* device;
+    std::uint64_t id;
+    std::uint64_t root;
+  };
+  struct held_memory {
+    const void* device;
+    std::uint64_t root;
+    std::shared_ptr<model_attachment<B>> memory;
+  };
   struct state {
     std::mutex m;
     std::vector<route> routes;
     std::atomic<std::size_t> count{0};
+    std::vector<link> links;
+    std::vector<held_memory> held;
+    std::atomic<std::size_t> pending{0};  // links.size() + held.size()
   };
   // Never destroyed: a scope may end during static destruction.
   static state& get() {
@@ -464,11 +535,28 @@ class [[nodiscard]] basic_capture_scope {
   [[nodiscard]] basic_model<B> end() {
     if (!active_)
       throw_error(errc::invalid_state, "keel::capture_scope::end", "the capture already ended (end() or cancel())");
+    using routes = detail::capture_memory_routes<B>;
+    // What the own pools of conditional bodies captured in it gave (the
+    // capture's id is known while it runs), joined before the end, which
+    // cannot be undone: nothing after it allocates.
+    if (routes::any_pending())
+      routes::take(device_key(), stream_capture_status<B>(stream_.native_handle()).capture_id, body_memory_);
+    std::shared_ptr<detail::model_attachments<B>> all;
+    if (!body_memory_.empty()) {
+      all = std::make_shared<detail::model_attachments<B>>();
+      all->parts.reserve(body_memory_.size() + 1);
+    }
     auto model = basic_model<B>::adopt(B::capture_end(stream_.native_handle()));
     active_ = false;
     if (source_) {
-      detail::capture_memory_routes<B>::remove(device_key(), capture_id_);
+      routes::remove(device_key(), capture_id_);
       source_->end_capture(capture_id_);
+    }
+    if (all) {
+      if (memory_) all->parts.push_back(std::move(memory_));
+      for (auto& m : body_memory_) all->parts.push_back(std::move(m));  // reserved: cannot throw
+      body_memory_.clear();
+      memory_ = std::move(all);
     }
     model.memory_ = std::move(memory_);
     source_.reset();
@@ -476,14 +564,22 @@ class [[nodiscard]] basic_capture_scope {
   }
   /** @brief Ends the capture and throws the partial model away, with what it took from its pool; nothing when not active. Throws: nothing. */
   void cancel() noexcept {
+    using routes = detail::capture_memory_routes<B>;
+    if (active_ && routes::any_pending()) {
+      try {
+        routes::take(device_key(), stream_capture_status<B>(stream_.native_handle()).capture_id, body_memory_);
+      } catch (...) {  // left held: kept rather than given back while a discarded body may still hold it
+      }
+    }
     if (active_) B::capture_discard(stream_.native_handle());
     active_ = false;
     if (source_) {
-      detail::capture_memory_routes<B>::remove(device_key(), capture_id_);
+      routes::remove(device_key(), capture_id_);
       source_->end_capture(capture_id_);
     }
     source_.reset();
     memory_.reset();
+    body_memory_.clear();
   }
   /// Whether the capture is still in progress (neither end() nor cancel() finished it).
   bool active() const noexcept { return active_; }
@@ -497,6 +593,7 @@ class [[nodiscard]] basic_capture_scope {
   std::uint64_t capture_id_ = 0;
   std::shared_ptr<detail::capture_memory_source<B>> source_;
   std::shared_ptr<detail::model_attachment<B>> memory_;
+  std::vector<std::shared_ptr<detail::model_attachment<B>>> body_memory_;  // its bodies' own pools'
 };
 
 KEEL_END_NAMESPACE  // namespace keel

@@ -187,9 +187,16 @@ void backend<Native>::update_end(stream_handle s) {
     const std::shared_ptr<model_uses> home = gb.uses.lock();
     std::vector<uses_change> changes;
     std::shared_ptr<model_uses::table> room;
-    if (home) {
-      changes = group_changes(gb.id, std::move(gb.staged_uses));
-      room = home->room(changes.size());
+    try {
+      if (home) {
+        changes = group_changes(gb.id, std::move(gb.staged_uses));
+        room = home->room(changes.size());
+      }
+    } catch (...) {  // no memory to keep the update's uses: it is abandoned, the group unchanged
+      gb.staged_uses.clear();
+      N::update_discard(s, g);
+      N::end_claim(g);
+      throw;
     }
     gb.staged_uses.clear();
     const std::uint64_t sequence = gb.update_sequence;

@@ -21,6 +21,7 @@
 #include "keel/runtime/checked/books.hpp"
 #include "keel/runtime/checked/build_books.hpp"
 #include "keel/runtime/checked/rules.hpp"
+#include "keel/runtime/model_memory.hpp"
 #include "keel/runtime/model_tasks.hpp"
 #include "keel/runtime/types.hpp"
 
@@ -245,9 +246,29 @@ struct backend : Native {
   static model_handle capture_end(stream_handle s);
   static void capture_discard(stream_handle s) noexcept;
   static void destroy_model(model_handle m) noexcept;
+  // The pool's sharing rule applies to every execution, through the owner
+  // or a view: the memory is in the model's books, where both reach it.
   static void execute(model_handle m, stream_handle s) {
-    if (N::books(s).redirect.load(std::memory_order_acquire) == 0) return N::execute(m, s);
-    issue(s, task_kind::model, "keel::model::execute", [&] { N::captured_execute(m, s); });
+    model_memory_t* const memory = model_memory(m);
+    if (memory != nullptr) memory->before_execute(s);
+    if (N::books(s).redirect.load(std::memory_order_acquire) == 0) {
+      N::execute(m, s);
+    } else {
+      issue(s, task_kind::model, "keel::model::execute", [&] { N::captured_execute(m, s); });
+    }
+    if (memory != nullptr) memory->after_execute(s);
+  }
+
+  // The pool memory a capture took (keel/runtime/model_memory.hpp), in the model's books.
+  using model_memory_t = ::keel::detail::model_memory<stream_handle>;
+  static model_memory_t* model_memory(model_handle m) noexcept {
+    return static_cast<model_memory_t*>(N::books(m).memory.get());
+  }
+  static void attach_model_memory(model_handle m, std::shared_ptr<model_memory_t> memory) noexcept {
+    N::books(m).memory = std::move(memory);
+  }
+  static std::shared_ptr<model_memory_t> detach_model_memory(model_handle m) noexcept {
+    return std::static_pointer_cast<model_memory_t>(std::exchange(N::books(m).memory, nullptr));
   }
   static std::size_t task_count(model_handle m) noexcept { return N::books(m).tasks; }
   static std::size_t group_count(model_handle m) noexcept { return N::books(m).groups; }

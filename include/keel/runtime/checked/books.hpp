@@ -156,13 +156,20 @@ struct group_books {
   /// @endcond
 };
 
-/** @brief A model's books: what capture counted, and its life flag (its groups read it). */
+/**
+ * @brief A model's books: what capture counted, its life flag (its groups
+ * read it), and the pool memory its capture took.
+ */
 struct model_books {
   /// @cond
   std::uint64_t id = 0;  // the capture's id: model.id(), what capture_info::capture_id reported
   std::size_t tasks = 0;
   std::size_t groups = 0;
   std::shared_ptr<std::atomic<bool>> alive;
+  // A keel::detail::model_memory<stream_handle> (the checked layer's
+  // attach_model_memory put it there, typed): set once before the model is
+  // handed out, read by every execution, dropped when the model is destroyed.
+  std::shared_ptr<void> memory;
   /// @endcond
 };
 

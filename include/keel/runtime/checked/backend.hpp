@@ -51,21 +51,52 @@ struct built_models;
  * books' lock (a kernel body that runs at issue, `kernel_body_runs_at_issue`,
  * runs after it).
  *
+ * @p Native is a protected base: the eager calls passed through unchanged
+ * are named public below, and the captured, staged and claim calls, which
+ * run work without the rules, cannot be named through the backend type.
+ *
  * Ownership: as the runtime requirement says; the books live in the native
  * records. Thread safety: every call is thread-safe; the device books' lock
  * orders capture changes, a stream's update lock its update. Exceptions:
  * keel::error naming the API and the rule; a refused call changes nothing.
  */
 template <class Native>
-struct backend : Native {
-  /// @cond KEEL_BACKEND_OPERATIONS
+struct backend : protected Native {
+ protected:
   using N = Native;
+
+ public:
+  /// @cond KEEL_BACKEND_OPERATIONS
+  // The native layer is not public: its captured, staged and claim calls run
+  // work without the rules, so only the checked layer and the backend built
+  // on it (which names what else it passes through) reach them. What passes
+  // through unchanged, the eager calls the rules do not concern, is named here.
   using typename N::device_type;
   using typename N::event_handle;
   using typename N::group_handle;
   using typename N::model_handle;
   using typename N::stream_handle;
+  using typename N::buffer_handle;
+  using typename N::launch_context;
+  using typename N::condition_handle;
+  using typename N::context_handle;
   using task_kind = detail::task_kind;
+  using N::name;
+
+  using N::create_stream;
+  using N::device_of;
+  using N::id_of;
+  using N::retain_stream;
+  using N::release_stream;
+  using N::create_event;
+  using N::destroy_event;
+  using N::flags_of;
+  using N::destroy_group;
+  using N::allocate;
+  using N::free_async;
+  using N::data;
+  using N::size;
+  using N::keep_alive;
 
   // Staged updates are dropped on abandon, whatever the runtime can cancel.
   static constexpr bool abandon_restores_group = true;

@@ -539,6 +539,54 @@ KEEL_BACKEND_TEST("memory pool: models captured into one pool share memory relea
   CHECK(pool.statistics().used == 0);
 }
 
+KEEL_BACKEND_TEST("memory pool: the sharing rule holds through a model's views, not only its owner",
+                  "[runtime][memory_pool][model]") {
+  KEEL_USING_BACKEND(TestType);
+  stream s{dev}, t{dev};
+  pool_of<TestType> pool{dev, {"shared-views"}};
+  static const float one = 1.0f, two = 2.0f;
+  auto out = pool.allocate(s, sizeof(float));
+  auto capture_one = [&](float alpha) {
+    capture_scope capture{s, pool};
+    auto tmp = pool.allocate(s, 64 * kib);  // released inside the capture: shared with later captures
+    auto* t0 = tmp.template data_as<float>();
+    TestType::axpy(s, t0, &one, &two, alpha);
+    TestType::axpy(s, out.template data_as<float>(), t0, &one, 0.0f);
+    tmp.reset();
+    return capture.end();
+  };
+  model a = capture_one(1.0f);
+  model b = capture_one(2.0f);
+  CHECK(a.holds_pool_memory());
+  CHECK(b.holds_pool_memory());
+  const model_ref view_b = b;                                  // an owner's view
+  const model_ref native_view_a{dev, a.native_handle()};      // a view made from the native handle
+  keel_test::gate g, h;
+  g.hold(s.ref());
+  a.execute(s);
+  KEEL_REQUIRE_ERROR(view_b.execute(t), keel::errc::invalid_state, "concurrently");
+  g.open();
+  s.synchronize();
+  h.hold(t.ref());
+  view_b.execute(t);  // a has finished: fine now, and b runs on t
+  KEEL_REQUIRE_ERROR(native_view_a.execute(s), keel::errc::invalid_state, "concurrently");
+  h.open();
+  t.synchronize();
+  native_view_a.execute(s);
+  s.synchronize();
+  CHECK(*out.template data_as<float>() == 3.0f);
+  // A moved owner keeps the memory (it is the model's, not the handle object's).
+  model moved = std::move(a);
+  CHECK(moved.holds_pool_memory());
+  CHECK_FALSE(a.holds_pool_memory());
+  moved.reset();
+  b.reset();
+  out.reset();
+  s.synchronize();
+  t.synchronize();
+  CHECK(pool.statistics().used == 0);
+}
+
 // ---- per-stream allocators ---------------------------------------------------
 
 KEEL_BACKEND_TEST("memory pool: a registration makes the pool its stream's allocator until it is dropped",

@@ -122,7 +122,7 @@ model_query& query_of(model_box* box) {
       for (void* e : book().events)
         if (t.info.event != 0 && static_cast<hb::event_handle>(e)->id == t.info.event) t.event = e;
       for (hb::group_handle g : box->groups)
-        if (t.info.group != 0 && hb::books(g).id == t.info.group) t.group = g;
+        if (t.info.group != 0 && keel::host::detail::native::books(g).id == t.info.group) t.group = g;
     }
     q->handles.push_back(std::move(h));
   }

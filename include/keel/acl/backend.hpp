@@ -186,6 +186,14 @@ struct backend : checked::backend<detail::native>, checked::built_models<detail:
   using typename checked::backend<detail::native>::device_type;
   using typename checked::backend<detail::native>::stream_handle;
   using context_handle = detail::native::context_handle;
+  // The ACL native calls that pass through unchecked: the vendor handles'
+  // conversions (keel's records to and from aclrtStream, aclrtEvent, ...)
+  // and the runtime's own dumps.
+  using detail::native::to_native;
+  using detail::native::from_native;
+  using detail::native::release_native;
+  using detail::native::debug_print;
+  using detail::native::debug_json_print;
   /// @endcond
 };
 

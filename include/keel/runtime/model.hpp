@@ -21,6 +21,7 @@
 #include "keel/runtime/backend.hpp"
 #include "keel/runtime/backend/introspection.hpp"
 #include "keel/runtime/model_lifetime.hpp"
+#include "keel/runtime/model_memory.hpp"
 #include "keel/runtime/model_tasks.hpp"
 #include "keel/runtime/stream.hpp"
 #include "keel/runtime/types.hpp"
@@ -39,17 +40,22 @@ struct model_traits {
   static void close(native_type h) noexcept { B::destroy_model(h); }
 };
 
-// What a model holds beyond its native handle: the memory a capture took
-// from a pool (keel/runtime/memory_pool.hpp). The model tells it where it
-// executes (a pool shared between models checks that they never run
-// concurrently), and destroying it returns the memory in the order of the
-// stream that executed the model last.
+// What a model holds beyond its native handle (keel/runtime/model_memory.hpp).
 template <class B>
-struct model_attachment {
-  virtual ~model_attachment() = default;
-  virtual void before_execute(typename B::stream_handle s) = 0;
-  virtual void after_execute(typename B::stream_handle s) noexcept = 0;
-};
+using model_attachment = model_memory<typename B::stream_handle>;
+
+// Whether B keeps a model's memory in the model's books
+// (attach_model_memory, model_memory, detach_model_memory): then the owner
+// and every view of the model reach it, and B's execute applies the pool's
+// sharing rule. Without them the owner holds it and applies the rule itself.
+template <class B, class = void>
+struct keeps_model_memory : std::false_type {};
+template <class B>
+struct keeps_model_memory<B, std::void_t<decltype(B::model_memory(std::declval<typename B::model_handle>())),
+                                          decltype(B::detach_model_memory(std::declval<typename B::model_handle>())),
+                                          decltype(B::attach_model_memory(std::declval<typename B::model_handle>(),
+                                                                          std::shared_ptr<model_attachment<B>>{}))>>
+    : std::true_type {};
 
 // The memory of several pools one model holds (its capture's, and its
 // conditional bodies' own pools'), executed as one.
@@ -209,7 +215,10 @@ class model_ops {
   /**
    * @brief Runs the recorded work on @p stream, after the stream's earlier
    * work, reading memory as it is when it runs. Asynchronous; any number of
-   * times, on any stream.
+   * times, on any stream. A model that holds pool memory also checks the
+   * pool's sharing rule, through its owner or any view: two models sharing
+   * memory of one pool never execute concurrently (throws keel::error
+   * invalid_state naming the pool when it can tell they would).
    */
   void execute(basic_stream_ref<B> stream) const {
     B::execute(checked("keel::model::execute"), checked_handle(stream, "keel::model::execute"));
@@ -392,10 +401,9 @@ class basic_model : public basic_model_ref<B> {
   ~basic_model() { reset(); }
 
   /**
-   * @brief Runs the recorded work on @p stream (see model_ops::execute). A
-   * model that holds pool memory also checks the pool's sharing rule: two
-   * models sharing memory of one pool never execute concurrently (throws
-   * keel::error invalid_state naming the pool when it can tell they would).
+   * @brief Runs the recorded work on @p stream (see model_ops::execute, which
+   * the pool's sharing rule is checked in; an owner checks it here only over
+   * a backend that keeps no model books).
    */
   void execute(basic_stream_ref<B> stream) const {
     auto m = detail::checked_handle(*this, "keel::model::execute");
@@ -412,6 +420,9 @@ class basic_model : public basic_model_ref<B> {
    */
   [[nodiscard]] native_handle_type release() noexcept {
     memory_.reset();
+    if constexpr (detail::keeps_model_memory<B>::value) {
+      if (this->handle_ != typename B::model_handle{}) (void)B::detach_model_memory(this->handle_);
+    }
     return native_of::release(std::exchange(this->handle_, {}));
   }
   /**
@@ -423,7 +434,12 @@ class basic_model : public basic_model_ref<B> {
     memory_.reset();
   }
   /// Whether the model holds memory a capture took from a pool.
-  bool holds_pool_memory() const noexcept { return static_cast<bool>(memory_); }
+  bool holds_pool_memory() const noexcept {
+    if constexpr (detail::keeps_model_memory<B>::value) {
+      if (this->handle_ != typename B::model_handle{} && B::model_memory(this->handle_) != nullptr) return true;
+    }
+    return static_cast<bool>(memory_);
+  }
   /// Exchanges what this and the other object hold.
   void swap(basic_model& other) noexcept {
     std::swap(this->handle_, other.handle_);
@@ -440,7 +456,16 @@ class basic_model : public basic_model_ref<B> {
   explicit basic_model(typename B::model_handle h) noexcept : base(detail::from_handle, h) {}
   // What a capture scope's end() makes of the backend's new model.
   static basic_model adopt(typename B::model_handle h) noexcept { return basic_model(h); }
-  std::shared_ptr<detail::model_attachment<B>> memory_;
+  // The capture's pool memory: into the model's books where the backend
+  // keeps them (its destroy_model drops it), else held here.
+  void take_memory(std::shared_ptr<detail::model_attachment<B>> memory) noexcept {
+    if (!memory) return;
+    if constexpr (detail::keeps_model_memory<B>::value)
+      B::attach_model_memory(this->handle_, std::move(memory));
+    else
+      memory_ = std::move(memory);
+  }
+  std::shared_ptr<detail::model_attachment<B>> memory_;  // a backend without model books: the owner holds it
 };
 
 /**
@@ -558,7 +583,7 @@ class [[nodiscard]] basic_capture_scope {
       body_memory_.clear();
       memory_ = std::move(all);
     }
-    model.memory_ = std::move(memory_);
+    model.take_memory(std::move(memory_));
     source_.reset();
     return model;
   }

@@ -21,6 +21,7 @@
 #include "keel/runtime/checked/books.hpp"
 #include "keel/runtime/checked/build_books.hpp"
 #include "keel/runtime/checked/rules.hpp"
+#include "keel/runtime/model_memory.hpp"
 #include "keel/runtime/model_tasks.hpp"
 #include "keel/runtime/types.hpp"
 
@@ -50,21 +51,52 @@ struct built_models;
  * books' lock (a kernel body that runs at issue, `kernel_body_runs_at_issue`,
  * runs after it).
  *
+ * @p Native is a protected base: the eager calls passed through unchanged
+ * are named public below, and the captured, staged and claim calls, which
+ * run work without the rules, cannot be named through the backend type.
+ *
  * Ownership: as the runtime requirement says; the books live in the native
  * records. Thread safety: every call is thread-safe; the device books' lock
  * orders capture changes, a stream's update lock its update. Exceptions:
  * keel::error naming the API and the rule; a refused call changes nothing.
  */
 template <class Native>
-struct backend : Native {
-  /// @cond KEEL_BACKEND_OPERATIONS
+struct backend : protected Native {
+ protected:
   using N = Native;
+
+ public:
+  /// @cond KEEL_BACKEND_OPERATIONS
+  // The native layer is not public: its captured, staged and claim calls run
+  // work without the rules, so only the checked layer and the backend built
+  // on it (which names what else it passes through) reach them. What passes
+  // through unchanged, the eager calls the rules do not concern, is named here.
   using typename N::device_type;
   using typename N::event_handle;
   using typename N::group_handle;
   using typename N::model_handle;
   using typename N::stream_handle;
+  using typename N::buffer_handle;
+  using typename N::launch_context;
+  using typename N::condition_handle;
+  using typename N::context_handle;
   using task_kind = detail::task_kind;
+  using N::name;
+
+  using N::create_stream;
+  using N::device_of;
+  using N::id_of;
+  using N::retain_stream;
+  using N::release_stream;
+  using N::create_event;
+  using N::destroy_event;
+  using N::flags_of;
+  using N::destroy_group;
+  using N::allocate;
+  using N::free_async;
+  using N::data;
+  using N::size;
+  using N::keep_alive;
 
   // Staged updates are dropped on abandon, whatever the runtime can cancel.
   static constexpr bool abandon_restores_group = true;
@@ -248,7 +280,11 @@ struct backend : Native {
   static model_handle capture_end(stream_handle s);
   static void capture_discard(stream_handle s) noexcept;
   static void destroy_model(model_handle m) noexcept;
+  // The pool's sharing rule applies to every execution, through the owner
+  // or a view: the memory is in the model's books, where both reach it.
   static void execute(model_handle m, stream_handle s) {
+    model_memory_t* const memory = model_memory(m);
+    if (memory != nullptr) memory->before_execute(s);
     if constexpr (keeps_uses) {
       // The table this execution runs with stays until the stream passes it
       // (captured: as long as the outer model), whatever updates do meanwhile.
@@ -257,18 +293,34 @@ struct backend : Native {
       if (N::books(s).redirect.load(std::memory_order_acquire) == 0) {
         N::execute(m, s);
         if (table) N::keep_with_work(s, std::move(table));
-        return;
+      } else {
+        issue(s, task_kind::model, "keel::model::execute", [&] {
+          std::vector<std::shared_ptr<void>>& kept = N::books(s).session->uses;
+          if (table) kept.reserve(kept.size() + 1);
+          N::captured_execute(m, s);
+          if (table) kept.push_back(std::move(table));  // reserved: cannot throw
+        });
       }
-      issue(s, task_kind::model, "keel::model::execute", [&] {
-        std::vector<std::shared_ptr<void>>& kept = N::books(s).session->uses;
-        if (table) kept.reserve(kept.size() + 1);
-        N::captured_execute(m, s);
-        if (table) kept.push_back(std::move(table));  // reserved: cannot throw
-      });
     } else {
-      if (N::books(s).redirect.load(std::memory_order_acquire) == 0) return N::execute(m, s);
-      issue(s, task_kind::model, "keel::model::execute", [&] { N::captured_execute(m, s); });
+      if (N::books(s).redirect.load(std::memory_order_acquire) == 0) {
+        N::execute(m, s);
+      } else {
+        issue(s, task_kind::model, "keel::model::execute", [&] { N::captured_execute(m, s); });
+      }
     }
+    if (memory != nullptr) memory->after_execute(s);
+  }
+
+  // The pool memory a capture took (keel/runtime/model_memory.hpp), in the model's books.
+  using model_memory_t = ::keel::detail::model_memory<stream_handle>;
+  static model_memory_t* model_memory(model_handle m) noexcept {
+    return static_cast<model_memory_t*>(N::books(m).memory.get());
+  }
+  static void attach_model_memory(model_handle m, std::shared_ptr<model_memory_t> memory) noexcept {
+    N::books(m).memory = std::move(memory);
+  }
+  static std::shared_ptr<model_memory_t> detach_model_memory(model_handle m) noexcept {
+    return std::static_pointer_cast<model_memory_t>(std::exchange(N::books(m).memory, nullptr));
   }
   static std::size_t task_count(model_handle m) noexcept { return N::books(m).tasks; }
   static std::size_t group_count(model_handle m) noexcept { return N::books(m).groups; }

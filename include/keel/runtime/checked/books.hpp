@@ -167,7 +167,10 @@ struct group_books {
   /// @endcond
 };
 
-/** @brief A model's books: what capture counted, and its life flag (its groups read it). */
+/**
+ * @brief A model's books: what capture counted, its life flag (its groups
+ * read it), and the pool memory its capture took.
+ */
 struct model_books {
   /// @cond
   std::uint64_t id = 0;  // the capture's id: model.id(), what capture_info::capture_id reported
@@ -180,6 +183,10 @@ struct model_books {
   std::shared_ptr<model_uses> uses;
   std::vector<uses_change> staged_uses;
   std::uint64_t update_sequence = 0;
+  // A keel::detail::model_memory<stream_handle> (the checked layer's
+  // attach_model_memory put it there, typed): set once before the model is
+  // handed out, read by every execution, dropped when the model is destroyed.
+  std::shared_ptr<void> memory;
   /// @endcond
 };
 

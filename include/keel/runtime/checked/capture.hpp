@@ -127,6 +127,8 @@ template <class Native>
 void backend<Native>::destroy_model(model_handle m) noexcept {
   if constexpr (detail::has_build_books<N>()) built_models<N>::forget_build(m);  // its bound streams are unbound
   if (const auto& alive = N::books(m).alive) alive->store(false, std::memory_order_release);
+  // The pool memory goes after the model (in the order of the stream that executed it last).
+  const std::shared_ptr<void> memory = std::exchange(N::books(m).memory, nullptr);
   N::destroy_model(m);
 }
 /// @endcond

@@ -97,8 +97,8 @@ aclError code_for(errc e, call c) {
 bool has_context() noexcept {
   const thread_state& t = this_thread_state();
   if (t.current_context == nullptr) return false;
-  if (t.current_context != default_context()) return true;
-  return t.generation == book().generation.load(std::memory_order_acquire);  // aclrtResetDeviceForce released it since
+  if (!is_default_context(t.current_context)) return true;
+  return t.generation == book().devices[t.current_device].generation.load(std::memory_order_acquire);  // aclrtResetDeviceForce released it since
 }
 aclError no_context(const char* function) {
   return fail(ACL_ERROR_RT_CONTEXT_NULL, function,
@@ -139,9 +139,13 @@ using namespace keel::acl_emulation::detail;
 
 extern "C" {
 
+// CANN: gets and clears the thread's text (13_exception_handling.md); the
+// pointer stays valid until the thread's next failure.
 const char* aclGetRecentErrMsg(void) {
-  const thread_state& t = this_thread_state();
-  return t.has_recent_error ? t.recent_error.c_str() : nullptr;
+  thread_state& t = this_thread_state();
+  if (!t.has_recent_error) return nullptr;
+  t.has_recent_error = false;
+  return t.recent_error.c_str();
 }
 
 // The thread's last runtime error; Get clears it (13_exception_handling.md).

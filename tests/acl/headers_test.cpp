@@ -117,7 +117,9 @@ static_assert(!same_abi_function<int (*)(keel::acl::data_type), int (*)(int)>::v
   X(aclrtDevicePeerAccessStatus) X(aclrtGetMemInfo) X(aclrtGetRunMode) X(aclsysGetVersionStr)                \
   X(aclsysGetVersionNum) X(aclrtGetSocName) X(aclrtGetDeviceInfo) X(aclrtCtxGetCurrentDefaultStream)         \
   X(aclrtValueWrite) X(aclrtValueWait) X(aclCreateDataBuffer) X(aclDestroyDataBuffer) X(aclUpdateDataBuffer) \
-  X(aclGetDataBufferAddr) X(aclGetDataBufferSizeV2)
+  X(aclGetDataBufferAddr) X(aclGetDataBufferSizeV2) X(aclrtCreateNotify) X(aclrtDestroyNotify)              \
+  X(aclrtRecordNotify) X(aclrtWaitAndResetNotify) X(aclrtGetNotifyId) X(aclrtNotifyBatchReset)               \
+  X(aclrtGetResInCurrentThread) X(aclrtGetDeviceResLimit) X(aclrtSetDeviceResLimit) X(aclrtResetDeviceResLimit)
 
 #define KEEL_TEST_SAME_ABI(name)                                                                  \
   static_assert(same_abi_function<decltype(keel::acl::api::name)::pointer, decltype(&::name)>::value, \
@@ -138,6 +140,7 @@ static_assert(std::is_same_v<keel::acl::tensor_handle, aclTensor*>);
 static_assert(std::is_same_v<keel::acl::scalar_handle, aclScalar*>);
 static_assert(std::is_same_v<keel::acl::int_array_handle, aclIntArray*>);
 static_assert(std::is_same_v<keel::acl::executor_handle, aclOpExecutor*>);
+static_assert(std::is_same_v<keel::acl::notify_handle, aclrtNotify>);
 
 #define KEEL_TEST_VALUE(keel_value, c_value) \
   static_assert(static_cast<long long>(keel_value) == static_cast<long long>(c_value), #keel_value " != " #c_value);
@@ -308,6 +311,8 @@ KEEL_TEST_VALUE(keel::acl::value_wait::geq, ACL_STREAM_WAIT_VALUE_GEQ)
 KEEL_TEST_VALUE(keel::acl::value_wait::eq, ACL_STREAM_WAIT_VALUE_EQ)
 KEEL_TEST_VALUE(keel::acl::value_wait::and_, ACL_STREAM_WAIT_VALUE_AND)
 KEEL_TEST_VALUE(keel::acl::value_wait::nor, ACL_STREAM_WAIT_VALUE_NOR)
+KEEL_TEST_VALUE(keel::acl::device_resource::cube_core, ACL_RT_DEV_RES_CUBE_CORE)
+KEEL_TEST_VALUE(keel::acl::device_resource::vector_core, ACL_RT_DEV_RES_VECTOR_CORE)
 #undef KEEL_TEST_VALUE
 
 TEST_CASE("headers: keel's table lists exactly the functions checked against the declarations", "[acl][headers]") {

@@ -8,6 +8,7 @@
 // the other suites run with the default of one.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -300,4 +301,85 @@ TEMPLATE_TEST_CASE("several devices: each runs its own streams, from its own thr
   second.synchronize();
   CHECK(from_first == 7);
   CHECK(from_second == 8);
+}
+
+TEST_CASE("acl C API: a notify orders two streams of its device", "[acl][multi_device]") {
+  const keel::acl::api& a = api();
+  REQUIRE(a.aclrtSetDevice(0) == ok);
+  keel::acl::notify_handle n = nullptr, other = nullptr;
+  CHECK(a.aclrtCreateNotify(&n, 2) == invalid_param);  // ACL_NOTIFY_DEFAULT or ACL_NOTIFY_DEVICE_USE_ONLY
+  REQUIRE(a.aclrtCreateNotify(&n, 0) == ok);
+  REQUIRE(a.aclrtCreateNotify(&other, 1) == ok);
+  std::uint32_t id = 0, other_id = 0;
+  REQUIRE(a.aclrtGetNotifyId(n, &id) == ok);
+  REQUIRE(a.aclrtGetNotifyId(other, &other_id) == ok);
+  CHECK(id != other_id);
+
+  keel::acl::stream_handle producer = nullptr, consumer = nullptr;
+  REQUIRE(a.aclrtCreateStream(&producer) == ok);
+  REQUIRE(a.aclrtCreateStream(&consumer) == ok);
+  alignas(8) std::uint64_t value = 0;
+  // The consumer waits for the notify, then reads what the producer wrote before recording it.
+  REQUIRE(a.aclrtWaitAndResetNotify(n, consumer, 0) == ok);
+  int seen = -1;
+  REQUIRE(a.aclrtMemcpyAsync(&seen, sizeof seen, &value, sizeof seen, keel::acl::memcpy_kind::host_to_host,
+                             consumer) == ok);
+  keel::acl::stream_status status = keel::acl::stream_status::complete;
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(a.aclrtStreamQuery(consumer, &status) == ok);
+  CHECK(status == keel::acl::stream_status::not_ready);  // held by the wait
+  REQUIRE(a.aclrtValueWrite(&value, 42, 0, producer) == ok);
+  REQUIRE(a.aclrtRecordNotify(n, producer) == ok);
+  REQUIRE(a.aclrtSynchronizeStream(consumer) == ok);
+  CHECK(seen == 42);
+
+  // The wait reset it: a second wait times out (1 s) and fails its stream.
+  REQUIRE(a.aclrtWaitAndResetNotify(n, consumer, 1) == ok);
+  CHECK(a.aclrtSynchronizeStream(consumer) == 507015);  // ACL_ERROR_RT_AICORE_EXCEPTION
+  // A record, then a batch reset: the next wait would wait again.
+  REQUIRE(a.aclrtRecordNotify(other, producer) == ok);
+  REQUIRE(a.aclrtSynchronizeStream(producer) == ok);
+  keel::acl::notify_handle both[2] = {n, other};
+  CHECK(a.aclrtNotifyBatchReset(both, 0) == invalid_param);
+  REQUIRE(a.aclrtNotifyBatchReset(both, 2) == ok);
+  REQUIRE(a.aclrtWaitAndResetNotify(other, consumer, 1) == ok);
+  CHECK(a.aclrtSynchronizeStream(consumer) == 507015);
+
+  // A notify serves its own device's streams.
+  on_device(1, [&] {
+    keel::acl::stream_handle there = nullptr;
+    REQUIRE(a.aclrtCreateStream(&there) == ok);
+    CHECK(a.aclrtRecordNotify(n, there) == stream_context);
+    CHECK(a.aclrtDestroyStream(there) == ok);
+  });
+  CHECK(a.aclrtDestroyNotify(n) == ok);
+  CHECK(a.aclrtDestroyNotify(n) == 107017);  // ACL_ERROR_RT_INVALID_HANDLE
+  CHECK(a.aclrtRecordNotify(n, producer) == 107017);
+  CHECK(a.aclrtDestroyNotify(other) == ok);
+  CHECK(a.aclrtDestroyStream(producer) == ok);
+  CHECK(a.aclrtDestroyStream(consumer) == ok);
+}
+
+TEST_CASE("acl C API: each device has its own core limits for the process", "[acl][multi_device]") {
+  const keel::acl::api& a = api();
+  std::uint32_t cores = 0;
+  REQUIRE(a.aclrtGetDeviceResLimit(2, keel::acl::device_resource::vector_core, &cores) == ok);
+  CHECK(cores == 40u);  // the device's own, without a limit
+  CHECK(a.aclrtSetDeviceResLimit(2, keel::acl::device_resource::vector_core, 41) == invalid_param);
+  CHECK(a.aclrtSetDeviceResLimit(2, keel::acl::device_resource::vector_core, 0) == invalid_param);
+  CHECK(a.aclrtSetDeviceResLimit(device_count, keel::acl::device_resource::vector_core, 8) == invalid_device);
+  REQUIRE(a.aclrtSetDeviceResLimit(2, keel::acl::device_resource::vector_core, 8) == ok);
+  REQUIRE(a.aclrtSetDeviceResLimit(2, keel::acl::device_resource::cube_core, 4) == ok);
+  REQUIRE(a.aclrtGetDeviceResLimit(2, keel::acl::device_resource::vector_core, &cores) == ok);
+  CHECK(cores == 8u);
+  REQUIRE(a.aclrtGetDeviceResLimit(3, keel::acl::device_resource::vector_core, &cores) == ok);
+  CHECK(cores == 40u);  // another device keeps its own
+  on_device(2, [&] {
+    std::uint32_t mine = 0;
+    REQUIRE(a.aclrtGetResInCurrentThread(keel::acl::device_resource::cube_core, &mine) == ok);
+    CHECK(mine == 4u);
+  });
+  REQUIRE(a.aclrtResetDeviceResLimit(2) == ok);
+  REQUIRE(a.aclrtGetDeviceResLimit(2, keel::acl::device_resource::cube_core, &cores) == ok);
+  CHECK(cores == 20u);
 }

@@ -24,6 +24,29 @@ constexpr std::int32_t kVersionNum = 8 * 1000000 + 5 * 10000 + 0 * 100;
 constexpr std::int64_t kAiCores = 20, kCubeCores = 20, kVectorCores = 40, kAiCpus = 6;
 constexpr std::int64_t kL2CacheBytes = 96LL * 1024 * 1024;
 
+// The process's resource limits per device (aclrtSetDeviceResLimit): cube
+// and vector cores; 0 is no limit (the device's own counts).
+struct resource_limits {
+  std::mutex m;
+  std::uint32_t cores[max_devices][2] = {};
+};
+resource_limits& limits() {
+  static resource_limits* const l = new resource_limits;  // never destroyed, as book()
+  return *l;
+}
+std::uint32_t hardware_cores(int type) noexcept {
+  return static_cast<std::uint32_t>(type == ACL_RT_DEV_RES_CUBE_CORE ? kCubeCores : kVectorCores);
+}
+std::uint32_t core_limit(std::int32_t device, int type) {
+  std::lock_guard<std::mutex> lock(limits().m);
+  const std::uint32_t set = limits().cores[device][type];
+  return set != 0 ? set : hardware_cores(type);
+}
+void check_limit_type(int type) {
+  if (type != ACL_RT_DEV_RES_CUBE_CORE && type != ACL_RT_DEV_RES_VECTOR_CORE)
+    throw_status(ACL_ERROR_INVALID_PARAM, "unknown aclrtDevResLimitType " + std::to_string(type));
+}
+
 bool known_package(const char* name) {
   for (const char* p : {"runtime", "cann", "driver", "firmware"})
     if (std::strcmp(name, p) == 0) return true;
@@ -129,16 +152,51 @@ aclError aclrtGetDeviceCapability(std::int32_t deviceId, aclrtDevFeatureType dev
   }
 }
 
-// The calling thread may use the whole device (no aclrtSetResInCurrentThread limit).
+// The calling thread's share of its device: the process's limit
+// (aclrtSetDeviceResLimit), else the whole device (the emulation has no
+// stream-level limits).
 aclError aclrtGetResInCurrentThread(aclrtDevResLimitType type, std::uint32_t* value) {
   static constexpr const char* api = "aclrtGetResInCurrentThread";
   return guarded(api, call::other, [&] {
     require(value, api, "value");
-    switch (raw(type)) {
-      case ACL_RT_DEV_RES_CUBE_CORE: *value = static_cast<std::uint32_t>(kCubeCores); return;
-      case ACL_RT_DEV_RES_VECTOR_CORE: *value = static_cast<std::uint32_t>(kVectorCores); return;
-      default: throw_status(ACL_ERROR_INVALID_PARAM, "unknown aclrtDevResLimitType " + std::to_string(raw(type)));
-    }
+    check_limit_type(raw(type));
+    *value = core_limit(this_thread_state().current_device, raw(type));
+  });
+}
+
+// The process's limit on a device's cores (CANN: for the tasks issued after
+// it). The emulation records it and reports it; the host's threads that run
+// the device's work are not limited by it.
+aclError aclrtSetDeviceResLimit(std::int32_t deviceId, aclrtDevResLimitType type, std::uint32_t value) {
+  static constexpr const char* api = "aclrtSetDeviceResLimit";
+  return guarded(api, call::other, [&] {
+    if (!valid_device(deviceId)) throw_status(ACL_ERROR_RT_INVALID_DEVICEID, "device " + std::to_string(deviceId) +
+                                                                                " is outside [0, aclrtGetDeviceCount)");
+    check_limit_type(raw(type));
+    if (value == 0 || value > hardware_cores(raw(type)))
+      throw_status(ACL_ERROR_INVALID_PARAM, "value " + std::to_string(value) + " is outside [1, " +
+                                                std::to_string(hardware_cores(raw(type))) + "], the device's cores");
+    std::lock_guard<std::mutex> lock(limits().m);
+    limits().cores[deviceId][raw(type)] = value;
+  });
+}
+aclError aclrtGetDeviceResLimit(std::int32_t deviceId, aclrtDevResLimitType type, std::uint32_t* value) {
+  static constexpr const char* api = "aclrtGetDeviceResLimit";
+  return guarded(api, call::other, [&] {
+    require(value, api, "value");
+    if (!valid_device(deviceId)) throw_status(ACL_ERROR_RT_INVALID_DEVICEID, "device " + std::to_string(deviceId) +
+                                                                                " is outside [0, aclrtGetDeviceCount)");
+    check_limit_type(raw(type));
+    *value = core_limit(deviceId, raw(type));
+  });
+}
+aclError aclrtResetDeviceResLimit(std::int32_t deviceId) {
+  static constexpr const char* api = "aclrtResetDeviceResLimit";
+  return guarded(api, call::other, [&] {
+    if (!valid_device(deviceId)) throw_status(ACL_ERROR_RT_INVALID_DEVICEID, "device " + std::to_string(deviceId) +
+                                                                                " is outside [0, aclrtGetDeviceCount)");
+    std::lock_guard<std::mutex> lock(limits().m);
+    limits().cores[deviceId][0] = limits().cores[deviceId][1] = 0;
   });
 }
 

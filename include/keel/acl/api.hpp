@@ -228,7 +228,20 @@
   X(ascendcl, status, aclDestroyDataBuffer, (const ::aclDataBuffer* dataBuffer))                                \
   X(ascendcl, status, aclUpdateDataBuffer, (::aclDataBuffer * dataBuffer, void* data, std::size_t size))        \
   X(ascendcl, void*, aclGetDataBufferAddr, (const ::aclDataBuffer* dataBuffer))                                 \
-  X(ascendcl, std::size_t, aclGetDataBufferSizeV2, (const ::aclDataBuffer* dataBuffer))
+  X(ascendcl, std::size_t, aclGetDataBufferSizeV2, (const ::aclDataBuffer* dataBuffer))                        \
+  X(ascendcl, status, aclrtCreateNotify, (notify_handle * notify, std::uint64_t flag))                          \
+  X(ascendcl, status, aclrtDestroyNotify, (notify_handle notify))                                               \
+  X(ascendcl, status, aclrtRecordNotify, (notify_handle notify, stream_handle stream))                          \
+  X(ascendcl, status, aclrtWaitAndResetNotify, (notify_handle notify, stream_handle stream,                     \
+                                                std::uint32_t timeout))                                         \
+  X(ascendcl, status, aclrtGetNotifyId, (notify_handle notify, std::uint32_t * notifyId))                       \
+  X(ascendcl, status, aclrtNotifyBatchReset, (notify_handle * notifies, std::size_t num))                       \
+  X(ascendcl, status, aclrtGetResInCurrentThread, (device_resource type, std::uint32_t * value))                \
+  X(ascendcl, status, aclrtGetDeviceResLimit, (std::int32_t deviceId, device_resource type,                     \
+                                               std::uint32_t * value))                                          \
+  X(ascendcl, status, aclrtSetDeviceResLimit, (std::int32_t deviceId, device_resource type,                     \
+                                               std::uint32_t value))                                            \
+  X(ascendcl, status, aclrtResetDeviceResLimit, (std::int32_t deviceId))
 
 #include "keel/core/config.hpp"
 

@@ -290,6 +290,12 @@ enum class device_attribute : int {
   l2_cache_size = 302
 };
 
+/// aclrtNotify: a flag one stream records and another waits for and resets (08_notify_management.md).
+using notify_handle = void*;
+
+/// aclrtDevResLimitType (aclrtSetDeviceResLimit, aclrtGetResInCurrentThread): a device's cores.
+enum class device_resource : int { cube_core = 0, vector_core = 1 };
+
 /// aclrtValueWait's conditions (11-09_stream_memory_operation.md) on the 64-bit value at an address.
 namespace value_wait {
 inline constexpr std::uint32_t geq = 0x0;  ///< (int64_t)(*addr - value) >= 0

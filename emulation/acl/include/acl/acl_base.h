@@ -46,6 +46,7 @@ typedef void *aclrtStream;
 typedef void *aclrtEvent;
 typedef void *aclrtContext;
 typedef void *aclrtTaskGrp;
+typedef void *aclrtNotify;
 typedef int aclError;
 typedef uint16_t aclFloat16;
 

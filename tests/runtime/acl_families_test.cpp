@@ -115,6 +115,11 @@ TEST_CASE("acl C API: the system and the device describe themselves", "[acl][fam
       .join();
   CHECK(without_context == ACL_ERROR_RT_CONTEXT_NULL);
 
+  aclrtDeviceStatus health = ACL_RT_DEVICE_STATUS_ABNORMAL;
+  CHECK(KEEL_C(aclrtQueryDeviceStatus)(0, &health) == ACL_SUCCESS);
+  CHECK(health == ACL_RT_DEVICE_STATUS_NORMAL);
+  CHECK(KEEL_C(aclrtQueryDeviceStatus)(64, &health) == ACL_ERROR_RT_INVALID_DEVICEID);
+
   aclrtErrorInfo error;
   std::memset(&error, 0xff, sizeof error);
   CHECK(KEEL_C(aclrtGetErrorVerbose)(0, &error) == ACL_SUCCESS);

@@ -234,7 +234,7 @@ TEST_CASE("acl C API: each device counts its own memory", "[acl][multi_device]")
 // ---- keel's backends with eight devices ---------------------------------------
 
 namespace {
-struct host_devices {
+struct host {
   using backend = keel::host::backend;
   KEEL_RUNTIME_HANDLE_ALIASES(backend)
   static keel::host::device& device(int id) {
@@ -247,7 +247,7 @@ struct host_devices {
     return *made[id];
   }
 };
-struct acl_devices {
+struct acl {
   using backend = keel::acl::backend;
   KEEL_RUNTIME_HANDLE_ALIASES(backend)
   static keel::acl::device& device(int id) {
@@ -265,7 +265,7 @@ struct acl_devices {
 }  // namespace
 
 TEMPLATE_TEST_CASE("several devices: each runs its own streams, from its own thread and from one", "[multi_device]",
-                   host_devices, acl_devices) {
+                   host, acl) {
   using stream = typename TestType::stream;
   using event = typename TestType::event;
   using device_buffer = typename TestType::device_buffer;

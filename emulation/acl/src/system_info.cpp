@@ -216,6 +216,15 @@ aclError aclrtGetMemInfo(aclrtMemAttr attr, std::size_t* free, std::size_t* tota
   });
 }
 
+// The emulated device is the host: usable as long as the process runs.
+aclError aclrtQueryDeviceStatus(std::int32_t deviceId, aclrtDeviceStatus* deviceStatus) {
+  static constexpr const char* api = "aclrtQueryDeviceStatus";
+  if (deviceStatus == nullptr) return fail(ACL_ERROR_INVALID_PARAM, api, "deviceStatus is null");
+  if (!valid_device(deviceId)) return invalid_device(api, deviceId);
+  *deviceStatus = ACL_RT_DEVICE_STATUS_NORMAL;
+  return ACL_SUCCESS;
+}
+
 // A device reports a hardware error (memory UCE, AI Core) it met; the
 // emulated device meets none.
 aclError aclrtGetErrorVerbose(std::int32_t deviceId, aclrtErrorInfo* errorInfo) {

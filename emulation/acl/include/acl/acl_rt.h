@@ -593,6 +593,14 @@ typedef struct aclrtErrorInfo {
   aclrtErrorType errorType;
   aclrtErrorInfoDetail detail;
 } aclrtErrorInfo;
+/* Whether a device is usable (04_device_management.md). */
+typedef enum aclrtDeviceStatus {
+  ACL_RT_DEVICE_STATUS_NORMAL = 0,
+  ACL_RT_DEVICE_STATUS_ABNORMAL,
+  ACL_RT_DEVICE_STATUS_END = 0xFFFF
+} aclrtDeviceStatus;
+ACL_FUNC_VISIBILITY aclError aclrtQueryDeviceStatus(int32_t deviceId, aclrtDeviceStatus *deviceStatus);
+
 /* The device's most recent hardware error (none on the emulated device). */
 ACL_FUNC_VISIBILITY aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo *errorInfo);
 

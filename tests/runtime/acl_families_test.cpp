@@ -166,8 +166,10 @@ TEST_CASE("acl C API: stream config handles and the context's default stream", "
   REQUIRE(KEEL_C(aclrtCtxGetCurrentDefaultStream)(&again) == ACL_SUCCESS);
   CHECK(again != first);
   REQUIRE(KEEL_C(aclrtSetCurrentContext)(original) == ACL_SUCCESS);
-  CHECK(KEEL_C(aclrtDestroyStream)(again) == ACL_SUCCESS);
   CHECK(KEEL_C(aclrtDestroyContext)(made) == ACL_SUCCESS);
+  CHECK(KEEL_C(aclrtSynchronizeStream)(again) == ACL_ERROR_RT_INVALID_HANDLE);  // it went with its context
+  REQUIRE(KEEL_C(aclrtCtxGetCurrentDefaultStream)(&again) == ACL_SUCCESS);
+  CHECK(again == first);  // the default context's stays
 }
 
 TEST_CASE("acl C API: aclrtValueWait holds its stream until aclrtValueWrite makes the condition true",

@@ -108,6 +108,7 @@ aclError aclrtDestroyContext(aclrtContext context) {
     if (book().contexts.erase(context) == 0)
       return fail(ACL_ERROR_RT_INVALID_HANDLE, api, "context is not a live aclrtContext");
   }
+  drop_default_stream(context);  // CANN: the context's default stream goes with it
   if (this_thread_state().current_context == context) unbind_context();
   delete static_cast<context_object*>(context);
   return ACL_SUCCESS;

@@ -32,42 +32,47 @@ hb::stream_handle current_device_stream(aclrtStream stream, const char* function
   return s;
 }
 
-aclError destroy_stream_checked(aclrtStream stream, const char* function, bool force) {
-  return guarded(function, call::other, [&] {
-    hb::stream_handle s = stream_of(stream, function);
-    model_box* orphan = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(book().m);
-      book().streams.erase(stream);
-      book().stream_context.erase(stream);
-      book().stream_configs.erase(stream);
-      for (auto it = book().default_streams.begin(); it != book().default_streams.end(); ++it)
-        if (it->second == stream) {
-          book().default_streams.erase(it);
-          break;
-        }
-      auto it = book().capturing.find(s);
-      if (it != book().capturing.end()) {
-        orphan = it->second;
-        book().models.erase(orphan);
-        for (auto g : orphan->groups) book().groups.erase(g);
-        book().capturing.erase(it);
+namespace {
+// aclrtDestroyStream(Force)'s work; throws what stream_of throws.
+void destroy_stream_now(aclrtStream stream, const char* function, bool force) {
+  hb::stream_handle s = stream_of(stream, function);
+  model_box* orphan = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(book().m);
+    book().streams.erase(stream);
+    book().stream_context.erase(stream);
+    book().stream_configs.erase(stream);
+    for (auto it = book().default_streams.begin(); it != book().default_streams.end(); ++it)
+      if (it->second == stream) {
+        book().default_streams.erase(it);
+        break;
       }
+    auto it = book().capturing.find(s);
+    if (it != book().capturing.end()) {
+      orphan = it->second;
+      book().models.erase(orphan);
+      for (auto g : orphan->groups) book().groups.erase(g);
+      book().capturing.erase(it);
     }
-    // Both discard a capture in progress (reported through keel's error
-    // handler); the forced one skips the work not yet started (callbacks
-    // still reach their subscribed thread, which drops them: the stream is gone).
-    if (force) {
-      hb::destroy_stream_force(s);
-    } else {
-      hb::destroy_stream(s);
-    }
-    forget_subscription(stream);  // after its work: a blocking callback still ran on the subscribed thread
-    if (orphan != nullptr) {
-      for (auto g : orphan->groups) hb::destroy_group(g);
-      delete orphan;
-    }
-  });
+  }
+  // Both discard a capture in progress (reported through keel's error
+  // handler); the forced one skips the work not yet started (callbacks
+  // still reach their subscribed thread, which drops them: the stream is gone).
+  if (force) {
+    hb::destroy_stream_force(s);
+  } else {
+    hb::destroy_stream(s);
+  }
+  forget_subscription(stream);  // after its work: a blocking callback still ran on the subscribed thread
+  if (orphan != nullptr) {
+    for (auto g : orphan->groups) hb::destroy_group(g);
+    delete orphan;
+  }
+}
+}  // namespace
+
+aclError destroy_stream_checked(aclrtStream stream, const char* function, bool force) {
+  return guarded(function, call::other, [&] { destroy_stream_now(stream, function, force); });
 }
 
 namespace {
@@ -126,6 +131,26 @@ bool stops_on_failure(aclrtStream stream) {
   std::lock_guard<std::mutex> lock(book().m);
   const auto it = book().stream_context.find(stream);
   return it != book().stream_context.end() && book().stop_on_failure.count(it->second) != 0;
+}
+
+void drop_default_stream(aclrtContext context) {
+  aclrtStream gone = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(book().m);
+    const auto it = book().default_streams.find(context);
+    if (it == book().default_streams.end()) return;
+    gone = it->second;
+    book().default_streams.erase(it);
+  }
+  // As aclrtDestroyStream, from whichever thread destroys the context (it
+  // needs no context of its own). The books held the stream, so it is live;
+  // what the host backend may still throw is reported through keel's
+  // error handler, as for a stream destroyed in a destructor.
+  try {
+    destroy_stream_now(gone, "aclrtDestroyContext", false);
+  } catch (...) {
+    keel::report_current_exception("aclrtDestroyContext");
+  }
 }
 
 aclrtStream stream_or_default(aclrtStream s, const char* function) {

@@ -238,6 +238,8 @@ void bind_default_context(std::int32_t device);
 void unbind_context() noexcept;
 // Destroys a stream as aclrtDestroyStream does, or discarding its work (stream.cpp).
 aclError destroy_stream_checked(aclrtStream stream, const char* function, bool force);
+// A destroyed context's default stream goes with it (stream.cpp).
+void drop_default_stream(aclrtContext context);
 
 hb::stream_handle stream_of(aclrtStream s, const char* function);  // stream.cpp
 // The emulated device a live stream / event belongs to.

@@ -17,6 +17,8 @@
 #include <thread>
 
 #include "acl/acl.h"
+#include "aclnn/acl_meta.h"
+#include "aclnnop/aclnn_add.h"
 #include "keel/acl/backend.hpp"
 
 #include "../support/acl_device.hpp"
@@ -312,4 +314,31 @@ TEST_CASE("acl C API: ACL_STOP_ON_FAILURE stops a failed stream's host functions
   for (aclrtStream s : {held, moded, failing}) CHECK(KEEL_C(aclrtDestroyStream)(s) == ACL_SUCCESS);
   REQUIRE(KEEL_C(aclrtSetCurrentContext)(original) == ACL_SUCCESS);
   CHECK(KEEL_C(aclrtDestroyContext)(context) == ACL_SUCCESS);
+}
+
+TEST_CASE("acl C API: an operator goes to a stream of the current device", "[acl][families][multi_device]") {
+  keel::acl::device& dev = keel_test::emulation_device();
+  const keel::acl::api& a = dev.functions();
+  REQUIRE(a.aclrtSetDevice(1) == ACL_SUCCESS);
+  aclrtStream elsewhere = nullptr;
+  REQUIRE(KEEL_C(aclrtCreateStream)(&elsewhere) == ACL_SUCCESS);
+  REQUIRE(a.aclrtSetDevice(0) == ACL_SUCCESS);
+  float x[2] = {1, 2}, y[2] = {3, 4}, out[2] = {0, 0}, one = 1;
+  const std::int64_t shape[1] = {2}, stride[1] = {1};
+  aclTensor* tx = KEEL_C(aclCreateTensor)(shape, 1, ACL_FLOAT, stride, 0, ACL_FORMAT_ND, shape, 1, x);
+  aclTensor* ty = KEEL_C(aclCreateTensor)(shape, 1, ACL_FLOAT, stride, 0, ACL_FORMAT_ND, shape, 1, y);
+  aclTensor* tout = KEEL_C(aclCreateTensor)(shape, 1, ACL_FLOAT, stride, 0, ACL_FORMAT_ND, shape, 1, out);
+  aclScalar* alpha = KEEL_C(aclCreateScalar)(&one, ACL_FLOAT);
+  std::uint64_t workspace = 0;
+  aclOpExecutor* executor = nullptr;
+  REQUIRE(KEEL_C(aclnnAddGetWorkspaceSize)(tx, ty, alpha, tout, &workspace, &executor) == ACLNN_SUCCESS);
+  REQUIRE(workspace == 0u);
+  (void)KEEL_C(aclrtGetLastError)(ACL_RT_THREAD_LEVEL);
+  CHECK(KEEL_C(aclnnAdd)(nullptr, 0, executor, elsewhere) == ACLNN_ERR_RUNTIME_ERROR);
+  CHECK(KEEL_C(aclrtGetLastError)(ACL_RT_THREAD_LEVEL) == ACL_ERROR_RT_STREAM_CONTEXT);
+  CHECK(out[1] == 0.0f);
+  CHECK(KEEL_C(aclDestroyAclOpExecutor)(executor) == ACLNN_SUCCESS);  // a refused launch did not consume it
+  for (aclTensor* t : {tx, ty, tout}) CHECK(KEEL_C(aclDestroyTensor)(t) == ACLNN_SUCCESS);
+  CHECK(KEEL_C(aclDestroyScalar)(alpha) == ACLNN_SUCCESS);
+  CHECK(KEEL_C(aclrtDestroyStream)(elsewhere) == ACL_SUCCESS);
 }

@@ -199,7 +199,7 @@ typedef enum {
 ACL_FUNC_VISIBILITY aclError aclGetCannAttributeList(const aclCannAttr **cannAttrList, size_t *num);
 ACL_FUNC_VISIBILITY aclError aclGetCannAttribute(aclCannAttr cannAttr, int32_t *value);
 
-/* The SoC of the current device (null before aclrtSetDevice). */
+/* The SoC of the emulated devices (one model: docs/emulation.md). */
 ACL_FUNC_VISIBILITY const char *aclrtGetSocName(void);
 
 #ifdef __cplusplus

@@ -130,6 +130,11 @@ aclError guarded(const char* function, call c, F&& body) noexcept {
     body();
     return ACL_SUCCESS;
   } catch (const status_error& e) {
+    if (c == call::nn) {  // a runtime status inside an operator's launch, as below
+      fail(e.code, function, std::string("the runtime failed with ") + status_symbol(e.code) + " (" +
+                                 std::to_string(e.code) + "): " + e.text);
+      return ACLNN_ERR_RUNTIME_ERROR;
+    }
     return fail(e.code, function, e.text);
   } catch (const keel::error& e) {
     const bool ours = e.code().category() == keel::keel_category();

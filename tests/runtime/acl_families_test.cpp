@@ -342,3 +342,78 @@ TEST_CASE("acl C API: an operator goes to a stream of the current device", "[acl
   CHECK(KEEL_C(aclDestroyScalar)(alpha) == ACLNN_SUCCESS);
   CHECK(KEEL_C(aclrtDestroyStream)(elsewhere) == ACL_SUCCESS);
 }
+
+namespace {
+// An inline parameter of a random-number task.
+template <class T>
+aclrtRandomParaInfo random_param(T value) {
+  aclrtRandomParaInfo p{};
+  std::memcpy(p.valueOrAddr, &value, sizeof value);
+  p.size = sizeof value;
+  return p;
+}
+}  // namespace
+
+TEST_CASE("acl C API: aclrtRandomNumAsync draws from Philox4x32-10 and advances the counter", "[acl][families]") {
+  keel_test::emulation_device().make_current();
+  aclrtStream s = nullptr;
+  REQUIRE(KEEL_C(aclrtCreateStream)(&s) == ACL_SUCCESS);
+  alignas(16) std::uint64_t counter[2] = {0, 0};
+  std::uint64_t words[4] = {};
+  aclrtRandomNumTaskInfo task{};
+  task.dataType = ACL_UINT64;
+  task.randomNumFuncParaInfo.funcType = ACL_RT_RANDOM_NUM_FUNC_TYPE_UNIFORM_DIS;
+  task.randomNumFuncParaInfo.paramInfo.uniformDisInfo.min = random_param<std::uint64_t>(0);
+  task.randomNumFuncParaInfo.paramInfo.uniformDisInfo.max = random_param<std::uint64_t>(UINT64_MAX);
+  task.randomResultAddr = words;
+  task.randomCounterAddr = counter;
+  task.randomSeed = random_param<std::uint64_t>(0);
+  task.randomNum = random_param<std::uint64_t>(2);
+  REQUIRE(KEEL_C(aclrtRandomNumAsync)(&task, s, nullptr) == ACL_SUCCESS);
+  REQUIRE(KEEL_C(aclrtSynchronizeStream)(s) == ACL_SUCCESS);
+  // Random123's known answer for Philox4x32-10, key 0, counter 0.
+  CHECK(words[0] == 0x6627e8d5e169c58dULL);
+  CHECK(words[1] == 0xbc57ac4c9b00dbd8ULL);
+  CHECK(counter[0] == 1u);  // one block of four words drawn
+  REQUIRE(KEEL_C(aclrtRandomNumAsync)(&task, s, nullptr) == ACL_SUCCESS);
+  REQUIRE(KEEL_C(aclrtSynchronizeStream)(s) == ACL_SUCCESS);
+  CHECK(words[0] != 0x6627e8d5e169c58dULL);  // the next block
+  CHECK(counter[0] == 2u);
+
+  // Normal numbers: mean and spread as asked; truncated ones within two deviations.
+  float normal[4096] = {};
+  task.dataType = ACL_FLOAT;
+  task.randomNumFuncParaInfo.funcType = ACL_RT_RANDOM_NUM_FUNC_TYPE_TRUNCATED_NORMAL_DIS;
+  task.randomNumFuncParaInfo.paramInfo.normalDisInfo.mean = random_param(3.0f);
+  task.randomNumFuncParaInfo.paramInfo.normalDisInfo.stddev = random_param(2.0f);
+  task.randomResultAddr = normal;
+  task.randomNum = random_param<std::uint64_t>(4096);
+  REQUIRE(KEEL_C(aclrtRandomNumAsync)(&task, s, nullptr) == ACL_SUCCESS);
+  REQUIRE(KEEL_C(aclrtSynchronizeStream)(s) == ACL_SUCCESS);
+  double sum = 0;
+  bool within = true;
+  for (float v : normal) {
+    sum += v;
+    within = within && v >= -1.0f && v <= 7.0f;
+  }
+  CHECK(within);
+  CHECK(sum / 4096 == Approx(3.0).margin(0.15));
+
+  // A dropout bitmask: one bit per element, kept with probability 1 - ratio.
+  unsigned char mask[512] = {};
+  task.randomNumFuncParaInfo.funcType = ACL_RT_RANDOM_NUM_FUNC_TYPE_DROPOUT_BITMASK;
+  task.randomNumFuncParaInfo.paramInfo.dropoutBitmaskInfo.dropoutRation = random_param(0.25f);
+  task.randomResultAddr = mask;
+  REQUIRE(KEEL_C(aclrtRandomNumAsync)(&task, s, nullptr) == ACL_SUCCESS);
+  REQUIRE(KEEL_C(aclrtSynchronizeStream)(s) == ACL_SUCCESS);
+  int kept = 0;
+  for (unsigned char byte : mask)
+    for (int bit = 0; bit < 8; ++bit) kept += (byte >> bit) & 1;
+  CHECK(kept / 4096.0 == Approx(0.75).margin(0.03));
+
+  task.dataType = ACL_INT32;  // normal numbers and ratios are floating point
+  CHECK(KEEL_C(aclrtRandomNumAsync)(&task, s, nullptr) == ACL_ERROR_INVALID_PARAM);
+  task.dataType = ACL_DOUBLE;
+  CHECK(KEEL_C(aclrtRandomNumAsync)(&task, s, nullptr) == ACL_ERROR_INVALID_PARAM);
+  CHECK(KEEL_C(aclrtDestroyStream)(s) == ACL_SUCCESS);
+}

@@ -21,12 +21,11 @@ std::int32_t event_device(hb::event_handle e) noexcept { return device_id(hb::de
 
 // CANN's multi-device rule (dev_guide/05_multi_device_programming.md): an
 // event records and is waited on by streams of its own device only.
-void require_event_on_stream_device(hb::event_handle e, hb::stream_handle s, const char* function) {
+void require_event_on_stream_device(hb::event_handle e, hb::stream_handle s) {
   const std::int32_t event_on = event_device(e), stream_on = stream_device(s);
   if (event_on != stream_on)
-    throw_status(ACL_ERROR_RT_STREAM_CONTEXT, std::string(function) + ": the event is on device " +
-                                                  std::to_string(event_on) + ", the stream on device " +
-                                                  std::to_string(stream_on));
+    throw_status(ACL_ERROR_RT_STREAM_CONTEXT, "the event is on device " + std::to_string(event_on) +
+                                                  ", the stream on device " + std::to_string(stream_on));
 }
 
 void require_ex_sync_event(aclrtEvent e, const char* function) {
@@ -109,7 +108,7 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
   return guarded("aclrtRecordEvent", call::other, [&] {
     hb::event_handle e = event_of(event, "aclrtRecordEvent");
     hb::stream_handle s = stream_of(stream, "aclrtRecordEvent");
-    require_event_on_stream_device(e, s, "aclrtRecordEvent");
+    require_event_on_stream_device(e, s);
     hb::record(e, s);
   });
 }
@@ -118,7 +117,7 @@ aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream, std::uin
   return guarded(api, call::other, [&] {
     hb::event_handle e = event_of(event, api);
     hb::stream_handle s = stream_of(stream, api);
-    require_event_on_stream_device(e, s, api);
+    require_event_on_stream_device(e, s);
     if (flag != ACL_EVENT_RECORD_DEFAULT && flag != ACL_EVENT_RECORD_EXTERNAL)
       throw_rule(errc::invalid_parameter, api, "flag must be ACL_EVENT_RECORD_DEFAULT or ACL_EVENT_RECORD_EXTERNAL");
     // ACL_EVENT_RECORD_EXTERNAL signals an ACL_EVENT_EXTERNAL event; on an

@@ -26,8 +26,8 @@ hb::stream_handle current_device_stream(aclrtStream stream, const char* function
   hb::stream_handle s = stream_of(stream, function);
   const std::int32_t on = stream_device(s), current = this_thread_state().current_device;
   if (on != current)
-    throw_status(ACL_ERROR_RT_STREAM_CONTEXT, std::string(function) + ": the stream is on device " +
-                                                  std::to_string(on) + ", the calling thread's current device is " +
+    throw_status(ACL_ERROR_RT_STREAM_CONTEXT, "the stream is on device " + std::to_string(on) +
+                                                  ", the calling thread's current device is " +
                                                   std::to_string(current));
   return s;
 }
@@ -333,7 +333,7 @@ aclError aclrtStreamWaitEventWithTimeout(aclrtStream stream, aclrtEvent event, s
   return guarded(api, call::other, [&] {
     hb::stream_handle s = stream_of(stream, api);
     hb::event_handle e = event_of(event, api);
-    require_event_on_stream_device(e, s, api);
+    require_event_on_stream_device(e, s);
     std::chrono::microseconds budget{};
     if (bounded(timeout, api, budget)) {
       hb::wait_for(s, e, budget);
@@ -353,7 +353,7 @@ aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
   return guarded("aclrtStreamWaitEvent", call::other, [&] {
     hb::stream_handle s = stream_of(stream, "aclrtStreamWaitEvent");
     hb::event_handle e = event_of(event, "aclrtStreamWaitEvent");
-    require_event_on_stream_device(e, s, "aclrtStreamWaitEvent");
+    require_event_on_stream_device(e, s);
     hb::wait(s, e);
   });
 }
@@ -362,7 +362,7 @@ aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event, std:
   return guarded(api, call::other, [&] {
     hb::stream_handle s = stream_of(stream, api);
     hb::event_handle e = event_of(event, api);
-    require_event_on_stream_device(e, s, api);
+    require_event_on_stream_device(e, s);
     if (flag != ACL_EVENT_WAIT_DEFAULT && flag != ACL_EVENT_WAIT_EXTERNAL)
       throw_rule(errc::invalid_parameter, api, "flag must be ACL_EVENT_WAIT_DEFAULT or ACL_EVENT_WAIT_EXTERNAL");
     if (flag == ACL_EVENT_WAIT_DEFAULT) return hb::wait(s, e);

@@ -15,10 +15,10 @@
 namespace keel::acl_emulation::detail {
 namespace {
 
-std::uint64_t* value_address(void* devAddr, const char* function) {
-  if (devAddr == nullptr) throw_status(ACL_ERROR_INVALID_PARAM, std::string(function) + ": devAddr is null");
+std::uint64_t* value_address(void* devAddr) {
+  if (devAddr == nullptr) throw_status(ACL_ERROR_INVALID_PARAM, "devAddr is null");
   if (reinterpret_cast<std::uintptr_t>(devAddr) % alignof(std::uint64_t) != 0)
-    throw_status(ACL_ERROR_INVALID_PARAM, std::string(function) + ": devAddr is not 8-byte aligned");
+    throw_status(ACL_ERROR_INVALID_PARAM, "devAddr is not 8-byte aligned");
   return static_cast<std::uint64_t*>(devAddr);
 }
 
@@ -42,7 +42,7 @@ extern "C" {
 aclError aclrtValueWrite(void* devAddr, std::uint64_t value, std::uint32_t flag, aclrtStream stream) {
   static constexpr const char* api = "aclrtValueWrite";
   return guarded(api, call::other, [&] {
-    std::uint64_t* at = value_address(devAddr, api);
+    std::uint64_t* at = value_address(devAddr);
     if (flag != 0) throw_status(ACL_ERROR_INVALID_PARAM, "flag is reserved and must be 0");
     hb::stream_handle s = current_device_stream(stream_or_default(stream, api), api);
     hb::launch_host(s, [at, value] { __atomic_store_n(at, value, __ATOMIC_RELEASE); });
@@ -52,7 +52,7 @@ aclError aclrtValueWrite(void* devAddr, std::uint64_t value, std::uint32_t flag,
 aclError aclrtValueWait(void* devAddr, std::uint64_t value, std::uint32_t flag, aclrtStream stream) {
   static constexpr const char* api = "aclrtValueWait";
   return guarded(api, call::other, [&] {
-    std::uint64_t* at = value_address(devAddr, api);
+    std::uint64_t* at = value_address(devAddr);
     if (flag > ACL_STREAM_WAIT_VALUE_NOR)
       throw_status(ACL_ERROR_INVALID_PARAM, "flag " + std::to_string(flag) + " is not an ACL_STREAM_WAIT_VALUE_* condition");
     hb::stream_handle s = current_device_stream(stream_or_default(stream, api), api);

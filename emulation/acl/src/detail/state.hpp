@@ -258,7 +258,7 @@ hb::stream_handle current_device_stream(aclrtStream s, const char* function);  /
 aclrtStream stream_or_default(aclrtStream s, const char* function);  // stream.cpp
 // ... and an event records / is waited on by streams of its own device only
 // (ACL_ERROR_RT_STREAM_CONTEXT otherwise).
-void require_event_on_stream_device(hb::event_handle e, hb::stream_handle s, const char* function);  // event.cpp
+void require_event_on_stream_device(hb::event_handle e, hb::stream_handle s);  // event.cpp
 hb::event_handle event_of(aclrtEvent e, const char* function);     // event.cpp
 // An event an external operation (ACL_EVENT_RECORD_EXTERNAL / ACL_EVENT_WAIT_EXTERNAL)
 // may take as a default event: one aclrtCreateEventExWithFlag made with ACL_EVENT_SYNC (event.cpp).

@@ -383,3 +383,25 @@ TEST_CASE("acl C API: each device has its own core limits for the process", "[ac
   REQUIRE(a.aclrtGetDeviceResLimit(2, keel::acl::device_resource::cube_core, &cores) == ok);
   CHECK(cores == 20u);
 }
+
+TEST_CASE("acl C API: each device has its own limits", "[acl][multi_device]") {
+  const keel::acl::api& a = api();
+  // External events are scarce on a device (64 each here): device 4 running
+  // out leaves device 5 its own.
+  std::vector<keel::acl::event_handle> made;
+  keel::acl::status last = ok;
+  REQUIRE(a.aclrtSetDevice(4) == ok);
+  for (int i = 0; i < 1000 && last == ok; ++i) {
+    keel::acl::event_handle e = nullptr;
+    last = a.aclrtCreateEventWithFlag(&e, keel::acl::event_flags::external);
+    if (last == ok) made.push_back(e);
+  }
+  CHECK(last == 207007);  // ACL_ERROR_RT_NO_EVENT_RESOURCE
+  CHECK(made.size() == 64u);
+  on_device(5, [&] {
+    keel::acl::event_handle e = nullptr;
+    CHECK(a.aclrtCreateEventWithFlag(&e, keel::acl::event_flags::external) == ok);
+    CHECK(a.aclrtDestroyEvent(e) == ok);
+  });
+  for (keel::acl::event_handle e : made) CHECK(a.aclrtDestroyEvent(e) == ok);
+}

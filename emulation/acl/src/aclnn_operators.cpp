@@ -50,7 +50,8 @@ aclnnStatus phase_two(const char* api, keel::ops::op_kind op, void* workspace, s
     require(executor, api, "executor");
     if (!executor->ex || executor->ex.op() != op)
       throw_rule(errc::invalid_parameter, api, "the executor was not made by this operator's GetWorkspaceSize");
-    hb::stream_handle s = stream_of(stream, api);
+    // CANN (dev_guide/05): an operator goes to a stream of the current device.
+    hb::stream_handle s = current_device_stream(stream, api);
     // No workspace given: the stream's registered allocator's (allocator.cpp).
     keel_emulation::stream_workspace registered;
     if (workspaceSize != 0 && workspace == nullptr && registered.take(stream, workspaceSize))

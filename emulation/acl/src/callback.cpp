@@ -168,9 +168,11 @@ aclError aclrtLaunchCallback(aclrtCallback fn, void* userData, aclrtCallbackBloc
   // execution of its callback: a callback never delivered would leak
   // whatever its userData owns.
   return guarded(api, call::other, [&] {
-    hb::launch_host(s, keel::host::detail::make_failure_aware([stream, fn, userData, block](bool) {
+    hb::launch_host(s, keel::host::detail::make_failure_aware([stream, fn, userData, block](bool healthy) {
       aclrtStream running = worker_stream();  // the executing stream on a replay
-      post_callback(running != nullptr ? running : stream, fn, userData, block == ACL_CALLBACK_BLOCK);
+      if (running == nullptr) running = stream;
+      if (!healthy && stops_on_failure(running)) return;  // ACL_STOP_ON_FAILURE: the stream stopped
+      post_callback(running, fn, userData, block == ACL_CALLBACK_BLOCK);
     }));
   });
 }
@@ -179,13 +181,18 @@ aclError aclrtLaunchCallback(aclrtCallback fn, void* userData, aclrtCallbackBloc
 // task, on the thread the runtime keeps for the stream (the emulation: the
 // stream's worker), and its later work waits for it; no thread subscribes.
 // Captured into a model, it runs on every replay on the executing stream's
-// thread. Like a callback, it runs on a stream in its error state too.
+// thread. Like a callback, it runs on a stream in its error state too,
+// unless the stream's context stops on failure.
 aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void* args) {
   static constexpr const char* api = "aclrtLaunchHostFunc";
   return guarded(api, call::other, [&] {
     if (fn == nullptr) throw_rule(errc::null_parameter, api, "fn is null");
     hb::stream_handle s = stream_of(stream, api);
-    hb::launch_host(s, keel::host::detail::make_failure_aware([fn, args](bool) { fn(args); }));
+    hb::launch_host(s, keel::host::detail::make_failure_aware([stream, fn, args](bool healthy) {
+      aclrtStream running = worker_stream();
+      if (!healthy && stops_on_failure(running != nullptr ? running : stream)) return;  // ACL_STOP_ON_FAILURE
+      fn(args);
+    }));
   });
 }
 

@@ -17,6 +17,17 @@ hb::event_handle event_of(aclrtEvent e, const char* function) {
   return static_cast<hb::event_handle>(e);
 }
 
+std::int32_t event_device(hb::event_handle e) noexcept { return device_id(hb::device_of(e)); }
+
+// CANN's multi-device rule (dev_guide/05_multi_device_programming.md): an
+// event records and is waited on by streams of its own device only.
+void require_event_on_stream_device(hb::event_handle e, hb::stream_handle s) {
+  const std::int32_t event_on = event_device(e), stream_on = stream_device(s);
+  if (event_on != stream_on)
+    throw_status(ACL_ERROR_RT_STREAM_CONTEXT, "the event is on device " + std::to_string(event_on) +
+                                                  ", the stream on device " + std::to_string(stream_on));
+}
+
 void require_ex_sync_event(aclrtEvent e, const char* function) {
   bool ex = false;
   {
@@ -95,7 +106,10 @@ aclError aclrtDestroyEvent(aclrtEvent event) {
 }
 aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
   return guarded("aclrtRecordEvent", call::other, [&] {
-    hb::record(event_of(event, "aclrtRecordEvent"), stream_of(stream, "aclrtRecordEvent"));
+    hb::event_handle e = event_of(event, "aclrtRecordEvent");
+    hb::stream_handle s = stream_of(stream, "aclrtRecordEvent");
+    require_event_on_stream_device(e, s);
+    hb::record(e, s);
   });
 }
 aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream, std::uint32_t flag) {
@@ -103,6 +117,7 @@ aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream, std::uin
   return guarded(api, call::other, [&] {
     hb::event_handle e = event_of(event, api);
     hb::stream_handle s = stream_of(stream, api);
+    require_event_on_stream_device(e, s);
     if (flag != ACL_EVENT_RECORD_DEFAULT && flag != ACL_EVENT_RECORD_EXTERNAL)
       throw_rule(errc::invalid_parameter, api, "flag must be ACL_EVENT_RECORD_DEFAULT or ACL_EVENT_RECORD_EXTERNAL");
     // ACL_EVENT_RECORD_EXTERNAL signals an ACL_EVENT_EXTERNAL event; on an
@@ -141,6 +156,23 @@ aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, std::int32_t timeout
     } else {
       hb::synchronize(e);
     }
+  });
+}
+// The microsecond its last record completed, on the host's monotonic clock
+// (CANN: since the device's system started). The stamp is taken for events
+// that can be timed (aclrtCreateEvent, ACL_EVENT_TIME_LINE), as for
+// aclrtEventElapsedTime.
+aclError aclrtEventGetTimestamp(aclrtEvent event, std::uint64_t* timestamp) {
+  static constexpr const char* api = "aclrtEventGetTimestamp";
+  return guarded(api, call::other, [&] {
+    require(timestamp, api, "timestamp");
+    hb::event_handle e = event_of(event, api);
+    if (hb::flags_of(e) != keel::event_flags::timing)
+      throw_status(ACL_ERROR_INVALID_PARAM, "the event cannot be timed (aclrtCreateEvent or ACL_EVENT_TIME_LINE)");
+    const auto mark = e->last_record();
+    if (!mark || !mark->done.load(std::memory_order_acquire))
+      throw_status(ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, "the event has no completed record");
+    *timestamp = static_cast<std::uint64_t>(mark->stamp_ns.load(std::memory_order_relaxed)) / 1000u;
   });
 }
 aclError aclrtEventElapsedTime(float* ms, aclrtEvent startEvent, aclrtEvent endEvent) {

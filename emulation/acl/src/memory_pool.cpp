@@ -66,18 +66,6 @@ soma_books& soma_registry() {
   return *b;
 }
 
-// The emulated device, reached through a stream of its own (the runtime's
-// device object is internal to acl_emulation.cpp).
-keel::host::device& emulated_device() {
-  static keel::host::device* const dev = [] {
-    aclrtStream s = nullptr;
-    if (aclrtCreateStream(&s) != ACL_SUCCESS) return static_cast<keel::host::device*>(nullptr);
-    keel::host::device* d = &hb::device_of(static_cast<hb::stream_handle>(s));
-    aclrtDestroyStream(s);
-    return d;
-  }();
-  return *dev;
-}
 
 
 aclError status_of(const keel::error& e) {
@@ -124,10 +112,12 @@ aclError aclrtMemPoolCreate(aclrtMemPool* memPool, const aclrtMemPoolProps* pool
     if (poolProps->allocType != ACL_MEM_ALLOCATION_TYPE_PINNED || poolProps->handleType != ACL_MEM_HANDLE_TYPE_NONE ||
         poolProps->location.type != ACL_MEM_LOCATION_TYPE_DEVICE)
       return ACL_ERROR_INVALID_PARAM;
-    if (poolProps->location.id != 0) return ACL_ERROR_RT_INVALID_DEVICEID;
+    const std::int32_t device = static_cast<std::int32_t>(poolProps->location.id);
+    if (poolProps->location.id >= static_cast<std::uint32_t>(keel::acl_emulation::detail::device_count()))
+      return ACL_ERROR_RT_INVALID_DEVICEID;
     keel::pool_options options("aclrtMemPool");
     options.max_size = poolProps->maxSize;
-    auto made = std::make_unique<soma_pool>(soma_pool{keel::host::memory_pool(emulated_device(), options)});
+    auto made = std::make_unique<soma_pool>(soma_pool{keel::host::memory_pool(keel::acl_emulation::detail::dev(device), options)});
     std::lock_guard<std::mutex> lock(soma_registry().m);
     soma_registry().pools.insert(made.get());
     *memPool = made.release();

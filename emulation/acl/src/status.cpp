@@ -97,8 +97,8 @@ aclError code_for(errc e, call c) {
 bool has_context() noexcept {
   const thread_state& t = this_thread_state();
   if (t.current_context == nullptr) return false;
-  if (t.current_context != default_context()) return true;
-  return t.generation == book().generation.load(std::memory_order_acquire);  // aclrtResetDeviceForce released it since
+  if (!is_default_context(t.current_context)) return true;
+  return t.generation == book().devices[t.current_device].generation.load(std::memory_order_acquire);  // aclrtResetDeviceForce released it since
 }
 aclError no_context(const char* function) {
   return fail(ACL_ERROR_RT_CONTEXT_NULL, function,
@@ -119,6 +119,8 @@ const char* status_symbol(aclError code) {
     case ACL_ERROR_RT_NO_EVENT_RESOURCE: return "ACL_ERROR_RT_NO_EVENT_RESOURCE";
     case ACL_ERROR_RT_OVER_LIMIT: return "ACL_ERROR_RT_OVER_LIMIT";
     case ACL_ERROR_RT_INVALID_HANDLE: return "ACL_ERROR_RT_INVALID_HANDLE";
+    case ACL_ERROR_RT_STREAM_CONTEXT: return "ACL_ERROR_RT_STREAM_CONTEXT";
+    case ACL_ERROR_RT_INVALID_DEVICEID: return "ACL_ERROR_RT_INVALID_DEVICEID";
     case ACL_ERROR_RT_AICORE_EXCEPTION: return "ACL_ERROR_RT_AICORE_EXCEPTION";
     case ACL_ERROR_RT_MEMORY_ALLOCATION: return "ACL_ERROR_RT_MEMORY_ALLOCATION";
     case ACL_ERROR_RT_FEATURE_NOT_SUPPORT: return "ACL_ERROR_RT_FEATURE_NOT_SUPPORT";
@@ -139,9 +141,13 @@ using namespace keel::acl_emulation::detail;
 
 extern "C" {
 
+// CANN: gets and clears the thread's text (13_exception_handling.md); the
+// pointer stays valid until the thread's next failure.
 const char* aclGetRecentErrMsg(void) {
-  const thread_state& t = this_thread_state();
-  return t.has_recent_error ? t.recent_error.c_str() : nullptr;
+  thread_state& t = this_thread_state();
+  if (!t.has_recent_error) return nullptr;
+  t.has_recent_error = false;
+  return t.recent_error.c_str();
 }
 
 // The thread's last runtime error; Get clears it (13_exception_handling.md).

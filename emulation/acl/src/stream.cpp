@@ -4,7 +4,9 @@
 // and waits on events. Each aclrtStream is a host backend stream.
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
+#include <new>
 #include <string>
 
 #include "detail/state.hpp"
@@ -18,37 +20,59 @@ hb::stream_handle stream_of(aclrtStream s, const char* function) {
   return static_cast<hb::stream_handle>(s);
 }
 
-aclError destroy_stream_checked(aclrtStream stream, const char* function, bool force) {
-  return guarded(function, call::other, [&] {
-    hb::stream_handle s = stream_of(stream, function);
-    model_box* orphan = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(book().m);
-      book().streams.erase(stream);
-      book().stream_context.erase(stream);
-      book().stream_configs.erase(stream);
-      auto it = book().capturing.find(s);
-      if (it != book().capturing.end()) {
-        orphan = it->second;
-        book().models.erase(orphan);
-        for (auto g : orphan->groups) book().groups.erase(g);
-        book().capturing.erase(it);
+std::int32_t stream_device(hb::stream_handle s) noexcept { return device_id(hb::device_of(s)); }
+
+hb::stream_handle current_device_stream(aclrtStream stream, const char* function) {
+  hb::stream_handle s = stream_of(stream, function);
+  const std::int32_t on = stream_device(s), current = this_thread_state().current_device;
+  if (on != current)
+    throw_status(ACL_ERROR_RT_STREAM_CONTEXT, "the stream is on device " + std::to_string(on) +
+                                                  ", the calling thread's current device is " +
+                                                  std::to_string(current));
+  return s;
+}
+
+namespace {
+// aclrtDestroyStream(Force)'s work; throws what stream_of throws.
+void destroy_stream_now(aclrtStream stream, const char* function, bool force) {
+  hb::stream_handle s = stream_of(stream, function);
+  model_box* orphan = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(book().m);
+    book().streams.erase(stream);
+    book().stream_context.erase(stream);
+    book().stream_configs.erase(stream);
+    for (auto it = book().default_streams.begin(); it != book().default_streams.end(); ++it)
+      if (it->second == stream) {
+        book().default_streams.erase(it);
+        break;
       }
+    auto it = book().capturing.find(s);
+    if (it != book().capturing.end()) {
+      orphan = it->second;
+      book().models.erase(orphan);
+      for (auto g : orphan->groups) book().groups.erase(g);
+      book().capturing.erase(it);
     }
-    // Both discard a capture in progress (reported through keel's error
-    // handler); the forced one skips the work not yet started (callbacks
-    // still reach their subscribed thread, which drops them: the stream is gone).
-    if (force) {
-      hb::destroy_stream_force(s);
-    } else {
-      hb::destroy_stream(s);
-    }
-    forget_subscription(stream);  // after its work: a blocking callback still ran on the subscribed thread
-    if (orphan != nullptr) {
-      for (auto g : orphan->groups) hb::destroy_group(g);
-      delete orphan;
-    }
-  });
+  }
+  // Both discard a capture in progress (reported through keel's error
+  // handler); the forced one skips the work not yet started (callbacks
+  // still reach their subscribed thread, which drops them: the stream is gone).
+  if (force) {
+    hb::destroy_stream_force(s);
+  } else {
+    hb::destroy_stream(s);
+  }
+  forget_subscription(stream);  // after its work: a blocking callback still ran on the subscribed thread
+  if (orphan != nullptr) {
+    for (auto g : orphan->groups) hb::destroy_group(g);
+    delete orphan;
+  }
+}
+}  // namespace
+
+aclError destroy_stream_checked(aclrtStream stream, const char* function, bool force) {
+  return guarded(function, call::other, [&] { destroy_stream_now(stream, function, force); });
 }
 
 namespace {
@@ -80,22 +104,80 @@ aclError create_stream(aclrtStream* stream, const char* function, const books::s
   });
 }
 
+// The stream configuration a handle (aclrtCreateStreamConfigHandle) holds.
+bool valid_priority(std::uint32_t priority) noexcept;
+std::uint32_t known_flags(std::uint32_t flag) noexcept;
+
 books::stream_config config_of(aclrtStream stream, const char* function) {
   stream_of(stream, function);
   std::lock_guard<std::mutex> lock(book().m);
   const auto it = book().stream_configs.find(stream);
   return it == book().stream_configs.end() ? books::stream_config{} : it->second;
 }
+// The emulated device's lowest stream priority (0 is the highest), as CANN's devices report.
+constexpr std::uint32_t kLeastStreamPriority = 7;
+
+bool valid_priority(std::uint32_t priority) noexcept { return priority <= kLeastStreamPriority; }
+
+// CANN: a flag value other than the documented ones makes a plain stream.
+std::uint32_t known_flags(std::uint32_t flag) noexcept {
+  const std::uint32_t known = ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_SYNC | ACL_STREAM_PERSISTENT | ACL_STREAM_HUGE |
+                              ACL_STREAM_CPU_SCHEDULE | ACL_STREAM_DEVICE_USE_ONLY;
+  return (flag & ~known) != 0 ? 0 : flag;
+}
 }  // namespace
+
+bool stops_on_failure(aclrtStream stream) {
+  std::lock_guard<std::mutex> lock(book().m);
+  const auto it = book().stream_context.find(stream);
+  return it != book().stream_context.end() && book().stop_on_failure.count(it->second) != 0;
+}
+
+void drop_default_stream(aclrtContext context) {
+  aclrtStream gone = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(book().m);
+    const auto it = book().default_streams.find(context);
+    if (it == book().default_streams.end()) return;
+    gone = it->second;
+    book().default_streams.erase(it);
+  }
+  // As aclrtDestroyStream, from whichever thread destroys the context (it
+  // needs no context of its own). The books held the stream, so it is live;
+  // what the host backend may still throw is reported through keel's
+  // error handler, as for a stream destroyed in a destructor.
+  try {
+    destroy_stream_now(gone, "aclrtDestroyContext", false);
+  } catch (...) {
+    keel::report_current_exception("aclrtDestroyContext");
+  }
+}
+
+aclrtStream stream_or_default(aclrtStream s, const char* function) {
+  if (s != nullptr) return s;
+  const aclrtContext context = this_thread_state().current_context;
+  {
+    std::lock_guard<std::mutex> lock(book().m);
+    const auto it = book().default_streams.find(context);
+    if (it != book().default_streams.end()) return it->second;
+  }
+  aclrtStream made = nullptr;
+  const aclError st = create_stream(&made, function, {});
+  if (st != ACL_SUCCESS) throw_status(st, std::string("the context's default stream could not be made"));
+  std::lock_guard<std::mutex> lock(book().m);
+  const auto placed = book().default_streams.emplace(context, made);
+  if (!placed.second) {  // another thread made it first: keep theirs
+    book().streams.erase(made);
+    book().stream_context.erase(made);
+    book().stream_configs.erase(made);
+    hb::destroy_stream(static_cast<hb::stream_handle>(made));
+  }
+  return placed.first->second;
+}
 
 }  // namespace keel::acl_emulation::detail
 
 using namespace keel::acl_emulation::detail;
-
-namespace {
-// The emulated device's lowest stream priority (0 is the highest), as CANN's devices report.
-constexpr std::uint32_t kLeastStreamPriority = 7;
-}  // namespace
 
 extern "C" {
 
@@ -104,16 +186,96 @@ aclError aclrtCreateStream(aclrtStream* stream) { return create_stream(stream, "
 // stream alike, and remembers both for aclrtStreamGetPriority / GetFlags.
 aclError aclrtCreateStreamWithConfig(aclrtStream* stream, std::uint32_t priority, std::uint32_t flag) {
   static constexpr const char* api = "aclrtCreateStreamWithConfig";
-  if (priority > kLeastStreamPriority) {
+  if (!valid_priority(priority)) {
     if (!has_context()) return no_context(api);
     return fail(ACL_ERROR_INVALID_PARAM, api,
                 "priority " + std::to_string(priority) + " is outside [0, 7] (aclrtDeviceGetStreamPriorityRange)");
   }
-  // CANN: a flag value other than the documented ones makes a plain stream.
-  const std::uint32_t known = ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_SYNC | ACL_STREAM_PERSISTENT | ACL_STREAM_HUGE |
-                              ACL_STREAM_CPU_SCHEDULE | ACL_STREAM_DEVICE_USE_ONLY;
-  const std::uint32_t flags = (flag & ~known) != 0 ? 0 : flag;
-  return create_stream(stream, api, books::stream_config{flags, priority});
+  return create_stream(stream, api, books::stream_config{known_flags(flag), priority});
+}
+
+// CANN (06_stream_management.md): ACL_CONTINUE_ON_FAILURE (the default) runs
+// the tasks after a failed one, ACL_STOP_ON_FAILURE runs none of them, for
+// every stream of the stream's context; the mode is set once per stream.
+aclError aclrtSetStreamFailureMode(aclrtStream stream, std::uint64_t mode) {
+  static constexpr const char* api = "aclrtSetStreamFailureMode";
+  return guarded(api, call::other, [&] {
+    stream_of(stream, api);
+    if (mode != ACL_CONTINUE_ON_FAILURE && mode != ACL_STOP_ON_FAILURE)
+      throw_status(ACL_ERROR_INVALID_PARAM, "mode must be ACL_CONTINUE_ON_FAILURE or ACL_STOP_ON_FAILURE");
+    std::lock_guard<std::mutex> lock(book().m);
+    books::stream_config& config = book().stream_configs[stream];
+    if (config.failure_mode_set) throw_status(ACL_ERROR_INVALID_PARAM, "the stream's failure mode is already set");
+    if (mode == ACL_STOP_ON_FAILURE) book().stop_on_failure.insert(book().stream_context[stream]);
+    config.failure_mode_set = true;
+  });
+}
+
+// ---- stream config handles: aclrtCreateStreamWithConfig's settings, one by one ----
+
+aclrtStreamConfigHandle* aclrtCreateStreamConfigHandle(void) {
+  return new (std::nothrow) aclrtStreamConfigHandle{nullptr, 0, 0, 0};
+}
+aclError aclrtDestroyStreamConfigHandle(aclrtStreamConfigHandle* handle) {
+  if (handle == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStreamConfigHandle", "handle is null");
+  delete handle;
+  return ACL_SUCCESS;
+}
+aclError aclrtSetStreamConfigOpt(aclrtStreamConfigHandle* handle, aclrtStreamConfigAttr attr, const void* attrValue,
+                                 std::size_t valueSize) {
+  static constexpr const char* api = "aclrtSetStreamConfigOpt";
+  if (handle == nullptr || attrValue == nullptr) return fail(ACL_ERROR_INVALID_PARAM, api, "a pointer is null");
+  switch (raw(attr)) {
+    case ACL_RT_STREAM_WORK_ADDR_PTR:
+      if (valueSize != sizeof(void*)) break;
+      std::memcpy(&handle->workptr, attrValue, sizeof(void*));
+      return ACL_SUCCESS;
+    case ACL_RT_STREAM_WORK_SIZE:
+      if (valueSize != sizeof(std::size_t)) break;
+      std::memcpy(&handle->workSize, attrValue, sizeof(std::size_t));
+      return ACL_SUCCESS;
+    case ACL_RT_STREAM_FLAG: {
+      std::uint32_t flag = 0;
+      if (valueSize != sizeof flag) break;
+      std::memcpy(&flag, attrValue, sizeof flag);
+      handle->flag = flag;
+      return ACL_SUCCESS;
+    }
+    case ACL_RT_STREAM_PRIORITY: {
+      std::uint32_t priority = 0;
+      if (valueSize != sizeof priority) break;
+      std::memcpy(&priority, attrValue, sizeof priority);
+      if (!valid_priority(priority))
+        return fail(ACL_ERROR_INVALID_PARAM, api,
+                    "priority " + std::to_string(priority) + " is outside [0, 7] (aclrtDeviceGetStreamPriorityRange)");
+      handle->priority = priority;
+      return ACL_SUCCESS;
+    }
+    default: return fail(ACL_ERROR_INVALID_PARAM, api, "unknown aclrtStreamConfigAttr " + std::to_string(raw(attr)));
+  }
+  return fail(ACL_ERROR_INVALID_PARAM, api,
+              "valueSize " + std::to_string(valueSize) + " is not the size of attribute " + std::to_string(raw(attr)));
+}
+// The work memory a model stream may be given is the device's own business on
+// the host: the emulation keeps flag and priority, as aclrtCreateStreamWithConfig does.
+aclError aclrtCreateStreamV2(aclrtStream* stream, const aclrtStreamConfigHandle* handle) {
+  static constexpr const char* api = "aclrtCreateStreamV2";
+  if (handle == nullptr) {
+    if (!has_context()) return no_context(api);
+    return fail(ACL_ERROR_INVALID_PARAM, api, "handle is null");
+  }
+  return create_stream(stream, api,
+                       books::stream_config{known_flags(static_cast<std::uint32_t>(handle->flag)), handle->priority});
+}
+
+// ---- the context's default stream ----
+
+aclError aclrtCtxGetCurrentDefaultStream(aclrtStream* stream) {
+  static constexpr const char* api = "aclrtCtxGetCurrentDefaultStream";
+  return guarded(api, call::other, [&] {
+    require(stream, api, "stream");
+    *stream = stream_or_default(nullptr, api);
+  });
 }
 aclError aclrtDestroyStream(aclrtStream stream) { return destroy_stream_checked(stream, "aclrtDestroyStream", false); }
 aclError aclrtDestroyStreamForce(aclrtStream stream) {
@@ -171,6 +333,7 @@ aclError aclrtStreamWaitEventWithTimeout(aclrtStream stream, aclrtEvent event, s
   return guarded(api, call::other, [&] {
     hb::stream_handle s = stream_of(stream, api);
     hb::event_handle e = event_of(event, api);
+    require_event_on_stream_device(e, s);
     std::chrono::microseconds budget{};
     if (bounded(timeout, api, budget)) {
       hb::wait_for(s, e, budget);
@@ -188,7 +351,10 @@ aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus* status) {
 }
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
   return guarded("aclrtStreamWaitEvent", call::other, [&] {
-    hb::wait(stream_of(stream, "aclrtStreamWaitEvent"), event_of(event, "aclrtStreamWaitEvent"));
+    hb::stream_handle s = stream_of(stream, "aclrtStreamWaitEvent");
+    hb::event_handle e = event_of(event, "aclrtStreamWaitEvent");
+    require_event_on_stream_device(e, s);
+    hb::wait(s, e);
   });
 }
 aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event, std::uint32_t timeout, std::uint32_t flag) {
@@ -196,6 +362,7 @@ aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event, std:
   return guarded(api, call::other, [&] {
     hb::stream_handle s = stream_of(stream, api);
     hb::event_handle e = event_of(event, api);
+    require_event_on_stream_device(e, s);
     if (flag != ACL_EVENT_WAIT_DEFAULT && flag != ACL_EVENT_WAIT_EXTERNAL)
       throw_rule(errc::invalid_parameter, api, "flag must be ACL_EVENT_WAIT_DEFAULT or ACL_EVENT_WAIT_EXTERNAL");
     if (flag == ACL_EVENT_WAIT_DEFAULT) return hb::wait(s, e);

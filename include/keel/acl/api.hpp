@@ -206,7 +206,42 @@
                                                      std::int8_t cubeMathType, std::uint64_t* workspaceSize,    \
                                                      ::aclOpExecutor** executor))                               \
   X(opapi, nn_status, aclnnBaddbmm, (void* workspace, std::uint64_t workspaceSize, executor_handle executor,    \
-                                     stream_handle stream))
+                                     stream_handle stream))                                                     \
+  X(ascendcl, status, aclrtDeviceCanAccessPeer, (std::int32_t * canAccessPeer, std::int32_t deviceId,           \
+                                                 std::int32_t peerDeviceId))                                    \
+  X(ascendcl, status, aclrtDeviceEnablePeerAccess, (std::int32_t peerDeviceId, std::uint32_t flags))            \
+  X(ascendcl, status, aclrtDeviceDisablePeerAccess, (std::int32_t peerDeviceId))                                \
+  X(ascendcl, status, aclrtDevicePeerAccessStatus, (std::int32_t deviceId, std::int32_t peerDeviceId,           \
+                                                    std::int32_t * status))                                     \
+  X(ascendcl, status, aclrtGetMemInfo, (mem_attr attr, std::size_t * free, std::size_t * total))                 \
+  X(ascendcl, status, aclrtGetRunMode, (run_mode * runMode))                                                    \
+  X(ascendcl, status, aclsysGetVersionStr, (char* pkgName, char* versionStr))                                   \
+  X(ascendcl, status, aclsysGetVersionNum, (char* pkgName, std::int32_t * versionNum))                          \
+  X(ascendcl, const char*, aclrtGetSocName, ())                                                                 \
+  X(ascendcl, status, aclrtGetDeviceInfo, (std::uint32_t deviceId, device_attribute attr, std::int64_t * value)) \
+  X(ascendcl, status, aclrtCtxGetCurrentDefaultStream, (stream_handle * stream))                                \
+  X(ascendcl, status, aclrtValueWrite, (void* devAddr, std::uint64_t value, std::uint32_t flag,                 \
+                                        stream_handle stream))                                                  \
+  X(ascendcl, status, aclrtValueWait, (void* devAddr, std::uint64_t value, std::uint32_t flag,                  \
+                                       stream_handle stream))                                                   \
+  X(ascendcl, ::aclDataBuffer*, aclCreateDataBuffer, (void* data, std::size_t size))                            \
+  X(ascendcl, status, aclDestroyDataBuffer, (const ::aclDataBuffer* dataBuffer))                                \
+  X(ascendcl, status, aclUpdateDataBuffer, (::aclDataBuffer * dataBuffer, void* data, std::size_t size))        \
+  X(ascendcl, void*, aclGetDataBufferAddr, (const ::aclDataBuffer* dataBuffer))                                 \
+  X(ascendcl, std::size_t, aclGetDataBufferSizeV2, (const ::aclDataBuffer* dataBuffer))                        \
+  X(ascendcl, status, aclrtCreateNotify, (notify_handle * notify, std::uint64_t flag))                          \
+  X(ascendcl, status, aclrtDestroyNotify, (notify_handle notify))                                               \
+  X(ascendcl, status, aclrtRecordNotify, (notify_handle notify, stream_handle stream))                          \
+  X(ascendcl, status, aclrtWaitAndResetNotify, (notify_handle notify, stream_handle stream,                     \
+                                                std::uint32_t timeout))                                         \
+  X(ascendcl, status, aclrtGetNotifyId, (notify_handle notify, std::uint32_t * notifyId))                       \
+  X(ascendcl, status, aclrtNotifyBatchReset, (notify_handle * notifies, std::size_t num))                       \
+  X(ascendcl, status, aclrtGetResInCurrentThread, (device_resource type, std::uint32_t * value))                \
+  X(ascendcl, status, aclrtGetDeviceResLimit, (std::int32_t deviceId, device_resource type,                     \
+                                               std::uint32_t * value))                                          \
+  X(ascendcl, status, aclrtSetDeviceResLimit, (std::int32_t deviceId, device_resource type,                     \
+                                               std::uint32_t value))                                            \
+  X(ascendcl, status, aclrtResetDeviceResLimit, (std::int32_t deviceId))
 
 #include "keel/core/config.hpp"
 

@@ -27,6 +27,7 @@ struct aclTensor;
 struct aclScalar;
 struct aclIntArray;
 struct aclOpExecutor;
+struct aclDataBuffer;
 /// @endcond
 
 #include "keel/core/config.hpp"
@@ -253,5 +254,54 @@ struct cond_task_params {
   std::uint32_t size;          ///< branches: IF 1 or 2, WHILE 1, SWITCH at least 1
   model_handle* modelRIArray;  ///< filled with the body models
 };
+
+/// aclrtMemAttr (aclrtGetMemInfo): the kind of device memory asked about.
+enum class mem_attr : int {
+  ddr = 0,
+  hbm = 1,
+  ddr_huge = 2,
+  ddr_normal = 3,
+  hbm_huge = 4,
+  hbm_normal = 5,
+  ddr_p2p_huge = 6,
+  ddr_p2p_normal = 7,
+  hbm_p2p_huge = 8,
+  hbm_p2p_normal = 9,
+  hbm_huge1g = 10,
+  hbm_p2p_huge1g = 11,
+  normal = 12,
+  huge = 13,
+  huge1g = 14,
+  p2p_normal = 15,
+  p2p_huge = 16,
+  p2p_huge1g = 17
+};
+
+/// aclrtRunMode (aclrtGetRunMode): where the program runs.
+enum class run_mode : int { device = 0, host = 1 };
+
+/// aclrtDevAttr (aclrtGetDeviceInfo): the device attributes keel asks about.
+enum class device_attribute : int {
+  aicpu_core_num = 1,
+  aicore_core_num = 101,
+  cube_core_num = 102,
+  vector_core_num = 201,
+  total_global_mem_size = 301,
+  l2_cache_size = 302
+};
+
+/// aclrtNotify: a flag one stream records and another waits for and resets (08_notify_management.md).
+using notify_handle = void*;
+
+/// aclrtDevResLimitType (aclrtSetDeviceResLimit, aclrtGetResInCurrentThread): a device's cores.
+enum class device_resource : int { cube_core = 0, vector_core = 1 };
+
+/// aclrtValueWait's conditions (11-09_stream_memory_operation.md) on the 64-bit value at an address.
+namespace value_wait {
+inline constexpr std::uint32_t geq = 0x0;  ///< (int64_t)(*addr - value) >= 0
+inline constexpr std::uint32_t eq = 0x1;   ///< *addr == value
+inline constexpr std::uint32_t and_ = 0x2; ///< (*addr & value) != 0
+inline constexpr std::uint32_t nor = 0x3;  ///< ~(*addr | value) != 0
+}  // namespace value_wait
 
 } KEEL_END_NAMESPACE  // namespace keel::acl

@@ -46,6 +46,7 @@ typedef void *aclrtStream;
 typedef void *aclrtEvent;
 typedef void *aclrtContext;
 typedef void *aclrtTaskGrp;
+typedef void *aclrtNotify;
 typedef int aclError;
 typedef uint16_t aclFloat16;
 
@@ -171,6 +172,35 @@ typedef enum {
   ACL_FORMAT_NC = 35,
   ACL_FORMAT_NCL = 47
 } aclFormat;
+
+/* ---- acl_base_rt.h's calls (CANN's acl_base.h includes acl_base_rt.h) ---- */
+
+/* A data buffer: an address and a size the caller owns (aclDestroyDataBuffer
+ * frees the descriptor, never the data). */
+typedef struct aclDataBuffer aclDataBuffer;
+ACL_FUNC_VISIBILITY aclDataBuffer *aclCreateDataBuffer(void *data, size_t size);
+ACL_FUNC_VISIBILITY aclError aclDestroyDataBuffer(const aclDataBuffer *dataBuffer);
+ACL_FUNC_VISIBILITY aclError aclUpdateDataBuffer(aclDataBuffer *dataBuffer, void *data, size_t size);
+ACL_FUNC_VISIBILITY void *aclGetDataBufferAddr(const aclDataBuffer *dataBuffer);
+ACL_FUNC_VISIBILITY size_t aclGetDataBufferSizeV2(const aclDataBuffer *dataBuffer);
+
+/* Bytes per element of a data type (0 for ACL_DT_UNDEFINED and unknown types). */
+ACL_FUNC_VISIBILITY size_t aclDataTypeSize(aclDataType dataType);
+ACL_FUNC_VISIBILITY float aclFloat16ToFloat(aclFloat16 value);
+ACL_FUNC_VISIBILITY aclFloat16 aclFloatToFloat16(float value);
+
+/* The installed CANN's capabilities. */
+typedef enum {
+  ACL_CANN_ATTR_UNDEFINED = -1,
+  ACL_CANN_ATTR_INF_NAN = 0,
+  ACL_CANN_ATTR_BF16 = 1,
+  ACL_CANN_ATTR_JIT_COMPILE = 2
+} aclCannAttr;
+ACL_FUNC_VISIBILITY aclError aclGetCannAttributeList(const aclCannAttr **cannAttrList, size_t *num);
+ACL_FUNC_VISIBILITY aclError aclGetCannAttribute(aclCannAttr cannAttr, int32_t *value);
+
+/* The SoC of the emulated devices (one model: docs/emulation.md). */
+ACL_FUNC_VISIBILITY const char *aclrtGetSocName(void);
 
 #ifdef __cplusplus
 }

@@ -8,7 +8,15 @@
 
 #include "acl/acl.h"
 
+namespace keel::host {
+class device;
+}  // namespace keel::host
+
 namespace keel::acl_emulation::detail {
+
+// The emulated devices (device.cpp; also declared in state.hpp).
+std::int32_t device_count() noexcept;
+keel::host::device& dev(std::int32_t id);
 
 // The calling thread's context, as every runtime call needs it.
 inline aclError context_status() {

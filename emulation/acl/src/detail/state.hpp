@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -30,12 +31,46 @@ namespace keel::acl_emulation::detail {
 using hb = keel::host::backend;
 using keel::errc;
 
+// ---- the emulated devices (device.cpp) ------------------------------------
+
+// The most devices KEEL_ACL_EMULATION_DEVICES may ask for.
+constexpr std::int32_t max_devices = 64;
+
+// How many devices the emulation has: KEEL_ACL_EMULATION_DEVICES (1 to
+// max_devices), read once, at the first call that needs it; 1 if unset or not
+// a number in that range.
+std::int32_t device_count() noexcept;
+inline bool valid_device(std::int32_t id) noexcept { return id >= 0 && id < device_count(); }
+
 // The emulated runtime's state is never destroyed: its clients may still call
 // it from their own static destructors at exit (a keel::acl::device held in a
 // function-local static frees what is still released in stream order), and
 // the order in which statics of different libraries are destroyed is not
 // theirs to choose. Reachable to the end, so no leak checker reports it.
+// Each emulated device is a host device of its own, made at its first use.
+keel::host::device& dev(std::int32_t id);
+// The calling thread's current device (aclrtSetDevice, aclrtSetCurrentContext).
 keel::host::device& dev();
+// The emulated device id a host device stands for (-1: none of them).
+std::int32_t device_id(const keel::host::device& d) noexcept;
+// Each device's memory size in bytes: KEEL_ACL_EMULATION_DEVICE_MEMORY if set
+// (a positive number), else the host's physical memory.
+std::size_t device_memory_size() noexcept;
+// ACL_ERROR_RT_INVALID_DEVICEID for an id outside [0, device_count()).
+aclError invalid_device(const char* function, std::int32_t id);
+// Peer access (aclrtDeviceEnablePeerAccess): `peer` must be another valid device.
+void check_peer(const char* function, std::int32_t self, std::int32_t peer);
+bool peer_enabled(std::int32_t from, std::int32_t to);
+
+// A CANN status the emulation decides itself (not a keel rule's mapping):
+// `guarded` reports it as it is.
+struct status_error : std::exception {
+  status_error(aclError c, std::string t) : code(c), text(std::move(t)) {}
+  const char* what() const noexcept override { return text.c_str(); }
+  aclError code;
+  std::string text;
+};
+[[noreturn]] inline void throw_status(aclError code, std::string text) { throw status_error(code, std::move(text)); }
 
 // ---- the calling thread (status.cpp) ----------------------------------------
 
@@ -94,6 +129,13 @@ aclError guarded(const char* function, call c, F&& body) noexcept {
   try {
     body();
     return ACL_SUCCESS;
+  } catch (const status_error& e) {
+    if (c == call::nn) {  // a runtime status inside an operator's launch, as below
+      fail(e.code, function, std::string("the runtime failed with ") + status_symbol(e.code) + " (" +
+                                 std::to_string(e.code) + "): " + e.text);
+      return ACLNN_ERR_RUNTIME_ERROR;
+    }
+    return fail(e.code, function, e.text);
   } catch (const keel::error& e) {
     const bool ours = e.code().category() == keel::keel_category();
     const aclError code = ours ? code_for(static_cast<errc>(e.code().value()), c)
@@ -153,37 +195,79 @@ struct books {
   std::unordered_set<void*> ex_events;
   std::unordered_set<model_box*> models;
   std::unordered_map<hb::stream_handle, model_box*> capturing;  // origin stream → its model-to-be
-  std::unordered_map<void*, std::size_t> device_memory, host_memory;
+  // aclrtMalloc's allocations by address (a copy's pointers may point inside
+  // one: the device they are on decides the cross-device rules), and
+  // aclrtMallocHost's.
+  struct device_allocation {
+    std::size_t size = 0;
+    std::int32_t device = 0;
+  };
+  std::map<std::uintptr_t, device_allocation> device_memory;
+  std::unordered_map<void*, std::size_t> host_memory;
   bool initialized = false;
   // Contexts (context.cpp): the live ones aclrtCreateContext made, the
-  // context each stream was made in, how many aclrtSetDevice calls
-  // aclrtResetDevice(Force) has not undone, and the default context's
-  // generation (aclrtResetDeviceForce starts a new one).
+  // context each stream was made in, and per device how many aclrtSetDevice
+  // calls aclrtResetDevice(Force) has not undone and the default context's
+  // generation (aclrtResetDeviceForce starts a new one); per device too, the
+  // bytes aclrtMalloc holds on it and the peers it may access
+  // (aclrtDeviceEnablePeerAccess, one direction each).
   std::unordered_set<aclrtContext> contexts;
   std::unordered_map<void*, aclrtContext> stream_context;
   // aclrtCreateStreamWithConfig's flags and priority (stream.cpp).
   struct stream_config {
     std::uint32_t flags = 0, priority = 0;
+    bool failure_mode_set = false;  // aclrtSetStreamFailureMode, once per stream
   };
   std::unordered_map<void*, stream_config> stream_configs;
-  std::uint64_t set_count = 0;
-  std::atomic<std::uint64_t> generation{1};
+  // The contexts whose streams stop on failure (ACL_STOP_ON_FAILURE on one
+  // of their streams, aclrtSetStreamFailureMode: stream.cpp).
+  std::unordered_set<aclrtContext> stop_on_failure;
+  // Each context's default stream, made at its first use (stream.cpp).
+  std::unordered_map<aclrtContext, aclrtStream> default_streams;
+  struct device_book {
+    std::uint64_t set_count = 0;
+    std::atomic<std::uint64_t> generation{1};
+    std::size_t memory_in_use = 0;
+    bool peer_access[max_devices] = {};
+  };
+  device_book devices[max_devices];
 };
 books& book();  // never destroyed, as dev()
 
-// The device's default context (aclrtSetDevice binds it), and the calling
+// A device's default context (aclrtSetDevice binds it), and the calling
 // thread's binding to it or another (context.cpp).
-aclrtContext default_context() noexcept;
-void bind_default_context();
+aclrtContext default_context(std::int32_t device) noexcept;
+bool is_default_context(aclrtContext context) noexcept;
+std::int32_t context_device(aclrtContext context) noexcept;
+void bind_default_context(std::int32_t device);
 void unbind_context() noexcept;
 // Destroys a stream as aclrtDestroyStream does, or discarding its work (stream.cpp).
 aclError destroy_stream_checked(aclrtStream stream, const char* function, bool force);
+// A destroyed context's default stream goes with it (stream.cpp).
+void drop_default_stream(aclrtContext context);
 
 hb::stream_handle stream_of(aclrtStream s, const char* function);  // stream.cpp
+// The emulated device a live stream / event belongs to.
+std::int32_t stream_device(hb::stream_handle s) noexcept;  // stream.cpp
+std::int32_t event_device(hb::event_handle e) noexcept;    // event.cpp
+// CANN's multi-device rule: work goes only to a stream of the calling
+// thread's current device (ACL_ERROR_RT_STREAM_CONTEXT otherwise).
+hb::stream_handle current_device_stream(aclrtStream s, const char* function);  // stream.cpp
+// A null stream where CANN takes one for the default stream: the current
+// context's default stream (made at its first use).
+aclrtStream stream_or_default(aclrtStream s, const char* function);  // stream.cpp
+// ... and an event records / is waited on by streams of its own device only
+// (ACL_ERROR_RT_STREAM_CONTEXT otherwise).
+void require_event_on_stream_device(hb::event_handle e, hb::stream_handle s);  // event.cpp
 hb::event_handle event_of(aclrtEvent e, const char* function);     // event.cpp
 // An event an external operation (ACL_EVENT_RECORD_EXTERNAL / ACL_EVENT_WAIT_EXTERNAL)
 // may take as a default event: one aclrtCreateEventExWithFlag made with ACL_EVENT_SYNC (event.cpp).
 void require_ex_sync_event(aclrtEvent e, const char* function);
+
+// Whether the stream's context stops on failure (ACL_STOP_ON_FAILURE): a
+// failed stream then runs none of its later tasks, host callbacks and host
+// functions included (stream.cpp).
+bool stops_on_failure(aclrtStream stream);
 
 // ---- host callbacks (callback.cpp) ------------------------------------------
 

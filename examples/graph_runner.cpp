@@ -4,11 +4,12 @@
 // temporaries each capture releases are reused by the next capture (the
 // models never run concurrently: they take turns on one stream). Each step
 // picks a batch size, replays its model and, concurrently, updates the
-// model's scale operator through the fenced-update helper; the pool's
-// statistics show the sharing.
+// model's scale operator through its fenced model (keel::host::fenced_model:
+// the execution waits at the fence for apply(), and a second signal before
+// an execution took the first is refused, never a hang); the pool's
+// statistics show the sharing. The runners are plain values in a vector.
 #include <cstdio>
 #include <iterator>
-#include <memory>
 #include <vector>
 
 #include "keel/host/host.hpp"
@@ -33,14 +34,14 @@ void finish(keel::host::launch_context&, float* dst, const float* src, std::size
 }
 
 // One batch size's model: its inputs and outputs live outside the capture
-// (the runner fills and reads them); the temporaries are the model's.
+// (the runner fills and reads them); the temporaries are the model's. The
+// fenced model owns the model, the scale group and its fence.
 struct runner {
+  explicit runner(keel::host::device& dev) : fenced(dev) {}
   std::size_t batch = 0;
   keel::host::pool_buffer x, out;
   float* h = nullptr;  // the scaled input, a temporary the model owns
-  keel::host::model model;
-  keel::host::task_group scale_group;
-  std::unique_ptr<keel::host::concurrent_update> fenced;
+  keel::host::fenced_model fenced;
 };
 
 void print_statistics(const char* when, const keel::host::memory_pool& pool) {
@@ -59,7 +60,8 @@ int main() {
   keel::host::stream main_stream{dev}, update_stream{dev};
   keel::host::memory_pool pool{dev, {"graph pool"}};
 
-  std::vector<runner> runners(4);
+  std::vector<runner> runners;
+  for (int i = 0; i < 4; ++i) runners.emplace_back(dev);
   std::size_t batch = max_batch;
   for (runner& r : runners) {
     r.batch = batch;
@@ -67,7 +69,6 @@ int main() {
     r.x = pool.allocate(main_stream, n * sizeof(float));
     r.out = pool.allocate(main_stream, n * sizeof(float));
     for (std::size_t i = 0; i < n; ++i) r.x.data_as<float>()[i] = 1.0f;
-    r.fenced = std::make_unique<keel::host::concurrent_update>(dev);
     {
       keel::host::capture_scope capture{main_stream, pool};
       // The temporaries: the model owns them; released here, inside the
@@ -75,17 +76,15 @@ int main() {
       auto scratch = pool.allocate(main_stream, max_batch * width * sizeof(float));
       auto h = pool.allocate(main_stream, n * sizeof(float));
       r.h = h.data_as<float>();
-      r.fenced->fence(main_stream);
-      {
-        keel::host::task_group_scope mark{main_stream};
-        main_stream.launch(scale_kind, &scale, r.h, r.x.data_as<const float>(), n, 1.0f);
-        r.scale_group = mark.end();
-      }
+      // Fence 0: the execution waits for apply(), then runs the scale group.
+      r.fenced.fenced_update(main_stream, 0, [&](keel::host::stream_ref c) {
+        c.launch(scale_kind, &scale, r.h, r.x.data_as<const float>(), n, 1.0f);
+      });
       main_stream.launch(add_kind, &add, scratch.data_as<float>(), r.h, r.x.data_as<const float>(), n);
       main_stream.launch(finish_kind, &finish, r.out.data_as<float>(), scratch.data_as<const float>(), n);
       scratch.reset();
       h.reset();
-      r.model = capture.end();
+      r.fenced.adopt(capture.end());
     }
     batch /= 2;
   }
@@ -97,12 +96,14 @@ int main() {
     runner& r = runners[order[step]];
     const float alpha = 1.0f + 0.5f * static_cast<float>(step);
     const std::size_t n = r.batch * width;
-    r.model.execute(main_stream);  // waits at the fence for the update below
-    r.fenced->update(update_stream, r.scale_group, [&](keel::host::stream_ref u) {
-      u.launch(scale_kind, &scale, r.h, r.x.data_as<const float>(), n, alpha);
+    r.fenced.execute(main_stream);  // waits at the fence for the update below
+    r.fenced.stage(0, 0, [h = r.h, x = r.x.data_as<const float>(), n, alpha](keel::host::stream_ref u) {
+      u.launch(scale_kind, &scale, h, x, n, alpha);
     });
+    // On the update stream, after the model's previous execution ended: no
+    // synchronize is needed for the fence (this one is for reading out).
+    r.fenced.apply(update_stream);
     main_stream.synchronize();
-    update_stream.synchronize();
     const float* out = r.out.data_as<const float>();
     std::printf("step %zu: batch %zu, alpha %.1f: out[0] = %.1f, out[%zu] = %.1f\n", step, r.batch,
                 static_cast<double>(alpha), static_cast<double>(out[0]), n - 1, static_cast<double>(out[n - 1]));
@@ -117,11 +118,7 @@ int main() {
   std::printf("the models' temporaries: %zu bytes if each had its own; the pool holds %zu bytes for them\n",
               temporaries, pool.statistics().reserved - io);
 
-  for (runner& r : runners) {
-    r.model.reset();
-    r.x.reset();
-    r.out.reset();
-  }
+  runners.clear();  // the fenced models (and their models) and the buffers
   main_stream.synchronize();
   print_statistics("after the models went", pool);
   pool.trim_to(0);

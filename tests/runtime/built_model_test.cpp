@@ -19,15 +19,20 @@ using keel::errc;
 
 namespace {
 
-// The one report a builder left without end() or cancel() makes.
+// What a builder left without end() or cancel() reports: after an early
+// return, one report; after an exception, none (the exception tells).
 void check_left_unfinished(keel::testing::recorded_reports& reports, bool by_exception) {
   const auto got = reports.taken();
+  if (by_exception) {
+    CHECK(got.empty());
+    return;
+  }
   REQUIRE(got.size() == 1);
   INFO(got[0].api << ": " << got[0].message);
   CHECK(got[0].code == keel::errc::invalid_state);
   CHECK(got[0].api == "keel::model_builder");
   CHECK(got[0].message.find("left without end() or cancel()") != std::string::npos);
-  CHECK((got[0].message.find("by an exception") != std::string::npos) == by_exception);
+  CHECK(got[0].message.find("by an exception") == std::string::npos);
   CHECK(got[0].message.find("discarded") != std::string::npos);
 }
 
@@ -269,7 +274,7 @@ KEEL_BACKEND_TEST("built model: activation and switch tasks name another stream 
   CHECK(out == 2.0f);
 }
 
-KEEL_BACKEND_TEST("built model: a builder left by an exception cancels, unbinds its streams and reports it",
+KEEL_BACKEND_TEST("built model: a builder left by an exception cancels and unbinds its streams, without a report",
                   "[runtime][built_model][rules][scope]") {
   KEEL_USING_BACKEND(TestType);
   using B = typename TestType::backend;

@@ -114,6 +114,17 @@ KEEL_BACKEND_TEST("fenced model: executions issued ahead take the applies in ord
   CHECK(f.seen == std::vector<float>{4.0f, 6.0f});
 }
 
+KEEL_BACKEND_TEST("fenced model: apply() on the stream its execution waits on is refused, not left to hang",
+                  "[runtime][fenced_update]") {
+  fenced<TestType> f;
+  f.fm.execute(f.s);
+  f.stage(3.0f);
+  KEEL_REQUIRE_ERROR(f.fm.apply(f.s), errc::invalid_parameter, "would queue behind it");
+  f.fm.apply(f.u);  // the staged alpha 3 was kept
+  f.s.synchronize(std::chrono::seconds(10));
+  CHECK(f.seen == std::vector<float>{4.0f});
+}
+
 KEEL_BACKEND_TEST("fenced model: a replacement needing more workspace than captured is refused with both sizes",
                   "[runtime][fenced_update]") {
   fenced<TestType> f;
@@ -342,4 +353,94 @@ KEEL_BACKEND_TEST("fenced model: movable; a moved-from one refuses every call an
   f.fm.apply(f.u);
   f.s.synchronize();
   CHECK(f.seen == std::vector<float>{4.0f, 4.0f});
+}
+
+namespace {
+
+// out = tmp + alpha * other in a task group behind a concurrent update's
+// fence, then a host task that notes out.
+template <class F>
+struct concurrent {
+  typename F::stream s{F::device()}, u{F::device()};
+  float tmp = 1.0f, other = 1.0f, out = 0.0f;
+  std::vector<float> seen;
+  typename F::concurrent_update fenced;
+  typename F::task_group group;
+  typename F::model m;
+  explicit concurrent(std::chrono::milliseconds limit = std::chrono::milliseconds(10000))
+      : fenced(F::device(), limit) {
+    typename F::capture_scope capture{s};
+    fenced.fence(s);
+    typename F::task_group_scope mark{s};
+    F::axpy(s, &out, &tmp, &other, 1.0f);
+    group = mark.end();
+    s.launch_host([this] { seen.push_back(out); });
+    m = capture.end();
+  }
+  void update(float alpha) {
+    fenced.update(u, group, [this, alpha](typename F::stream_ref us) { F::axpy(us, &out, &tmp, &other, alpha); });
+  }
+};
+
+}  // namespace
+
+KEEL_BACKEND_TEST("concurrent update: replay then update every step with no wait runs each update in its execution",
+                  "[runtime][task_group][concurrent_update]") {
+  // The order of runners that replay, then update on the update stream
+  // with nothing between: each update waits for the previous execution to
+  // pass the fence; recorded at once, a signal would be merged into the
+  // previous one and an execution would wait forever (and, the stream's
+  // queue full, the next enqueue with it).
+  concurrent<TestType> f;
+  for (int i = 1; i <= 20; ++i) {
+    f.m.execute(f.s);  // waits at the fence for the update below
+    f.update(static_cast<float>(i));
+  }
+  f.s.synchronize(std::chrono::seconds(10));
+  REQUIRE(f.seen.size() == 20);
+  for (std::size_t i = 1; i <= 20; ++i) CHECK(f.seen[i - 1] == 1.0f + static_cast<float>(i));
+}
+
+KEEL_BACKEND_TEST("concurrent update: a second signal no execution consumes is refused after the limit, nothing changes",
+                  "[runtime][task_group][concurrent_update]") {
+  concurrent<TestType> f{std::chrono::milliseconds(100)};
+  f.fenced.release(f.u);  // for the first execution, not issued yet
+  KEEL_REQUIRE_ERROR(f.fenced.release(f.u), errc::timeout, "keel::concurrent_update::release");
+  KEEL_REQUIRE_ERROR(f.update(5.0f), errc::timeout, "would be merged into the first");
+  CHECK_FALSE(f.u.capture_status().updating);  // no update was begun
+  f.m.execute(f.s);
+  f.s.synchronize();
+  CHECK(f.seen == std::vector<float>{2.0f});  // the refused update changed nothing
+  f.m.execute(f.s);
+  f.update(5.0f);  // the signal was consumed: this one is the next execution's
+  f.s.synchronize();
+  CHECK(f.seen == std::vector<float>{2.0f, 6.0f});
+  // An execution held up before the fence: the update is refused, not left to hang.
+  typename TestType::event gate{TestType::device(), keel::event_flags::external};
+  f.s.wait(gate);
+  f.m.execute(f.s);
+  f.update(3.0f);
+  f.m.execute(f.s);
+  KEEL_REQUIRE_ERROR(f.update(7.0f), errc::timeout, "update stream #");
+  gate.record(f.u);
+  f.update(7.0f);  // waits for the first execution to pass the fence
+  f.s.synchronize(std::chrono::seconds(10));
+  CHECK(f.seen == std::vector<float>{2.0f, 6.0f, 4.0f, 8.0f});
+}
+
+KEEL_BACKEND_TEST("concurrent update: movable; a moved-from one has no event and refuses every call",
+                  "[runtime][task_group][concurrent_update]") {
+  concurrent<TestType> f;
+  typename TestType::concurrent_update moved{std::move(f.fenced)};
+  CHECK_FALSE(f.fenced.event());
+  KEEL_REQUIRE_ERROR(f.fenced.release(f.u), errc::invalid_handle, "keel::concurrent_update::release");
+  KEEL_REQUIRE_ERROR(f.update(3.0f), errc::invalid_handle, "moved from");
+  moved.release(f.u);
+  f.m.execute(f.s);
+  f.s.synchronize();
+  f.fenced = std::move(moved);  // back, by assignment
+  f.m.execute(f.s);
+  f.update(3.0f);
+  f.s.synchronize();
+  CHECK(f.seen == std::vector<float>{2.0f, 4.0f});
 }

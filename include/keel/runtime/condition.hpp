@@ -178,7 +178,7 @@ class [[nodiscard]] basic_body_capture_scope {
   }
   basic_body_capture_scope(const basic_body_capture_scope&) = delete;
   basic_body_capture_scope& operator=(const basic_body_capture_scope&) = delete;
-  /// Left without end() or cancel() (an early return, an exception): cancels, and reports that to the error handler, as every keel scope does.
+  /// Left without end() or cancel(): cancels and, left by a normal return, reports that to the error handler, as every keel scope does.
   ~basic_body_capture_scope() {
     if (!active_) return;
     cancel();

@@ -218,11 +218,20 @@ class basic_fenced_model {
     } else {
       mark = basic_event<B>(*st.dev);
     }
-    st.done.emplace_back();  // reserved before the execution: nothing below may fail once it is issued but the record
+    // Reserved before the execution: nothing below may fail once it is issued but the record.
+    st.done.emplace_back();
+    try {
+      st.executed_on.push_back(B::id_of(detail::checked_handle(stream, api)));
+    } catch (...) {
+      st.done.pop_back();
+      st.spare.push_back(std::move(mark));
+      throw;
+    }
     try {
       st.model.execute(stream);
     } catch (...) {
       st.done.pop_back();
+      st.executed_on.pop_back();
       st.spare.push_back(std::move(mark));
       throw;
     }
@@ -270,7 +279,8 @@ class basic_fenced_model {
    * signals would be recorded into that capture, never reach the execution,
    * and the next execution would wait forever), invalid_state (every issued
    * execution has its signal; or called from an issue function of apply()),
-   * update_violation (a refused update).
+   * invalid_parameter (the execution to signal was issued on the update
+   * stream: its signal would queue behind it), update_violation (a refused update).
    */
   void apply(basic_stream_ref<B> update_stream) {
     static constexpr const char* api = "keel::fenced_model::apply";
@@ -293,6 +303,12 @@ class basic_fenced_model {
            " signals): apply() signals an execution already issued; a signal ahead of its execution would make "
            "every later update land one execution late, and a second one would be lost (the next execution "
            "would wait forever); call execute() first (nothing was issued, the staged updates are kept)"});
+    if (st.executed_on[static_cast<std::size_t>(st.signals + 1 - st.first_done)] == B::id_of(stream))
+      ::keel::detail::throw_composed(
+          errc::invalid_parameter, api,
+          {"the execution this apply() signals waits at its fence on stream #", B::id_of(stream),
+           ", the update stream given: the signals would queue behind it and it would wait forever; apply on "
+           "another stream (nothing was issued, the staged updates are kept)"});
     // Ordered after the execution before the one this signals: its own
     // signal was consumed by then, so this one is never merged into it.
     order_after_previous(update_stream, st.signals + 1);
@@ -351,8 +367,10 @@ class basic_fenced_model {
     basic_model<B> model;          // after the fences: destroyed first
     std::uint64_t executions = 0;
     std::uint64_t signals = 0;
-    // The end marks of the executions from first_done on (an empty mark: its record failed).
+    // The end marks of the executions from first_done on (an empty mark: its
+    // record failed), and the streams they were issued on.
     std::deque<basic_event<B>> done;
+    std::deque<std::uint64_t> executed_on;
     std::uint64_t first_done = 1;
     std::vector<basic_event<B>> spare;  // marks no wait refers to any more
   };
@@ -407,6 +425,7 @@ class basic_fenced_model {
     while (st.first_done < n) {
       if (st.done.front()) st.spare.push_back(std::move(st.done.front()));
       st.done.pop_front();
+      st.executed_on.pop_front();
       ++st.first_done;
     }
   }

@@ -474,9 +474,10 @@ class basic_model : public basic_model_ref<B> {
  *
  * Every keel scope (capture, task group, update) finishes the same way:
  * end() finishes it (here: returns the model), cancel() drops it, and a
- * scope left without either (an early return, an exception) cancels itself
- * and reports "left without end() or cancel()" to keel's error handler
- * (errc::invalid_state), never finishing silently. Cancelling a capture
+ * scope left without either cancels itself, never finishing silently: left
+ * by a normal return (an early return) it also reports "left without end()
+ * or cancel()" to keel's error handler (errc::invalid_state); left by an
+ * exception it reports nothing (the exception tells). Cancelling a capture
  * ends it and discards the partial model.
  *
  * Ownership: holds the capture; neither copyable nor movable. Thread
@@ -543,7 +544,7 @@ class [[nodiscard]] basic_capture_scope {
   }
   basic_capture_scope(const basic_capture_scope&) = delete;
   basic_capture_scope& operator=(const basic_capture_scope&) = delete;
-  /// Left while still active: cancels the capture and reports it (see the class).
+  /// Left while still active: cancels the capture and, after a normal return, reports it (see the class).
   ~basic_capture_scope() {
     if (!active_) return;
     cancel();

@@ -48,9 +48,10 @@ basic_stream<B> make_persistent_stream(typename B::device_type& dev) {
  * (unbind(), or the model's destruction).
  *
  * It finishes as every keel scope does: end() yields the model, cancel()
- * drops it; a builder left without either (an exception, an early return)
- * cancels (discards the half-built model and unbinds its streams) and
- * reports "left without end() or cancel()" to keel's error handler.
+ * drops it; a builder left without either cancels (discards the half-built
+ * model and unbinds its streams) and, left by a normal return, reports
+ * "left without end() or cancel()" to keel's error handler (left by an
+ * exception, nothing: the exception tells).
  *
  * Ownership: owns the model being built; neither copyable nor movable.
  * Thread safety: one thread builds. Exceptions: keel::error (resource_limit

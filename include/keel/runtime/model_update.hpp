@@ -185,8 +185,9 @@ class basic_kernel_task {
  * the group replaces them). Each call checks its rule and changes nothing
  * when it fails; a later change of the same task replaces an earlier one.
  * Finishes as every keel scope does: end() commits, cancel() abandons (the
- * model is unchanged), and a scope left without either abandons and reports
- * "left without end() or cancel()". The model must outlive the scope.
+ * model is unchanged), and a scope left without either abandons and, left
+ * by a normal return, reports "left without end() or cancel()" (left by an
+ * exception, nothing: the exception tells). The model must outlive the scope.
  *
  * Ownership: holds the model's update right (one per-task or whole-model
  * update of a model at a time); not copyable or movable. Thread safety: one
@@ -215,7 +216,7 @@ class [[nodiscard]] basic_task_update_scope {
   }
   basic_task_update_scope(const basic_task_update_scope&) = delete;
   basic_task_update_scope& operator=(const basic_task_update_scope&) = delete;
-  /// Left while still active: abandons the update and reports it (see the class).
+  /// Left while still active: abandons the update and, after a normal return, reports it (see the class).
   ~basic_task_update_scope() {
     if (!active_) return;
     cancel();

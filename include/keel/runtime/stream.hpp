@@ -444,15 +444,19 @@ struct has_stream_retain<B, std::void_t<decltype(B::retain_stream(std::declval<t
                                         decltype(B::release_stream(std::declval<typename B::stream_handle>()))>>
     : std::true_type {};
 
-// Reports that the scope @p api (a capture, group or update scope) was left
-// without end() or cancel(), and what its destructor did instead (@p
-// outcome): keel's one rule for every scope, so that an early return is
-// never a silent commit and never silently lost. The code is
-// errc::invalid_state; the message says whether an exception was leaving
-// (scopes pass std::uncaught_exceptions() > 0 from their destructor rather
-// than compare with a count taken at construction: that count costs a
-// thread-local lookup per scope, a tenth of a per-task update, and only
-// this message depends on it).
+// Reports that the scope @p api (a capture, group, update or body scope, a
+// builder) was left by a normal return without end() or cancel(), and what
+// its destructor did instead (@p outcome): keel's one rule for every scope,
+// so that an early return is never a silent commit and never silently lost.
+// The code is errc::invalid_state. A scope left by an exception
+// (@p by_exception) is not reported: it cancelled all the same, and the
+// exception already tells the caller (a runner that falls back to eager
+// work after a failed capture writes no failure line). Scopes pass
+// std::uncaught_exceptions() > 0 from their destructor rather than compare
+// with a count taken at construction: that count costs a thread-local
+// lookup per scope, a tenth of a per-task update; the price is that a scope
+// left by a normal return inside a destructor that runs during unwinding is
+// not reported either.
 KEEL_COLD KEEL_DECL void report_scope_left_unfinished(const char* api, const char* outcome, bool by_exception) noexcept;
 
 // What a scope holds of its stream: a view whose native record stays valid

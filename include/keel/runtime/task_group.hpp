@@ -5,8 +5,10 @@
 // while its model runs.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <exception>
+#include <thread>
 #include <utility>
 
 #include "keel/core/error.hpp"
@@ -186,9 +188,10 @@ class basic_task_group : public basic_task_group_ref<B> {
  * returns the group's handle; cancel() closes the group without one (a
  * runtime cannot take captured work back: the launches marked stay in the
  * capture, as plain tasks no update can reach); left without either, the
- * scope cancels and reports "left without end() or cancel()" to keel's
- * error handler. (If an exception leaves the capture scope too, that scope
- * discards the whole capture.)
+ * scope cancels and, left by a normal return, reports "left without end()
+ * or cancel()" to keel's error handler (left by an exception, nothing; if
+ * the exception leaves the capture scope too, that scope discards the
+ * whole capture).
  *
  * Ownership: holds the open group; not copyable or movable. Thread safety:
  * one per stream. Exceptions: the constructor throws capture_violation (not
@@ -207,7 +210,7 @@ class [[nodiscard]] basic_task_group_scope {
   }
   basic_task_group_scope(const basic_task_group_scope&) = delete;
   basic_task_group_scope& operator=(const basic_task_group_scope&) = delete;
-  /// Left while still active: cancels the group and reports it (see the class).
+  /// Left while still active: cancels the group and, after a normal return, reports it (see the class).
   ~basic_task_group_scope() {
     if (!active_) return;
     cancel();
@@ -248,8 +251,9 @@ class [[nodiscard]] basic_task_group_scope {
  * and commits the replacement; cancel() abandons it, leaving the group
  * unchanged (on a backend whose abandon_restores_group_v is true, as keel's
  * are); left without either, by an early return as by an exception, the
- * scope abandons the update and reports "left without end() or cancel()" to
- * keel's error handler: it never commits what it was not told to.
+ * scope abandons the update (it never commits what it was not told to) and,
+ * left by a normal return, reports "left without end() or cancel()" to
+ * keel's error handler (left by an exception, nothing: the exception tells).
  *
  * Ownership: holds the group's update right (one thread, one stream at a
  * time); not copyable or movable. Exceptions: the constructor throws
@@ -270,7 +274,7 @@ class [[nodiscard]] basic_update_scope {
   }
   basic_update_scope(const basic_update_scope&) = delete;
   basic_update_scope& operator=(const basic_update_scope&) = delete;
-  /// Left while still active: abandons the update and reports it (see the class).
+  /// Left while still active: abandons the update and, after a normal return, reports it (see the class).
   ~basic_update_scope() {
     if (!active_) return;
     cancel();
@@ -317,14 +321,27 @@ class [[nodiscard]] basic_update_scope {
  *
  * One signal per execution: the execution that waits at the fence consumes
  * the signal by resetting the event. A second update (or release) recorded
- * before that reset is merged into the first and lost, and the next
- * execution then waits forever, exactly as with the device's own events.
- * Issue the next update once the execution has passed the fence (after the
- * iteration's synchronize, or ordered after it by an event).
+ * before that reset would be merged into the first and lost, and the next
+ * execution would then wait forever (its stream's queue would fill and
+ * block the next enqueue). So each update() and release() after the first
+ * first waits, on the calling thread, until the previous signal has been
+ * recorded and consumed (the event reset by the execution it released):
+ * replaying, then updating on the update stream with no wait between (the
+ * order of runners that update after the replay) is correct, the update
+ * waiting for the previous execution to pass its fence. When that does not
+ * happen within the consume limit (no execution to consume the previous
+ * signal was issued, or it is held up), the call is refused with timeout,
+ * naming the update stream, and issues nothing. Cost per call: two queries
+ * when the previous signal was consumed already (the usual case with a
+ * synchronize per step), and one default event recorded after each signal.
+ * basic_fenced_model does the same ordering on the device, without
+ * blocking the calling thread.
  *
  * Ownership: owns its external event (or a pooled loan); keep it alive as
- * long as the model. Thread safety: one updater at a time (the group rule).
- * Exceptions: as the update scope; fence() as the stream's wait.
+ * long as the model; movable (a moved-from one has no event: its calls
+ * throw invalid_handle). Thread safety: one updater at a time (the group
+ * rule). Exceptions: as the update scope, plus the refusal above; fence()
+ * as the stream's wait.
  *
  * @code
  * keel::host::concurrent_update fenced{dev};
@@ -343,10 +360,34 @@ class basic_concurrent_update {
  public:
   /// The backend's device type.
   using device_type = typename B::device_type;
+  /// How long update() and release() wait for the previous signal to be consumed, unless told otherwise.
+  static constexpr std::chrono::milliseconds default_consume_limit{10000};
+
   /** @brief Makes its own external event. @throws keel::error resource_limit. */
-  explicit basic_concurrent_update(device_type& dev) : owned_(dev, event_flags::external), event_(owned_.ref()) {}
+  explicit basic_concurrent_update(device_type& dev, std::chrono::milliseconds consume_limit = default_consume_limit)
+      : owned_(dev, event_flags::external), event_(owned_.ref()), consume_limit_(consume_limit) {}
   /** @brief Uses a pooled external event; the loan is kept. */
-  explicit basic_concurrent_update(basic_pooled_event<B> loan) : loan_(std::move(loan)), event_(loan_.ref()) {}
+  explicit basic_concurrent_update(basic_pooled_event<B> loan,
+                                   std::chrono::milliseconds consume_limit = default_consume_limit)
+      : loan_(std::move(loan)), event_(loan_.ref()), consume_limit_(consume_limit) {}
+  /// Takes the other object's event (or loan); the other is left without one.
+  basic_concurrent_update(basic_concurrent_update&& o) noexcept
+      : owned_(std::move(o.owned_)),
+        loan_(std::move(o.loan_)),
+        event_(std::exchange(o.event_, {})),
+        signalled_(std::move(o.signalled_)),
+        consume_limit_(o.consume_limit_) {}
+  /// Releases the event (or loan) this holds, then takes the other's; the other is left without one.
+  basic_concurrent_update& operator=(basic_concurrent_update&& o) noexcept {
+    if (this != &o) {
+      owned_ = std::move(o.owned_);
+      loan_ = std::move(o.loan_);
+      event_ = std::exchange(o.event_, {});
+      signalled_ = std::move(o.signalled_);
+      consume_limit_ = o.consume_limit_;
+    }
+    return *this;
+  }
   basic_concurrent_update(const basic_concurrent_update&) = delete;
   basic_concurrent_update& operator=(const basic_concurrent_update&) = delete;
 
@@ -356,20 +397,34 @@ class basic_concurrent_update {
     capturing.reset_event(event_);
   }
 
-  /** @brief Lets the next execution pass the fence with the group as it is. */
-  void release(basic_stream_ref<B> update_stream) const { event_.record(update_stream); }
+  /**
+   * @brief Lets the next execution pass the fence with the group as it is.
+   * @throws keel::error timeout (the previous signal was not consumed in
+   * time, see the class; nothing is recorded), and as the event's record.
+   */
+  void release(basic_stream_ref<B> update_stream) const {
+    static constexpr const char* api = "keel::concurrent_update::release";
+    wait_for_previous_signal(update_stream, api);
+    event_.record(update_stream);
+    note_signal(update_stream, api);
+  }
 
   /**
    * @brief Calls issue(update_stream) inside an update scope for @p group,
    * then records the event on the update stream (always, see above).
+   * @throws keel::error timeout (the previous signal was not consumed in
+   * time, see the class; nothing is issued), and as the update scope.
    */
   template <class F>
   void update(basic_stream_ref<B> update_stream, basic_task_group_ref<B> group, F&& issue) const {
+    static constexpr const char* api = "keel::concurrent_update::update";
+    wait_for_previous_signal(update_stream, api);
     auto signal = make_scope_exit([&]() noexcept {
       try {
         event_.record(update_stream);
+        note_signal(update_stream, api);
       } catch (...) {
-        report_current_exception("keel::concurrent_update::update");
+        report_current_exception(api);
       }
     });
     basic_update_scope<B> scope(update_stream, group);
@@ -385,9 +440,38 @@ class basic_concurrent_update {
   basic_event_ref<B> event() const noexcept { return event_; }
 
  private:
+  // A second signal merges into the first unless the first was recorded
+  // and consumed (reset by its execution) before the second is recorded.
+  void wait_for_previous_signal(basic_stream_ref<B> update_stream, const char* api) const {
+    const auto e = detail::checked_handle(event_, api);
+    const auto s = detail::checked_handle(update_stream, api);
+    if (!signalled_) return;  // the first signal
+    const auto consumed = [&] { return signalled_.query() && !B::query(e); };
+    if (consumed()) return;
+    const auto deadline = std::chrono::steady_clock::now() + consume_limit_;
+    while (!consumed()) {
+      if (std::chrono::steady_clock::now() >= deadline)
+        ::keel::detail::throw_composed(
+            errc::timeout, api,
+            {"the fence's external event still holds its previous signal after ", consume_limit_.count(),
+             " ms (no execution has passed the fence and reset it): a second signal on update stream #",
+             B::id_of(s),
+             " would be merged into the first and the next execution would wait forever; issue the "
+             "execution that consumes it first, or synchronize its stream (nothing was issued)"});
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
+  // Marks where the signal is in the update stream's order.
+  void note_signal(basic_stream_ref<B> update_stream, const char*) const {
+    if (!signalled_) signalled_ = basic_event<B>(update_stream.device());
+    signalled_.record(update_stream);
+  }
+
   basic_event<B> owned_;
   basic_pooled_event<B> loan_;
   basic_event_ref<B> event_;
+  mutable basic_event<B> signalled_;  // recorded after the last signal; empty before the first
+  std::chrono::milliseconds consume_limit_;
 };
 
 KEEL_END_NAMESPACE  // namespace keel

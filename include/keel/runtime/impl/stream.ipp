@@ -28,10 +28,11 @@ KEEL_NOINLINE KEEL_DECL void throw_of_other_device(const char* api, const char* 
 }
 
 KEEL_NOINLINE KEEL_DECL void report_scope_left_unfinished(const char* api, const char* outcome, bool by_exception) noexcept {
+  if (by_exception) return;  // the exception tells; the scope cancelled all the same
   // A fixed buffer: the report is made from a destructor, which must not throw.
   char message[256];
-  std::snprintf(message, sizeof message, "left without end() or cancel()%s: %s; call end() to finish it or cancel() to drop it",
-                by_exception ? " by an exception" : "", outcome);
+  std::snprintf(message, sizeof message, "left without end() or cancel(): %s; call end() to finish it or cancel() to drop it",
+                outcome);
   report_error(errc::invalid_state, api, message);
 }
 

@@ -134,6 +134,12 @@ KEEL_DECL auto introspection_calls::model_tasks_unpaired(model_handle m) -> std:
                       : type == ri_task_type::event_wait ? task_type::event_wait
                                                          : task_type::event_reset;
           info.event = reinterpret_cast<std::uintptr_t>(p.event.event);
+          // An external event (its creation flag), or an external record
+          // or wait of a default event (the operation's flag): the task
+          // crosses models.
+          info.external_event = (p.event.event_flag & event_flags::external) != 0 ||
+                                (type == ri_task_type::event_record && (p.event.flag & record_flags::external) != 0) ||
+                                (type == ri_task_type::event_wait && (p.event.flag & wait_flags::external) != 0);
           break;
         default: info.type = task_type::other; break;
       }

@@ -348,6 +348,51 @@ KEEL_BACKEND_TEST("model: dumps number events and task groups alike on every bac
   CHECK(external);
 }
 
+KEEL_BACKEND_TEST("model: a task group's kernel reports the arguments it runs now, the capture's and then each update's",
+                  "[runtime][introspection][dump]") {
+  using B = typename TestType::backend;
+  auto& dev = TestType::device();
+  keel::basic_stream<B> s{dev}, u{dev};
+  float tmp = 1.0f, other = 2.0f, out = 0.0f;
+  keel::basic_model<B> m;
+  keel::basic_task_group<B> g;
+  {
+    keel::basic_capture_scope<B> capture{s};
+    keel::basic_task_group_scope<B> mark{s};
+    TestType::axpy(s, &out, &tmp, &other, 3.0f);
+    g = mark.end();
+    m = capture.end();
+  }
+  // The alpha a dump shows for the group's one kernel: the host records the
+  // kernel's own arguments, ACL the operator run_on launched.
+  auto alpha = [&] {
+    const keel_test::json::value doc = keel_test::json::parse(keel::to_json(m));
+    const keel_test::json::value& task = doc["streams"][0]["tasks"][0];
+    REQUIRE(task["taskType"].text == "kernel");
+    REQUIRE(task.has("groupId"));
+    REQUIRE(task["arguments"].size() > 0);
+    return TestType::is_host ? task["arguments"][3]["value"].number : task["operator"]["scalars"][0]["value"].number;
+  };
+  CHECK(alpha() == 3.0);
+  for (float a : {7.0f, 9.5f}) {
+    keel::basic_update_scope<B> update{u, g};
+    TestType::axpy(u, &out, &tmp, &other, a);
+    update.end();
+    u.synchronize();
+    CHECK(alpha() == a);
+  }
+  m.execute(s);
+  s.synchronize();
+  CHECK(out == 1.0f + 9.5f * 2.0f);
+  // A refused or abandoned update leaves the report as it was.
+  {
+    keel::basic_update_scope<B> update{u, g};
+    TestType::axpy(u, &out, &tmp, &other, 4.0f);
+    update.cancel();
+  }
+  CHECK(alpha() == 9.5);
+}
+
 TEST_CASE("model: the host records every kernel argument with its type and value - host only",
           "[runtime][introspection][host]") {
   using F = host;

@@ -187,7 +187,12 @@ struct capture_calls : native_types {
     try {
       replay_task task(kernel_body(s, std::forward<F>(f)), replay_task::category::kernel, kind);
       if (into_group) {
-        c.open_group->building.push_back(std::move(task));  // marked into the group
+        group_state& g = *c.open_group;
+        std::vector<kernel_argument> described = c.records.back().arguments;  // the record keeps its own
+        g.building_arguments.resize(g.building.size());
+        g.building_arguments.reserve(g.building.size() + 1);
+        g.building.push_back(std::move(task));  // marked into the group
+        g.building_arguments.push_back(std::move(described));  // reserved: cannot throw
       } else {
         c.nodes.push_back(std::move(task));
       }
@@ -200,12 +205,17 @@ struct capture_calls : native_types {
   // object records its kind alone.
   template <class F>
   static void describe_kernel(task_record& record, const F& f) {
+    describe_arguments(record.arguments, f);
+    if constexpr (has_argument_count<std::decay_t<F>>::value) rebinding<std::decay_t<F>>::note(record);
+  }
+  // The description of a launch's arguments (none for another kernel object).
+  template <class F>
+  static void describe_arguments(std::vector<kernel_argument>& out, const F& f) {
     if constexpr (has_argument_count<std::decay_t<F>>::value) {
-      record.arguments.resize(std::decay_t<F>::argument_count);
-      keel::detail::describe_values(f.args, record.arguments.data());
-      rebinding<std::decay_t<F>>::note(record);
+      out.resize(std::decay_t<F>::argument_count);
+      keel::detail::describe_values(f.args, out.data());
     } else {
-      (void)record;
+      out.clear();
       (void)f;
     }
   }

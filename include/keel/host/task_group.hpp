@@ -39,6 +39,7 @@ struct task_group_calls : native_types {
     auto list = std::make_shared<task_list>();
     ref_ptr<group_state> g = std::move(c.open_group);
     list->tasks = std::move(g->building);
+    list->arguments = std::move(g->building_arguments);
     g->tasks = std::move(list);
     c.group_stream = nullptr;
     return g.release();
@@ -53,11 +54,19 @@ struct task_group_calls : native_types {
 
   // A replacement task, built in place in the group's staging (the checked
   // layer holds the stream's update lock).
+  // Its arguments' description first, at the index the task takes (an
+  // entry past staging's end is spare capacity if the task then throws).
   template <class F>
   static void update_launch_kernel(stream_handle s, group_handle g, kernel_kind kind, F&& f) {
+    const std::size_t at = g->staging.size();
+    if (g->staging_arguments.size() <= at) g->staging_arguments.resize(at + 1);
+    capture_calls::describe_arguments(g->staging_arguments[at], f);
     g->staging.emplace_back(capture_calls::kernel_body(s, std::forward<F>(f)), replay_task::category::kernel, kind);
   }
-  static void update_discard(stream_handle, group_handle g) noexcept { g->staging.clear(); }
+  static void update_discard(stream_handle, group_handle g) noexcept {
+    g->staging.clear();
+    group_state::forget(g->staging_arguments);
+  }
   // The staged replacement tasks carry their kinds: the checked layer reads them here.
   static std::size_t staged_count(group_handle g) noexcept { return g->staging.size(); }
   static kernel_kind staged_kind(group_handle g, std::size_t i) noexcept { return g->staging[i].kind(); }
@@ -72,10 +81,12 @@ struct task_group_calls : native_types {
       ~finish() {
         if (g == nullptr) return;
         g->staging.clear();
+        group_state::forget(g->staging_arguments);
         group_state::end_claim(g);
       }
     } done{g};
     g->retired.clear();  // what the last update replaced; outside every lock
+    group_state::forget(g->retired_arguments);
     // An idle update stream (every task issued to it has finished) has
     // already reached the end of this update: the swap takes effect here,
     // with no enqueue. Work another thread issues concurrently is ordered
@@ -91,7 +102,9 @@ struct task_group_calls : native_types {
     // replacement at the earlier swap's position is the same stream order,
     // and it costs no enqueue. (The superseded tasks go back to `staged`.)
     if (g->last_swap_stream == s && s->ring.tail() == g->last_swap_index + 1) {
-      if (auto pending = g->last_swap.lock(); pending && g->refill_unpublished(*pending, s, staged)) return;
+      if (auto pending = g->last_swap.lock();
+          pending && g->refill_unpublished(*pending, s, staged, g->staging_arguments))
+        return;
     }
     // The swap task keeps the group alive; the claim alone does not.
     if (!g->try_retain())
@@ -100,6 +113,7 @@ struct task_group_calls : native_types {
     ref_ptr<group_state> keep(g, {});
     auto list = g->take_spare(s);
     list->tasks.swap(staged);  // the staging vector takes the spare's capacity
+    list->arguments.swap(g->staging_arguments);  // and its descriptions, dropped by `done`
     std::weak_ptr<task_list> pending = list;
     const std::uint64_t index =
         s->submit<true>([keep = std::move(keep), list = std::move(list)]() mutable { keep->replace(std::move(list)); });

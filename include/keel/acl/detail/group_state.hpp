@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "keel/acl/types.hpp"
 #include "keel/runtime/backend/detection.hpp"
 #include "keel/runtime/checked/books.hpp"
+#include "keel/runtime/model_tasks.hpp"
 
 #include "keel/core/config.hpp"
 
@@ -56,6 +58,11 @@ void keep_arguments_for_later(K& body) {
     std::apply([](auto&... a) { (keep_for_later(a), ...); }, body.args);
 }
 
+// A group's tasks' arguments as their launches described them, one list per
+// task in the group's order: what introspection reports once an update
+// replaced the captured tasks.
+using group_arguments = std::vector<std::vector<kernel_argument>>;
+
 struct group_box {
   task_group_handle native = nullptr;
   device* dev = nullptr;
@@ -67,7 +74,12 @@ struct group_box {
   std::atomic<int> refs{1};
   std::atomic<bool> claimed{false};
   std::vector<std::unique_ptr<staged_launch>> staged;  // the claim holder's
+  group_arguments staged_arguments;                    // their descriptions (the claim holder's)
   checked::group_books books;                          // the checked layer's
+  // The arguments of the tasks the last committed update gave the group
+  // (null: none committed, the captured tasks run); swapped under arguments_m.
+  std::mutex arguments_m;
+  std::shared_ptr<const group_arguments> arguments;
 
   static void drop(group_box* g) noexcept {
     if (g->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete g;

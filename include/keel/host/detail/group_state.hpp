@@ -13,6 +13,7 @@
 #include "keel/host/detail/spin.hpp"
 #include "keel/host/detail/task.hpp"
 #include "keel/runtime/checked/books.hpp"
+#include "keel/runtime/model_tasks.hpp"
 
 #include "keel/core/config.hpp"
 
@@ -24,6 +25,9 @@ KEEL_BEGIN_NAMESPACE namespace host::detail {
 // nobody runs it any more.
 struct task_list {
   std::vector<replay_task> tasks;
+  // Introspection: arguments[i] describes tasks[i]'s arguments as its launch
+  // gave them (entries past tasks.size() are spare capacity).
+  std::vector<std::vector<kernel_argument>> arguments;
   std::atomic<int> runners{0};
   // Guarded by the group's lock. A list an update staged stays unpublished
   // until its swap runs; until then the stream that staged it (`claim`) may
@@ -117,6 +121,11 @@ struct group_state {
   // Tasks an update replaced in a spare list, left for the next claim
   // holder to destroy outside every lock (claim holder only).
   std::vector<replay_task> retired;
+  // The descriptions of staging's and retired's tasks' arguments, moved with
+  // them (task_list::arguments); what introspection reports of the group's
+  // tasks once their list runs.
+  std::vector<std::vector<kernel_argument>> staging_arguments;
+  std::vector<std::vector<kernel_argument>> retired_arguments;
   // The last swap an update enqueued (claim holder only): its list, its
   // stream and its index there. Weak, so the replaced tasks (and what they
   // keep alive) leave with their group.
@@ -124,6 +133,7 @@ struct group_state {
   const void* last_swap_stream = nullptr;
   std::uint64_t last_swap_index = 0;
   std::vector<replay_task> building;  // while marking (under the device books' lock)
+  std::vector<std::vector<kernel_argument>> building_arguments;  // their descriptions
 
   // What executions use, on its own line: the execution streams' workers
   // lock `state` at every run of the group. The lock guards `tasks` and
@@ -196,7 +206,9 @@ struct group_state {
         if (!*into) into->swap(fresh);
         task_list& list = **into;
         list.tasks.swap(staging);
+        list.arguments.swap(staging_arguments);
         staging.swap(retired);
+        staging_arguments.swap(retired_arguments);
         list.published = true;
         into->swap(tasks);  // the old list takes the slot (an execution may still run it)
         unlock(held & ~claimed);
@@ -233,11 +245,17 @@ struct group_state {
   }
   // Refills @p list, staged by @p claim and not yet swapped in, with @p with
   // (the list's previous tasks are left in @p with). False if its swap ran.
-  bool refill_unpublished(task_list& list, const void* claim, std::vector<replay_task>& with) {
+  bool refill_unpublished(task_list& list, const void* claim, std::vector<replay_task>& with,
+                          std::vector<std::vector<kernel_argument>>& with_arguments) {
     guard lock(*this);
     if (list.published || list.claim != claim) return false;
     list.tasks.swap(with);
+    list.arguments.swap(with_arguments);
     return true;
+  }
+  // Drops the descriptions of tasks no list runs (the claim holder's, outside every lock).
+  static void forget(std::vector<std::vector<kernel_argument>>& arguments) noexcept {
+    for (auto& a : arguments) a.clear();
   }
 };
 /// @endcond

@@ -7,7 +7,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -210,13 +212,16 @@ class basic_operator_task {
   template <class Layer>
   void check_call(const basic_executor<Layer>& ex, const char* api) const {
     if (!ex) throw_error(errc::invalid_parameter, api, "the executor is empty (moved from or never prepared)");
+    const detail::call_record& record = ex.plan()->call;
+    if (!record.signature)
+      throw_error(errc::invalid_parameter, api, "the executor's plan records no operator call; the model is unchanged");
+    const detail::call_signature& call = *record.signature;
     if (ex.use() != executor_use::repeatable)
       ::keel::detail::throw_composed(errc::invalid_parameter, api,
-                                     {"the ", op_name(ex.plan()->call.op),
+                                     {"the ", op_name(call.op),
                                       " executor was prepared with executor_use::once and a model runs its task at "
                                       "every execution; prepare it with executor_use::repeatable; the model is "
                                       "unchanged"});
-    const detail::call_record& call = ex.plan()->call;
     if (std::string_view(op_name(call.op)) != captured_.op)
       ::keel::detail::throw_composed(errc::invalid_parameter, api,
                                      {where(), " runs operator ", captured_.op, " and the executor is ",

@@ -68,7 +68,8 @@ struct introspection_calls : native_types {
   }
   // A task group's kernels report the arguments of the tasks the group runs
   // now (its last update's, or the capture's): the list current under the
-  // group's lock, which the group keeps until a later update replaces it.
+  // group's lock, described the first time it is asked about, and kept
+  // until a later update refills it.
   static void group_arguments(model_handle m, std::vector<task_info>& out) {
     std::vector<std::pair<const group_state*, std::size_t>> met;  // per group: its kernels met so far
     for (std::size_t i = 0; i < out.size(); ++i) {
@@ -82,6 +83,17 @@ struct introspection_calls : native_types {
       {
         group_state::guard lock(const_cast<group_state&>(*g));
         list = g->tasks;
+        if (list && !list->described) {
+          list->arguments.resize(list->tasks.size());
+          for (std::size_t t = 0; t < list->tasks.size(); ++t) {
+            if (t < list->describers.size() && list->describers[t] != nullptr) {
+              list->describers[t](list->tasks[t], list->arguments[t]);
+            } else {
+              list->arguments[t].clear();
+            }
+          }
+          list->described = true;
+        }
       }
       if (list && k < list->tasks.size() && k < list->arguments.size()) {
         out[i].kernel.arguments = list->arguments[k].data();

@@ -39,7 +39,7 @@ struct task_group_calls : native_types {
     auto list = std::make_shared<task_list>();
     ref_ptr<group_state> g = std::move(c.open_group);
     list->tasks = std::move(g->building);
-    list->arguments = std::move(g->building_arguments);
+    list->describers = std::move(g->building_describers);
     g->tasks = std::move(list);
     c.group_stream = nullptr;
     return g.release();
@@ -54,18 +54,15 @@ struct task_group_calls : native_types {
 
   // A replacement task, built in place in the group's staging (the checked
   // layer holds the stream's update lock).
-  // Its arguments' description first, at the index the task takes (an
-  // entry past staging's end is spare capacity if the task then throws).
   template <class F>
   static void update_launch_kernel(stream_handle s, group_handle g, kernel_kind kind, F&& f) {
-    const std::size_t at = g->staging.size();
-    if (g->staging_arguments.size() <= at) g->staging_arguments.resize(at + 1);
-    capture_calls::describe_arguments(g->staging_arguments[at], f);
+    g->staging_describers.reserve(g->staging.size() + 1);
     g->staging.emplace_back(capture_calls::kernel_body(s, std::forward<F>(f)), replay_task::category::kernel, kind);
+    g->staging_describers.push_back(capture_calls::describer_of<std::decay_t<F>>());  // reserved: cannot throw
   }
   static void update_discard(stream_handle, group_handle g) noexcept {
     g->staging.clear();
-    group_state::forget(g->staging_arguments);
+    g->staging_describers.clear();
   }
   // The staged replacement tasks carry their kinds: the checked layer reads them here.
   static std::size_t staged_count(group_handle g) noexcept { return g->staging.size(); }
@@ -81,12 +78,13 @@ struct task_group_calls : native_types {
       ~finish() {
         if (g == nullptr) return;
         g->staging.clear();
-        group_state::forget(g->staging_arguments);
+        g->staging_describers.clear();
         group_state::end_claim(g);
       }
     } done{g};
     g->retired.clear();  // what the last update replaced; outside every lock
-    group_state::forget(g->retired_arguments);
+    g->retired_describers.clear();
+    g->retired_arguments.clear();
     // An idle update stream (every task issued to it has finished) has
     // already reached the end of this update: the swap takes effect here,
     // with no enqueue. Work another thread issues concurrently is ordered
@@ -103,7 +101,7 @@ struct task_group_calls : native_types {
     // and it costs no enqueue. (The superseded tasks go back to `staged`.)
     if (g->last_swap_stream == s && s->ring.tail() == g->last_swap_index + 1) {
       if (auto pending = g->last_swap.lock();
-          pending && g->refill_unpublished(*pending, s, staged, g->staging_arguments))
+          pending && g->refill_unpublished(*pending, s, staged, g->staging_describers))
         return;
     }
     // The swap task keeps the group alive; the claim alone does not.
@@ -113,7 +111,7 @@ struct task_group_calls : native_types {
     ref_ptr<group_state> keep(g, {});
     auto list = g->take_spare(s);
     list->tasks.swap(staged);  // the staging vector takes the spare's capacity
-    list->arguments.swap(g->staging_arguments);  // and its descriptions, dropped by `done`
+    list->describers.swap(g->staging_describers);
     std::weak_ptr<task_list> pending = list;
     const std::uint64_t index =
         s->submit<true>([keep = std::move(keep), list = std::move(list)]() mutable { keep->replace(std::move(list)); });

@@ -4,15 +4,19 @@
 // operator every step, checked for its operator, dtypes and shapes, without
 // naming what the backend's launch stores; a task_update_scope commits it
 // with other changes. Also what introspection reports of an operator task
-// (the call its plan describes), and kernel_task's refusals naming C++ types.
+// (the call its plan describes, in to_json and to_dot), and kernel_task's
+// refusals naming C++ types.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
+#include "../support/json.hpp"
 #include "backends.hpp"
 #include "keel/ops/operator_task.hpp"
+#include "keel/runtime/model_dump.hpp"
 #include "keel/runtime/model_update.hpp"
 
 using keel::testing::matches;
@@ -231,4 +235,68 @@ KEEL_OPS_BACKEND_TEST("kernel_task: a refusal names an operator task's arguments
   CHECK_THAT(e.what, !Catch::Contains("object (") && Catch::Contains("argument 0 is ") &&
                          Catch::Contains(F::is_host ? "std::shared_ptr<const keel::ops::host_operators::plan_type>"
                                                     : "keel::acl::aclnn_operators plan argument"));
+}
+
+namespace {
+std::string hex(const void* p) {
+  char buf[2 + 2 * sizeof(void*) + 1];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(p)));
+  return buf;
+}
+std::vector<double> numbers(const keel_test::json::value& v) {
+  std::vector<double> out;
+  for (const auto& x : v.items) out.push_back(x.number);
+  return out;
+}
+// The dump's kernel tasks of stream 0, in stream order.
+std::vector<keel_test::json::value> kernels_of(const std::string& dump) {
+  const keel_test::json::value doc = keel_test::json::parse(dump);
+  std::vector<keel_test::json::value> out;
+  for (const auto& t : doc["streams"][0]["tasks"].items)
+    if (t["taskType"].text == "kernel") out.push_back(t);
+  return out;
+}
+}  // namespace
+
+KEEL_OPS_BACKEND_TEST("dump: an operator task shows its operator, tensors (address, dtype, shape, strides) and scalars",
+                      "[ops][operator_task][dump]") {
+  using F = TestType;
+  pooled<F> c;
+  std::vector<keel_test::json::value> k = kernels_of(keel::to_json(c.m));
+  REQUIRE(k.size() == 2);
+  REQUIRE(k[0].has("operator"));
+  const auto& pool = k[0]["operator"];
+  CHECK(pool["op"].text == "adaptive_avg_pool2d");
+  CHECK(pool["function"].text == (F::is_host ? "keel.ops.adaptive_avg_pool2d" : "aclnnAdaptiveAvgPool2d"));
+  REQUIRE(pool["tensors"].size() == 2);
+  CHECK(pool["tensors"][0]["name"].text == "self");
+  CHECK(pool["tensors"][0]["address"].text == hex(c.in_a.data()));
+  CHECK(pool["tensors"][0]["dtype"].text == "float32");
+  CHECK(numbers(pool["tensors"][0]["shape"]) == std::vector<double>{1, 2, 4, 4});
+  CHECK(numbers(pool["tensors"][0]["strides"]) == std::vector<double>{32, 16, 4, 1});
+  CHECK(pool["tensors"][1]["name"].text == "out");
+  CHECK(pool["tensors"][1]["address"].text == hex(c.out.data()));
+  CHECK(numbers(pool["tensors"][1]["shape"]) == std::vector<double>{1, 2, 2, 2});
+  REQUIRE(pool["scalars"].size() == 2);
+  CHECK(pool["scalars"][0]["name"].text == "out_h");
+  CHECK(pool["scalars"][0]["dtype"].text == "int64");
+  CHECK(pool["scalars"][0]["value"].number == 2.0);
+  const auto& add = k[1]["operator"];
+  CHECK(add["op"].text == "add");
+  CHECK(add["scalars"][0]["name"].text == "alpha");
+  CHECK(add["scalars"][0]["value"].number == 1.0);
+  CHECK(add["tensors"][2]["name"].text == "out");
+  CHECK(add["tensors"][2]["address"].text == hex(c.sum.data()));
+  // After an update the dump shows the call the task runs now.
+  keel::ops::basic_operator_task<typename F::backend> pool_task{c.m, c.kernel(0)};
+  keel::ops::basic_operator_task<typename F::backend> add_task{c.m, c.kernel(1)};
+  pool_task.update(c.s, c.pool_of(c.in_b), c.ws.span());
+  add_task.update(c.s, c.add_of(5.5f));
+  c.s.synchronize();
+  k = kernels_of(keel::to_json(c.m));
+  CHECK(k[0]["operator"]["tensors"][0]["address"].text == hex(c.in_b.data()));
+  CHECK(k[1]["operator"]["scalars"][0]["value"].number == 5.5);
+  const std::string dot = keel::to_dot(c.m);
+  CHECK_THAT(dot, Catch::Contains("adaptive_avg_pool2d (") && Catch::Contains("self float32 [1, 2, 4, 4]") &&
+                      Catch::Contains("alpha = 5.5 float32"));
 }

@@ -39,6 +39,7 @@
 #include <thread>
 #include <vector>
 
+#include "keel/ops/operator_task.hpp"
 #include "keel/runtime.hpp"
 
 namespace keel_reliability {
@@ -98,7 +99,8 @@ enum class op_kind : std::uint8_t {
                   // not have), c: commit stream: set_arguments (the kernel then logs this op's token); then
                   // synchronizes c (second)
   task_handle,    // as task_args, through a keel::host::kernel_task made for the task (bit 6: made for a float,
-                  // which the kernels do not take), whose update() commits on c; then synchronizes c (second)
+                  // which the kernels do not take, or for an odd token a keel::ops::basic_operator_task, which
+                  // takes an operator's launch only), whose update() commits on c; then synchronizes c (second)
   memset,         // a: stream: memset_async sets the call's own byte (by its token) to 1; captured as a task
   count_
 };
@@ -1691,6 +1693,10 @@ class runner {
       keel::task_info t = tasks[static_cast<std::size_t>(o.b & 63) % tasks.size()];
       if (o.b & 128) t.sequence += 1000;  // a task the model does not have
       if (o.b & 64) {
+        if (o.token & 1) {  // the kernels are no operator's launches
+          const keel::ops::basic_operator_task<keel::host::backend> wrong{models_[o.a], t};
+          throw std::logic_error("an operator task of a kernel launch was made");
+        }
         const keel::host::kernel_task<float> wrong{models_[o.a], t};  // the kernels take a std::uint32_t token
         throw std::logic_error("a kernel_task of the wrong type was made");
       }

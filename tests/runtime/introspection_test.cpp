@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/json.hpp"
 #include "keel/runtime/model_dump.hpp"
 #include "test_support.hpp"
 
@@ -291,6 +292,105 @@ KEEL_BACKEND_TEST("model: to_dot and to_json show every stream and task of the m
   CHECK(json.find("\"taskType\": \"kernel\"") != std::string::npos);
   CHECK(json.find("\"name\": \"dump \\\"me\\\"\"") != std::string::npos);
   CHECK(c.run() == 3.0f);
+}
+
+KEEL_BACKEND_TEST("model: dumps number events and task groups alike on every backend and mark external events",
+                  "[runtime][introspection][dump]") {
+  using B = typename TestType::backend;
+  auto& dev = TestType::device();
+  keel::basic_stream<B> s{dev}, t{dev};
+  keel::basic_event<B> fork{dev, keel::event_flags::default_}, join{dev, keel::event_flags::default_},
+      outside{dev, keel::event_flags::default_};
+  float tmp = 1.0f, other = 2.0f, out = 0.0f, out2 = 0.0f;
+  keel::basic_model<B> m;
+  keel::basic_task_group<B> g;
+  {
+    keel::basic_capture_scope<B> capture{s};
+    s.wait(outside, keel::event_operation::external);  // waits on a record made outside the model
+    {
+      keel::basic_task_group_scope<B> mark{s};
+      TestType::axpy(s, &out, &tmp, &other, 1.0f);
+      g = mark.end();
+    }
+    fork.record(s);
+    t.wait(fork);
+    TestType::axpy(t, &out2, &tmp, &other, 2.0f);
+    join.record(t);
+    s.wait(join);
+    m = capture.end();
+  }
+  const keel_test::json::value doc = keel_test::json::parse(keel::to_json(m));
+  std::vector<keel_test::json::value> events, grouped;
+  for (const auto& st : doc["streams"].items)
+    for (const auto& task : st["tasks"].items) {
+      if (task.has("eventId")) events.push_back(task);
+      if (task.has("groupId")) grouped.push_back(task);
+    }
+  // Stream 0: the external wait, the fork's record, the join's wait; stream 1: the fork's wait, the join's record.
+  REQUIRE(events.size() == 5);
+  CHECK(events[0]["taskType"].text == "event wait");
+  CHECK(events[0]["eventId"].number == 1.0);
+  CHECK(events[0]["externalEvent"].flag);
+  CHECK(events[1]["eventId"].number == 2.0);  // fork
+  CHECK(events[2]["eventId"].number == 3.0);  // join
+  CHECK(events[3]["eventId"].number == 2.0);
+  CHECK(events[4]["eventId"].number == 3.0);
+  for (std::size_t i = 1; i < events.size(); ++i) CHECK_FALSE(events[i]["externalEvent"].flag);
+  REQUIRE(grouped.size() == 1);
+  CHECK(grouped[0]["groupId"].number == 1.0);
+  const std::string dot = keel::to_dot(m);
+  CHECK_THAT(dot, Catch::Contains("task group #1") && Catch::Contains("event #1 (external)") &&
+                      Catch::Contains("event #3"));
+  // The task list itself marks the external wait on both backends.
+  bool external = false;
+  for (const keel::task_info& task : m.tasks())
+    if (task.type == task_type::event_wait && task.external_event) external = true;
+  CHECK(external);
+}
+
+KEEL_BACKEND_TEST("model: a task group's kernel reports the arguments it runs now, the capture's and then each update's",
+                  "[runtime][introspection][dump]") {
+  using B = typename TestType::backend;
+  auto& dev = TestType::device();
+  keel::basic_stream<B> s{dev}, u{dev};
+  float tmp = 1.0f, other = 2.0f, out = 0.0f;
+  keel::basic_model<B> m;
+  keel::basic_task_group<B> g;
+  {
+    keel::basic_capture_scope<B> capture{s};
+    keel::basic_task_group_scope<B> mark{s};
+    TestType::axpy(s, &out, &tmp, &other, 3.0f);
+    g = mark.end();
+    m = capture.end();
+  }
+  // The alpha a dump shows for the group's one kernel: the host records the
+  // kernel's own arguments, ACL the operator run_on launched.
+  auto alpha = [&] {
+    const keel_test::json::value doc = keel_test::json::parse(keel::to_json(m));
+    const keel_test::json::value& task = doc["streams"][0]["tasks"][0];
+    REQUIRE(task["taskType"].text == "kernel");
+    REQUIRE(task.has("groupId"));
+    REQUIRE(task["arguments"].size() > 0);
+    return TestType::is_host ? task["arguments"][3]["value"].number : task["operator"]["scalars"][0]["value"].number;
+  };
+  CHECK(alpha() == 3.0);
+  for (float a : {7.0f, 9.5f}) {
+    keel::basic_update_scope<B> update{u, g};
+    TestType::axpy(u, &out, &tmp, &other, a);
+    update.end();
+    u.synchronize();
+    CHECK(alpha() == a);
+  }
+  m.execute(s);
+  s.synchronize();
+  CHECK(out == 1.0f + 9.5f * 2.0f);
+  // A refused or abandoned update leaves the report as it was.
+  {
+    keel::basic_update_scope<B> update{u, g};
+    TestType::axpy(u, &out, &tmp, &other, 4.0f);
+    update.cancel();
+  }
+  CHECK(alpha() == 9.5);
 }
 
 TEST_CASE("model: the host records every kernel argument with its type and value - host only",

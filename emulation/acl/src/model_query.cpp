@@ -185,6 +185,17 @@ struct dump_view {
   std::vector<keel::task_info> tasks() const { return hb::model_tasks(box->model); }
 };
 
+// The creation flag of an event the emulation made, as far as it keeps it
+// (ACL_EVENT_EXTERNAL, ACL_EVENT_TIME_LINE, else 0); 0 once the event is gone.
+std::uint32_t event_flag_of(aclrtEvent event) noexcept {
+  if (event == nullptr) return 0;
+  switch (hb::flags_of(static_cast<hb::event_handle>(event))) {
+    case keel::event_flags::external: return ACL_EVENT_EXTERNAL;
+    case keel::event_flags::timing: return ACL_EVENT_TIME_LINE;
+    default: return 0;
+  }
+}
+
 }  // namespace
 }  // namespace keel::acl_emulation::detail
 
@@ -308,9 +319,23 @@ aclError aclmdlRITaskGetParams(aclmdlRITask task, aclmdlRITaskParams* params) {
         p.kernelTaskParams.argsSize = t.info.kernel.argument_count * sizeof(keel::kernel_argument);
         p.kernelTaskParams.numBlocks = 1;
         break;
-      case keel::task_type::event_record: p.eventRecordTaskParams.event = t.event; break;
-      case keel::task_type::event_wait: p.eventWaitTaskParams.event = t.event; break;
-      case keel::task_type::event_reset: p.eventResetTaskParams.event = t.event; break;
+      // An event task reports its event, the flag the event was created
+      // with (eventFlag, as aclrtCreateEventExWithFlag takes it) and, for an
+      // external record or wait, the external operation's flag.
+      case keel::task_type::event_record:
+        p.eventRecordTaskParams.event = t.event;
+        p.eventRecordTaskParams.eventFlag = event_flag_of(t.event);
+        p.eventRecordTaskParams.recordFlag = t.info.external_event ? ACL_EVENT_RECORD_EXTERNAL : 0U;
+        break;
+      case keel::task_type::event_wait:
+        p.eventWaitTaskParams.event = t.event;
+        p.eventWaitTaskParams.eventFlag = event_flag_of(t.event);
+        p.eventWaitTaskParams.waitFlag = t.info.external_event ? ACL_EVENT_WAIT_EXTERNAL : 0U;
+        break;
+      case keel::task_type::event_reset:
+        p.eventResetTaskParams.event = t.event;
+        p.eventResetTaskParams.eventFlag = event_flag_of(t.event);
+        break;
       default: break;
     }
     *params = p;

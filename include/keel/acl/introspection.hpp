@@ -21,6 +21,7 @@
 #include "keel/acl/detail/capture_state.hpp"
 #include "keel/acl/detail/handles.hpp"
 #include "keel/acl/device.hpp"
+#include "keel/acl/task_group.hpp"
 #include "keel/runtime/model_tasks.hpp"
 
 #include "keel/core/config.hpp"
@@ -64,6 +65,10 @@ struct introspection_calls : native_types {
   KEEL_DECL static std::vector<task_info> model_tasks(model_handle m);
   // The tasks as ACL reports them (no kernel arguments).
   KEEL_DECL static std::vector<task_info> model_tasks_unpaired(model_handle m);
+  // The arguments task group @p group's last committed update gave its
+  // tasks (null: none committed), kept in the model while tasks() may have
+  // reported them. Caller holds m->launch_m.
+  KEEL_DECL static const group_arguments* updated_group_arguments(model_handle m, std::uint64_t group);
 
   // The typed launch behind each task of @p tasks (null where there is
   // none). ACL does not say which launch issued a task: keel pairs them in

@@ -9,7 +9,10 @@
 
 #include <memory>
 #include <mutex>
+#include <tuple>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "keel/acl/detail/handles.hpp"
 #include "keel/acl/stream.hpp"
@@ -42,9 +45,20 @@ struct task_group_calls : native_types {
   static void update_launch_kernel(stream_handle, group_handle g, kernel_kind, F&& f) {
     // The checked layer hands over a kernel that owns what it borrowed (it
     // runs at update end) and keeps it for the group's task once committed.
-    g->staged.push_back(std::make_unique<staged_launch_of<std::decay_t<F>>>(std::forward<F>(f)));
+    auto staged = std::make_unique<staged_launch_of<std::decay_t<F>>>(std::forward<F>(f));
+    std::vector<kernel_argument> described = describe_staged(staged->f);  // what introspection reports once committed
+    g->staged_arguments.reserve(g->staged.size() + 1);
+    g->staged.push_back(std::move(staged));
+    g->staged_arguments.push_back(std::move(described));  // reserved: cannot throw
   }
-  static void update_discard(stream_handle, group_handle g) noexcept { g->staged.clear(); }
+  static void update_discard(stream_handle, group_handle g) noexcept {
+    g->staged.clear();
+    g->staged_arguments.clear();
+  }
+  // The arguments of the tasks the last committed update gave the group
+  // @p native (null: none committed, or keel has no record of the group).
+  KEEL_DECL static std::shared_ptr<const group_arguments> committed_arguments(device_type& dev,
+                                                                              acl::task_group_handle native);
 
   // The checked layer accepted the update: its launches go to ACL between
   // aclmdlRICaptureTaskUpdateBegin and End, in the order they were issued.

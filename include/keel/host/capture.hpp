@@ -187,7 +187,11 @@ struct capture_calls : native_types {
     try {
       replay_task task(kernel_body(s, std::forward<F>(f)), replay_task::category::kernel, kind);
       if (into_group) {
-        c.open_group->building.push_back(std::move(task));  // marked into the group
+        group_state& g = *c.open_group;
+        g.building_describers.resize(g.building.size());
+        g.building_describers.reserve(g.building.size() + 1);
+        g.building.push_back(std::move(task));  // marked into the group
+        g.building_describers.push_back(describer_of<std::decay_t<F>>());  // reserved: cannot throw
       } else {
         c.nodes.push_back(std::move(task));
       }
@@ -200,12 +204,30 @@ struct capture_calls : native_types {
   // object records its kind alone.
   template <class F>
   static void describe_kernel(task_record& record, const F& f) {
-    if constexpr (has_argument_count<std::decay_t<F>>::value) {
-      record.arguments.resize(std::decay_t<F>::argument_count);
-      keel::detail::describe_values(f.args, record.arguments.data());
-      rebinding<std::decay_t<F>>::note(record);
+    describe_arguments(record.arguments, f);
+    if constexpr (has_argument_count<std::decay_t<F>>::value) rebinding<std::decay_t<F>>::note(record);
+  }
+  // What describes the arguments of the task kernel_body(s, f) makes from a
+  // launch (a task group's, described when introspection asks): null for
+  // another kernel object.
+  template <class F>
+  static task_describer describer_of() noexcept {
+    if constexpr (has_argument_count<F>::value) {
+      return [](const replay_task& t, std::vector<kernel_argument>& out) {
+        describe_arguments(out, static_cast<const kernel_task<F>*>(t.object())->fn);
+      };
     } else {
-      (void)record;
+      return nullptr;
+    }
+  }
+  // The description of a launch's arguments (none for another kernel object).
+  template <class F>
+  static void describe_arguments(std::vector<kernel_argument>& out, const F& f) {
+    if constexpr (has_argument_count<std::decay_t<F>>::value) {
+      out.resize(std::decay_t<F>::argument_count);
+      keel::detail::describe_values(f.args, out.data());
+    } else {
+      out.clear();
       (void)f;
     }
   }

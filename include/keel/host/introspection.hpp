@@ -8,12 +8,15 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "keel/host/capture.hpp"
+#include "keel/host/detail/group_state.hpp"
 #include "keel/host/detail/handles.hpp"
 #include "keel/runtime/model_tasks.hpp"
 
@@ -59,7 +62,44 @@ struct introspection_calls : native_types {
   static std::vector<model_stream> model_streams(model_handle m) { return m->stream_list; }
   static std::vector<task_info> model_tasks(model_handle m) {
     std::lock_guard lock(m->meta_m);  // a committed update rewrites entries
-    return m->task_list;
+    std::vector<task_info> out = m->task_list;
+    group_arguments(m, out);
+    return out;
+  }
+  // A task group's kernels report the arguments of the tasks the group runs
+  // now (its last update's, or the capture's): the list current under the
+  // group's lock, described the first time it is asked about, and kept
+  // until a later update refills it.
+  static void group_arguments(model_handle m, std::vector<task_info>& out) {
+    std::vector<std::pair<const group_state*, std::size_t>> met;  // per group: its kernels met so far
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if (out[i].group == 0 || out[i].type != task_type::kernel) continue;
+      const group_state* g = m->records[m->task_records[i]].group;
+      if (g == nullptr) continue;
+      auto it = std::find_if(met.begin(), met.end(), [g](const auto& e) { return e.first == g; });
+      if (it == met.end()) it = met.insert(met.end(), {g, 0});
+      const std::size_t k = it->second++;
+      std::shared_ptr<task_list> list;
+      {
+        group_state::guard lock(const_cast<group_state&>(*g));
+        list = g->tasks;
+        if (list && !list->described) {
+          list->arguments.resize(list->tasks.size());
+          for (std::size_t t = 0; t < list->tasks.size(); ++t) {
+            if (t < list->describers.size() && list->describers[t] != nullptr) {
+              list->describers[t](list->tasks[t], list->arguments[t]);
+            } else {
+              list->arguments[t].clear();
+            }
+          }
+          list->described = true;
+        }
+      }
+      if (list && k < list->tasks.size() && k < list->arguments.size()) {
+        out[i].kernel.arguments = list->arguments[k].data();
+        out[i].kernel.argument_count = list->arguments[k].size();
+      }
+    }
   }
   // The host launches no kernel with attributes: each reads as CANN's default.
   static kernel_attributes kernel_task_attributes(model_handle, std::size_t) noexcept { return {}; }

@@ -39,6 +39,7 @@ struct task_group_calls : native_types {
     auto list = std::make_shared<task_list>();
     ref_ptr<group_state> g = std::move(c.open_group);
     list->tasks = std::move(g->building);
+    list->describers = std::move(g->building_describers);
     g->tasks = std::move(list);
     c.group_stream = nullptr;
     return g.release();
@@ -55,9 +56,14 @@ struct task_group_calls : native_types {
   // layer holds the stream's update lock).
   template <class F>
   static void update_launch_kernel(stream_handle s, group_handle g, kernel_kind kind, F&& f) {
+    g->staging_describers.reserve(g->staging.size() + 1);
     g->staging.emplace_back(capture_calls::kernel_body(s, std::forward<F>(f)), replay_task::category::kernel, kind);
+    g->staging_describers.push_back(capture_calls::describer_of<std::decay_t<F>>());  // reserved: cannot throw
   }
-  static void update_discard(stream_handle, group_handle g) noexcept { g->staging.clear(); }
+  static void update_discard(stream_handle, group_handle g) noexcept {
+    g->staging.clear();
+    g->staging_describers.clear();
+  }
   // The staged replacement tasks carry their kinds: the checked layer reads them here.
   static std::size_t staged_count(group_handle g) noexcept { return g->staging.size(); }
   static kernel_kind staged_kind(group_handle g, std::size_t i) noexcept { return g->staging[i].kind(); }
@@ -72,10 +78,13 @@ struct task_group_calls : native_types {
       ~finish() {
         if (g == nullptr) return;
         g->staging.clear();
+        g->staging_describers.clear();
         group_state::end_claim(g);
       }
     } done{g};
     g->retired.clear();  // what the last update replaced; outside every lock
+    g->retired_describers.clear();
+    g->retired_arguments.clear();
     // An idle update stream (every task issued to it has finished) has
     // already reached the end of this update: the swap takes effect here,
     // with no enqueue. Work another thread issues concurrently is ordered
@@ -91,7 +100,9 @@ struct task_group_calls : native_types {
     // replacement at the earlier swap's position is the same stream order,
     // and it costs no enqueue. (The superseded tasks go back to `staged`.)
     if (g->last_swap_stream == s && s->ring.tail() == g->last_swap_index + 1) {
-      if (auto pending = g->last_swap.lock(); pending && g->refill_unpublished(*pending, s, staged)) return;
+      if (auto pending = g->last_swap.lock();
+          pending && g->refill_unpublished(*pending, s, staged, g->staging_describers))
+        return;
     }
     // The swap task keeps the group alive; the claim alone does not.
     if (!g->try_retain())
@@ -100,6 +111,7 @@ struct task_group_calls : native_types {
     ref_ptr<group_state> keep(g, {});
     auto list = g->take_spare(s);
     list->tasks.swap(staged);  // the staging vector takes the spare's capacity
+    list->describers.swap(g->staging_describers);
     std::weak_ptr<task_list> pending = list;
     const std::uint64_t index =
         s->submit<true>([keep = std::move(keep), list = std::move(list)]() mutable { keep->replace(std::move(list)); });

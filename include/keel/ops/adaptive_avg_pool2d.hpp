@@ -195,7 +195,7 @@ struct adaptive_avg_pool2d_op {
     detail::check_overlap(api, out, self, "self", false);
     auto p = cached.clone();
     static_cast<detail::pool_plan&>(*p).bind(self, out);
-    detail::record_call(p->call, kind, self, oh, ow, out);
+    p->call.rebind(self, oh, ow, out);
     return p;
   }
   /// @endcond

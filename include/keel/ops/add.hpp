@@ -102,7 +102,7 @@ struct add_op {
     auto& e = static_cast<detail::elementwise_plan&>(*p);
     e.bind(0, out), e.bind(1, self), e.bind(2, other);
     e.bind(alpha);
-    detail::record_call(p->call, kind, self, other, alpha, out);
+    p->call.rebind(self, other, alpha, out);
     return p;
   }
   template <class Stream>

@@ -111,7 +111,7 @@ struct addcmul_op {
     auto& e = static_cast<detail::elementwise_plan&>(*p);
     e.bind(0, out), e.bind(1, self), e.bind(2, t1), e.bind(3, t2);
     e.bind(value);
-    detail::record_call(p->call, kind, self, t1, t2, value, out);
+    p->call.rebind(self, t1, t2, value, out);
     return p;
   }
   template <class Stream>

@@ -271,7 +271,7 @@ struct baddbmm_op {
     if (use_self) detail::check_overlap(api, out, self, "self", true);
     auto p = cached.clone();
     static_cast<detail::baddbmm_plan&>(*p).bind(self, b1, b2, out, beta.to_float(), alpha.to_float());
-    detail::record_call(p->call, kind, self, b1, b2, beta, alpha, out);
+    p->call.rebind(self, b1, b2, beta, alpha, out);
     return p;
   }
   /// @endcond

@@ -75,7 +75,7 @@ struct cast_op {
     auto p = cached.clone();
     auto& e = static_cast<detail::elementwise_plan&>(*p);
     e.bind(0, out), e.bind(1, self);
-    detail::record_call(p->call, kind, self, out);
+    p->call.rebind(self, out);
     return p;
   }
   template <class Stream>

@@ -85,7 +85,7 @@ struct mul_op {
     auto p = cached.clone();
     auto& e = static_cast<detail::elementwise_plan&>(*p);
     e.bind(0, out), e.bind(1, self), e.bind(2, other);
-    detail::record_call(p->call, kind, self, other, out);
+    p->call.rebind(self, other, out);
     return p;
   }
   template <class Stream>

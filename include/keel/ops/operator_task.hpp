@@ -7,7 +7,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -128,6 +130,7 @@ class basic_operator_task {
    */
   template <class Layer>
   void update(basic_stream_ref<B> stream, const basic_executor<Layer>& ex) {
+    check_call(ex, "keel::ops::operator_task::update");  // before allocating a workspace sized for a refused executor
     with_workspace(stream, ex, [&](const memory_span& ws) { update(stream, ex, ws); });
   }
 
@@ -195,14 +198,30 @@ class basic_operator_task {
   // shapes, a workspace large enough.
   template <class Layer>
   void check(const basic_executor<Layer>& ex, const memory_span& workspace, const char* api) const {
+    check_call(ex, api);
+    const std::size_t need = ex.workspace_size();
+    if (need != 0 && workspace.data == nullptr)
+      ::keel::detail::throw_composed(errc::null_parameter, api,
+                                     {"the ", captured_.op, " executor needs a workspace of ", need,
+                                      " bytes and none was given; the model is unchanged"});
+    if (workspace.bytes < need)
+      ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                     {"the workspace has ", workspace.bytes, " bytes and the ", captured_.op,
+                                      " executor needs ", need, "; the model is unchanged"});
+  }
+  template <class Layer>
+  void check_call(const basic_executor<Layer>& ex, const char* api) const {
     if (!ex) throw_error(errc::invalid_parameter, api, "the executor is empty (moved from or never prepared)");
+    const detail::call_record& record = ex.plan()->call;
+    if (!record.signature)
+      throw_error(errc::invalid_parameter, api, "the executor's plan records no operator call; the model is unchanged");
+    const detail::call_signature& call = *record.signature;
     if (ex.use() != executor_use::repeatable)
       ::keel::detail::throw_composed(errc::invalid_parameter, api,
-                                     {"the ", op_name(ex.plan()->call.op),
+                                     {"the ", op_name(call.op),
                                       " executor was prepared with executor_use::once and a model runs its task at "
                                       "every execution; prepare it with executor_use::repeatable; the model is "
                                       "unchanged"});
-    const detail::call_record& call = ex.plan()->call;
     if (std::string_view(op_name(call.op)) != captured_.op)
       ::keel::detail::throw_composed(errc::invalid_parameter, api,
                                      {where(), " runs operator ", captured_.op, " and the executor is ",
@@ -221,15 +240,6 @@ class basic_operator_task {
              ": an operator task keeps its tensors' dtypes and shapes (its launch was sized for them); the model is "
              "unchanged"});
     }
-    const std::size_t need = ex.workspace_size();
-    if (need != 0 && workspace.data == nullptr)
-      ::keel::detail::throw_composed(errc::null_parameter, api,
-                                     {"the ", captured_.op, " executor needs a workspace of ", need,
-                                      " bytes and none was given; the model is unchanged"});
-    if (workspace.bytes < need)
-      ::keel::detail::throw_composed(errc::invalid_parameter, api,
-                                     {"the workspace has ", workspace.bytes, " bytes and the ", captured_.op,
-                                      " executor needs ", need, "; the model is unchanged"});
   }
 
   // Calls @p fn with a workspace for @p ex allocated on @p stream and

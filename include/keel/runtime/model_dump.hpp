@@ -98,13 +98,94 @@ inline std::string dot_string(std::string_view s) {
   return out + "\"";
 }
 
+// The operator call a kernel task launches, when one of its arguments
+// describes one (an operator layer's plan): null otherwise.
+inline const kernel_argument* operator_argument(const task_info& t) noexcept {
+  if (t.type != task_type::kernel) return nullptr;
+  for (std::size_t i = 0; i < t.kernel.argument_count; ++i)
+    if (t.kernel.arguments[i].is_operator()) return &t.kernel.arguments[i];
+  return nullptr;
+}
+inline std::string dims(const std::vector<std::int64_t>& v) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i != 0) out += ", ";
+    out += std::to_string(v[i]);
+  }
+  return out + "]";
+}
+inline std::string scalar_value(const operator_scalar& v) {
+  return v.is_floating ? real(v.floating) : std::to_string(v.integer);
+}
+inline std::string operator_json(const operator_call& c) {
+  std::string out = "{\"op\": " + json_string(c.op) + ", \"function\": " + json_string(c.function) + ", \"tensors\": [";
+  for (std::size_t i = 0; i < c.tensors.size(); ++i) {
+    const operator_tensor& t = c.tensors[i];
+    out += std::string(i == 0 ? "" : ", ") + "{\"name\": " + json_string(t.name) + ", \"address\": \"" +
+           address(t.address) + "\", \"dtype\": " + json_string(t.dtype) + ", \"shape\": " + dims(t.shape) +
+           ", \"strides\": " + dims(t.strides) + "}";
+  }
+  out += "], \"scalars\": [";
+  for (std::size_t i = 0; i < c.scalars.size(); ++i) {
+    const operator_scalar& v = c.scalars[i];
+    out += std::string(i == 0 ? "" : ", ") + "{\"name\": " + json_string(v.name) + ", \"dtype\": " +
+           json_string(v.dtype) + ", \"value\": " + scalar_value(v) + "}";
+  }
+  return out + "]}";
+}
+inline void operator_label(const operator_call& c, std::string& label) {
+  label += '\n';
+  label += c.op;
+  label += " (";
+  label += c.function;
+  label += ')';
+  for (const operator_tensor& t : c.tensors) {
+    label += '\n';
+    label += t.name;
+    label += ' ';
+    label += t.dtype;
+    label += ' ';
+    label += dims(t.shape);
+    label += " strides ";
+    label += dims(t.strides);
+    label += " @";
+    label += address(t.address);
+  }
+  for (const operator_scalar& v : c.scalars) {
+    label += '\n';
+    label += v.name;
+    label += " = ";
+    label += scalar_value(v);
+    label += ' ';
+    label += v.dtype;
+  }
+}
+
+// A dump's ids for events and task groups: 1, 2, ... in the order the dump
+// first meets them, whatever the backend's own values (counters on the
+// host, runtime handles on ACL), so that dumps of one model read alike on
+// every backend.
+class dump_ids {
+ public:
+  std::uint64_t operator()(std::uint64_t raw) {
+    if (raw == 0) return 0;
+    for (std::size_t i = 0; i < seen_.size(); ++i)
+      if (seen_[i] == raw) return i + 1;
+    seen_.push_back(raw);
+    return seen_.size();
+  }
+
+ private:
+  std::vector<std::uint64_t> seen_;
+};
+
 inline std::string node_name(const task_info& t) {
   return "t" + std::to_string(t.stream) + "_" + std::to_string(t.sequence);
 }
 
 // Built by appending, not with "literal" + std::string: GCC 12 at -O3 in
 // C++20 warns (-Wrestrict, a false positive) on that operator+ inlined here.
-inline std::string node_label(const task_info& t) {
+inline std::string node_label(const task_info& t, dump_ids& events) {
   std::string label(to_string(t.type));
   if (t.type == task_type::kernel) {
     if (!t.kernel.kind.name().empty()) {
@@ -123,6 +204,7 @@ inline std::string node_label(const task_info& t) {
       label += std::to_string(t.kernel.argument_block_bytes);
       label += " B";
     }
+    if (const kernel_argument* op = operator_argument(t)) operator_label(op->describe(), label);
   } else if (t.type == task_type::copy) {
     label += '\n';
     label += std::to_string(t.copy.bytes);
@@ -130,7 +212,7 @@ inline std::string node_label(const task_info& t) {
     label += to_string(t.copy.kind);
   } else if (t.event != 0) {
     label += "\nevent #";
-    label += std::to_string(t.event);
+    label += std::to_string(events(t.event));
     if (t.external_event) label += " (external)";
   }
   return label;
@@ -152,6 +234,7 @@ std::string to_dot(const Model& model) {
   const std::vector<model_stream> streams = model.streams();
   const std::vector<task_info> tasks = model.tasks();
   const std::string name = model.name();
+  d::dump_ids events, groups;
   std::string out = "digraph " + d::dot_string("model " + std::to_string(model.id())) + " {\n";
   out += "  label=" + d::dot_string("model #" + std::to_string(model.id()) + (name.empty() ? "" : " '" + name + "'")) +
          ";\n  labelloc=t;\n  node [shape=box, fontname=\"Helvetica\", fontsize=10];\n";
@@ -165,12 +248,14 @@ std::string to_dot(const Model& model) {
       const task_info& t = tasks[i];
       if (t.group != open_group) {
         if (open_group != 0) out += "    }\n";
-        if (t.group != 0)
-          out += "    subgraph cluster_group_" + std::to_string(t.group) + " {\n      label=" +
-                 d::dot_string("task group #" + std::to_string(t.group)) + ";\n      style=dashed;\n";
+        if (t.group != 0) {
+          const std::string group = std::to_string(groups(t.group));
+          out += "    subgraph cluster_group_" + group + " {\n      label=" + d::dot_string("task group #" + group) +
+                 ";\n      style=dashed;\n";
+        }
         open_group = t.group;
       }
-      out += std::string(open_group != 0 ? "      " : "    ") + d::node_name(t) + " [label=" + d::dot_string(d::node_label(t)) +
+      out += std::string(open_group != 0 ? "      " : "    ") + d::node_name(t) + " [label=" + d::dot_string(d::node_label(t, events)) +
              (t.type == task_type::kernel ? ", style=filled, fillcolor=\"#dde8f5\"" : "") + "];\n";
     }
     if (open_group != 0) out += "    }\n";
@@ -193,7 +278,15 @@ std::string to_dot(const Model& model) {
  * @brief The model as JSON: `modelId`, `name`, `streams` (each `streamId`,
  * `index`, `taskCount` and `tasks`: `taskId`, `seqId`, `taskType`, and by
  * type `kernel`, `arguments`, `copy`, `eventId`; `groupId` for a group's
- * tasks). `taskId` numbers the model's tasks in this order, as CANN's dump does.
+ * tasks). `taskId` numbers the model's tasks in this order, as CANN's dump
+ * does; `eventId` and `groupId` number the model's events and task groups 1,
+ * 2, ... in the order the dump first meets them, the same on every backend
+ * (not the backend's own values: counters on the host, runtime handles on
+ * ACL). A kernel task that runs an operator (ops::run_on) also has
+ * `operator`: `op`, `function` (what computes it), `tensors` (each `name`,
+ * `address` of its first element, `dtype`, `shape`, `strides` in elements)
+ * and `scalars` (each `name`, `dtype`, `value`), in the operator's parameter
+ * order.
  * @throws keel::error as model.tasks() / streams(); std::bad_alloc.
  */
 template <class Model>
@@ -201,6 +294,7 @@ std::string to_json(const Model& model) {
   namespace d = detail::dump;
   const std::vector<model_stream> streams = model.streams();
   const std::vector<task_info> tasks = model.tasks();
+  d::dump_ids events, groups;
   std::string out = "{\n  \"modelId\": " + std::to_string(model.id()) + ",\n  \"name\": " + d::json_string(model.name()) +
                     ",\n  \"streams\": [";
   std::size_t i = 0;
@@ -214,7 +308,7 @@ std::string to_json(const Model& model) {
       out += std::string(first ? "" : ",") + "\n      {\"taskId\": " + std::to_string(i) +
              ", \"seqId\": " + std::to_string(t.sequence) + ", \"taskType\": " + d::json_string(to_string(t.type));
       first = false;
-      if (t.group != 0) out += ", \"groupId\": " + std::to_string(t.group);
+      if (t.group != 0) out += ", \"groupId\": " + std::to_string(groups(t.group));
       if (t.type == task_type::kernel) {
         out += ", \"kernel\": " + d::json_string(t.kernel.kind.name()) + ", \"arguments\": [";
         for (std::size_t k = 0; k < t.kernel.argument_count; ++k) {
@@ -226,12 +320,13 @@ std::string to_json(const Model& model) {
         if (t.kernel.argument_block_bytes != 0)
           out += ", \"argsSize\": " + std::to_string(t.kernel.argument_block_bytes) +
                  ", \"numBlocks\": " + std::to_string(t.kernel.blocks);
+        if (const kernel_argument* op = d::operator_argument(t)) out += ", \"operator\": " + d::operator_json(op->describe());
       } else if (t.type == task_type::copy) {
         out += ", \"copy\": {\"dst\": \"" + d::address(t.copy.dst) + "\", \"src\": \"" + d::address(t.copy.src) +
                "\", \"bytes\": " + std::to_string(t.copy.bytes) + ", \"kind\": " + d::json_string(to_string(t.copy.kind)) + "}";
       }
       if (t.event != 0)
-        out += ", \"eventId\": " + std::to_string(t.event) + ", \"externalEvent\": " + (t.external_event ? "true" : "false");
+        out += ", \"eventId\": " + std::to_string(events(t.event)) + ", \"externalEvent\": " + (t.external_event ? "true" : "false");
       out += "}";
     }
     out += std::string(first ? "" : "\n    ") + "]}";

@@ -6,11 +6,13 @@
 #include <atomic>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <utility>
 #include <vector>
 
+#include "keel/acl/detail/group_state.hpp"
 #include "keel/acl/detail/stream_state.hpp"
 #include "keel/acl/types.hpp"
 #include "keel/runtime/checked/books.hpp"
@@ -82,6 +84,10 @@ struct model_box {
   std::vector<kernel_argument> launch_arguments;  // each launch's are a range of it (typed_launch::first_argument)
   std::vector<stream_handle> launch_streams;
   std::vector<std::pair<std::size_t, std::shared_ptr<void>>> argument_sources;
+  // Per task group (its aclrtTaskGrp as task_info::group names it), the
+  // arguments its last committed update gave its tasks, as tasks() last
+  // reported them: kept while they may be read (until a later report).
+  std::vector<std::pair<std::uint64_t, std::shared_ptr<const group_arguments>>> group_arguments_seen;
   stream_handle scratch = nullptr;  // the aclrtStream set_arguments issues launches again on (destroyed with the model)
 };
 /// @endcond

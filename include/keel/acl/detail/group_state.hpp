@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "keel/acl/types.hpp"
 #include "keel/runtime/backend/detection.hpp"
 #include "keel/runtime/checked/books.hpp"
+#include "keel/runtime/model_tasks.hpp"
 
 #include "keel/core/config.hpp"
 
@@ -39,6 +41,31 @@ struct staged_launch_of final : staged_launch {
   F f;
 };
 
+// A staged launch body's arguments as its launch describes them: a bound
+// kernel's own (keel::stream::launch's bound_kernel::args), or those of the
+// kernel a held_kernel shares (the checked layer keeps kernels that way,
+// keel/runtime/checked/task_uses.hpp). Empty for a body of neither kind.
+template <class K>
+using bound_arguments = decltype(std::declval<K&>().args);
+template <class K>
+using shared_kernel = decltype(*std::declval<K&>().kernel);
+template <class K>
+std::vector<kernel_argument> describe_staged(const K& body) {
+  std::vector<kernel_argument> described;
+  if constexpr (keel::detail::is_detected_v<bound_arguments, K>) {
+    described.resize(std::tuple_size_v<std::decay_t<decltype(body.args)>>);
+    keel::detail::describe_values(body.args, described.data());
+  } else if constexpr (keel::detail::is_detected_v<shared_kernel, K>) {
+    if (body.kernel) described = describe_staged(*body.kernel);
+  }
+  return described;
+}
+
+// A group's tasks' arguments as their launches described them, one list per
+// task in the group's order: what introspection reports once an update
+// replaced the captured tasks.
+using group_arguments = std::vector<std::vector<kernel_argument>>;
+
 struct group_box {
   task_group_handle native = nullptr;
   device* dev = nullptr;
@@ -50,7 +77,12 @@ struct group_box {
   std::atomic<int> refs{1};
   std::atomic<bool> claimed{false};
   std::vector<std::unique_ptr<staged_launch>> staged;  // the claim holder's
+  group_arguments staged_arguments;                    // their descriptions (the claim holder's)
   checked::group_books books;                          // the checked layer's
+  // The arguments of the tasks the last committed update gave the group
+  // (null: none committed, the captured tasks run); swapped under arguments_m.
+  std::mutex arguments_m;
+  std::shared_ptr<const group_arguments> arguments;
 
   static void drop(group_box* g) noexcept {
     if (g->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete g;

@@ -79,6 +79,17 @@ class record_registry {
     return box.release();
   }
 
+  // Calls visit(box) with the record of @p native, if it has one, under the
+  // registry's lock (so the record cannot go meanwhile); whether it had one.
+  template <class Visit>
+  bool visit(native_type native, Visit&& visit) {
+    std::lock_guard<std::mutex> lock(m_);
+    auto it = map_.find(native);
+    if (it == map_.end()) return false;
+    visit(*it->second);
+    return true;
+  }
+
   // An owner gives its record up to the device (release()).
   void give_to_device(Box* box) noexcept {
     std::lock_guard<std::mutex> lock(m_);

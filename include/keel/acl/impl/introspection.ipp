@@ -89,15 +89,45 @@ KEEL_DECL auto introspection_calls::model_streams(model_handle m) -> std::vector
 
 KEEL_DECL auto introspection_calls::model_tasks(model_handle m) -> std::vector<task_info> {
   std::vector<task_info> out = model_tasks_unpaired(m);
-  // Kernels stream::launch issued report the arguments they run with.
+  // Kernels stream::launch issued report the arguments they run with: a
+  // task group's, those of its last committed update (once there is one).
   std::lock_guard<std::mutex> lock(m->launch_m);
   const std::vector<const typed_launch*> launches = launches_of(m, out);
+  std::vector<std::pair<std::uint64_t, std::size_t>> met;  // per group: its kernels met so far
   for (std::size_t i = 0; i < out.size(); ++i) {
-    if (launches[i] == nullptr || out[i].group != 0) continue;  // a group's tasks are its updates'
+    if (out[i].group != 0 && out[i].type == task_type::kernel) {
+      auto it = std::find_if(met.begin(), met.end(), [&](const auto& e) { return e.first == out[i].group; });
+      if (it == met.end()) it = met.insert(met.end(), {out[i].group, 0});
+      const std::size_t k = it->second++;
+      if (const group_arguments* now = updated_group_arguments(m, out[i].group)) {
+        if (k < now->size()) {
+          out[i].kernel.arguments = (*now)[k].data();
+          out[i].kernel.argument_count = (*now)[k].size();
+        }
+        continue;
+      }
+    }
+    if (launches[i] == nullptr) continue;
     out[i].kernel.arguments = m->launch_arguments.data() + launches[i]->first_argument;
     out[i].kernel.argument_count = launches[i]->argument_count;
   }
   return out;
+}
+
+KEEL_DECL auto introspection_calls::updated_group_arguments(model_handle m, std::uint64_t group)
+    -> const group_arguments* {
+  auto seen = std::find_if(m->group_arguments_seen.begin(), m->group_arguments_seen.end(),
+                           [&](const auto& e) { return e.first == group; });
+  std::shared_ptr<const group_arguments> now =
+      task_group_calls::committed_arguments(*m->dev, reinterpret_cast<acl::task_group_handle>(group));
+  if (!now) return seen != m->group_arguments_seen.end() ? seen->second.get() : nullptr;  // its record gone: as last seen
+  if (seen != m->group_arguments_seen.end()) {
+    seen->second = std::move(now);
+  } else {
+    m->group_arguments_seen.emplace_back(group, std::move(now));
+    seen = m->group_arguments_seen.end() - 1;
+  }
+  return seen->second.get();
 }
 
 KEEL_DECL auto introspection_calls::model_tasks_unpaired(model_handle m) -> std::vector<task_info> {
@@ -134,6 +164,12 @@ KEEL_DECL auto introspection_calls::model_tasks_unpaired(model_handle m) -> std:
                       : type == ri_task_type::event_wait ? task_type::event_wait
                                                          : task_type::event_reset;
           info.event = reinterpret_cast<std::uintptr_t>(p.event.event);
+          // An external event (its creation flag), or an external record
+          // or wait of a default event (the operation's flag): the task
+          // crosses models.
+          info.external_event = (p.event.event_flag & event_flags::external) != 0 ||
+                                (type == ri_task_type::event_record && (p.event.flag & record_flags::external) != 0) ||
+                                (type == ri_task_type::event_wait && (p.event.flag & wait_flags::external) != 0);
           break;
         default: info.type = task_type::other; break;
       }

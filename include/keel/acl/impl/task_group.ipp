@@ -69,9 +69,14 @@ KEEL_DECL void task_group_calls::update_commit(stream_handle s, group_handle g) 
     group_handle g;
     ~finish() {
       g->staged.clear();
+      g->staged_arguments.clear();
       task_group_calls::end_claim(g);
     }
   } done{g};
+  // The descriptions the group reports once ACL applied the update (made
+  // first: nothing can fail between the update's end and their swap).
+  auto described = std::make_shared<group_arguments>();
+  described->swap(g->staged_arguments);
   device& dev = *s->dev;
   const api& a = entered(dev);
   dev.check(a.aclmdlRICaptureTaskUpdateBegin(s->native, g->native), "aclmdlRICaptureTaskUpdateBegin");
@@ -85,6 +90,21 @@ KEEL_DECL void task_group_calls::update_commit(stream_handle s, group_handle g) 
     throw;
   }
   dev.check(a.aclmdlRICaptureTaskUpdateEnd(s->native), "aclmdlRICaptureTaskUpdateEnd");
+  std::shared_ptr<const group_arguments> replaced = std::move(described);
+  {
+    std::lock_guard<std::mutex> lock(g->arguments_m);
+    g->arguments.swap(replaced);
+  }  // the replaced descriptions go after the lock
+}
+
+KEEL_DECL auto task_group_calls::committed_arguments(device_type& dev, acl::task_group_handle native)
+    -> std::shared_ptr<const group_arguments> {
+  std::shared_ptr<const group_arguments> out;
+  dev.groups_.visit(native, [&](group_box& g) {
+    std::lock_guard<std::mutex> lock(g.arguments_m);
+    out = g.arguments;
+  });
+  return out;
 }
 /// @endcond
 

@@ -13,6 +13,7 @@
 #include "keel/host/detail/spin.hpp"
 #include "keel/host/detail/task.hpp"
 #include "keel/runtime/checked/books.hpp"
+#include "keel/runtime/model_tasks.hpp"
 
 #include "keel/core/config.hpp"
 
@@ -22,8 +23,18 @@ KEEL_BEGIN_NAMESPACE namespace host::detail {
 // A group's tasks as one execution sees them. `runners` counts executions
 // running the list, so an update may refill a replaced list only once
 // nobody runs it any more.
+// Describes the arguments of a task a launch made (introspection).
+using task_describer = void (*)(const replay_task& task, std::vector<kernel_argument>& out);
 struct task_list {
   std::vector<replay_task> tasks;
+  // Introspection: describers[i] describes tasks[i]'s arguments (null: a
+  // kernel object keel records none of). Descriptions are made when
+  // introspection first asks about the list while it is the group's, under
+  // the group's lock (`described`), so updates pay nothing for them; they
+  // go when the list is refilled.
+  std::vector<task_describer> describers;
+  std::vector<std::vector<kernel_argument>> arguments;
+  bool described = false;
   std::atomic<int> runners{0};
   // Guarded by the group's lock. A list an update staged stays unpublished
   // until its swap runs; until then the stream that staged it (`claim`) may
@@ -117,6 +128,12 @@ struct group_state {
   // Tasks an update replaced in a spare list, left for the next claim
   // holder to destroy outside every lock (claim holder only).
   std::vector<replay_task> retired;
+  // The describers of staging's and retired's tasks, moved with them
+  // (task_list::describers), and descriptions a refilled list let go, for
+  // the next claim holder to drop outside every lock.
+  std::vector<task_describer> staging_describers;
+  std::vector<task_describer> retired_describers;
+  std::vector<std::vector<kernel_argument>> retired_arguments;
   // The last swap an update enqueued (claim holder only): its list, its
   // stream and its index there. Weak, so the replaced tasks (and what they
   // keep alive) leave with their group.
@@ -124,6 +141,7 @@ struct group_state {
   const void* last_swap_stream = nullptr;
   std::uint64_t last_swap_index = 0;
   std::vector<replay_task> building;  // while marking (under the device books' lock)
+  std::vector<task_describer> building_describers;  // their describers
 
   // What executions use, on its own line: the execution streams' workers
   // lock `state` at every run of the group. The lock guards `tasks` and
@@ -196,7 +214,11 @@ struct group_state {
         if (!*into) into->swap(fresh);
         task_list& list = **into;
         list.tasks.swap(staging);
+        list.describers.swap(staging_describers);
+        list.arguments.swap(retired_arguments);  // described from the tasks it held
+        list.described = false;
         staging.swap(retired);
+        staging_describers.swap(retired_describers);
         list.published = true;
         into->swap(tasks);  // the old list takes the slot (an execution may still run it)
         unlock(held & ~claimed);
@@ -224,6 +246,9 @@ struct group_state {
     }
     if (list) {
       list->tasks.clear();
+      list->describers.clear();
+      list->arguments.clear();  // described while it was the group's
+      list->described = false;
     } else {
       list = std::make_shared<task_list>();
       list->published = false;
@@ -233,10 +258,12 @@ struct group_state {
   }
   // Refills @p list, staged by @p claim and not yet swapped in, with @p with
   // (the list's previous tasks are left in @p with). False if its swap ran.
-  bool refill_unpublished(task_list& list, const void* claim, std::vector<replay_task>& with) {
+  bool refill_unpublished(task_list& list, const void* claim, std::vector<replay_task>& with,
+                          std::vector<task_describer>& with_describers) {
     guard lock(*this);
     if (list.published || list.claim != claim) return false;
     list.tasks.swap(with);
+    list.describers.swap(with_describers);
     return true;
   }
 };

@@ -57,7 +57,8 @@ struct task_record {
 
 // What introspection reports of a task's parameters (tasks(): each task;
 // a whole-model update: each task again, from the new source's records).
-// Arguments are reported for kernels outside task groups only.
+// Arguments are reported here for kernels outside task groups only (a
+// group's kernels report its current list's: introspection.hpp).
 inline void fill_task_parameters(task_info& info, const task_record& r) noexcept {
   info.event = r.event;
   info.external_event = r.external_event;

@@ -2,14 +2,17 @@
 // The call a plan was made for, as phase one (or a cache hit's bind) saw it:
 // the operator and its tensors, scalars and integer parameters in parameter
 // order, each with its parameter's name. What a dump reports of an operator
-// task and what an operator task checks a new executor against. Fixed
-// arrays: a cache hit copies it with the plan, allocating nothing.
+// task and what an operator task checks a new executor against. What the
+// call's key fixes is shared; a cache hit's plan copies only the addresses
+// and scalar values it binds, allocating nothing.
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string_view>
+#include <type_traits>
 
 #include "keel/ops/op_table.hpp"
 #include "keel/ops/scalar.hpp"
@@ -34,7 +37,12 @@ inline constexpr std::array<const char*, 6> parameter_names(op_kind op) noexcept
   return {"", "", "", "", "", ""};
 }
 
-struct call_record {
+// What a call's key fixes (the operator, its tensors' dtypes, shapes and
+// strides, its scalars' dtypes, the parameters' names): made once at phase
+// one and shared by every plan a cache hit binds from it. Sized for keel's
+// operators (baddbmm: four tensors and two scalars); a row of the operator
+// table with more must grow it.
+struct call_signature {
   static constexpr std::size_t max_tensors = 4;
   static constexpr std::size_t max_values = 2;
   op_kind op = op_kind::add;
@@ -42,72 +50,85 @@ struct call_record {
   std::uint8_t value_count = 0;  // scalars, and integer parameters held as int64 scalars
   std::array<const char*, max_tensors> tensor_names{};
   std::array<const char*, max_values> value_names{};
-  std::array<tensor, max_tensors> tensors{};
-  std::array<scalar, max_values> values{};
+  std::array<tensor, max_tensors> tensors{};  // their views (the addresses are the record's)
+};
 
-  void put(const char* name, const tensor& t) noexcept {
-    if (tensor_count == max_tensors) return;
-    tensor_names[tensor_count] = name;
-    tensors[tensor_count++] = t;
-  }
-  void put(const char* name, const scalar& v) noexcept {
-    if (value_count == max_values) return;
-    value_names[value_count] = name;
-    values[value_count++] = v;
-  }
-  void put(const char* name, std::int64_t v) noexcept { put(name, scalar(v)); }
+// The call a plan was made for: its signature (shared) and what a cache hit
+// binds anew, the tensors' addresses and the scalars' values (a few words
+// a plan's copy carries cheaply).
+struct call_record {
+  std::shared_ptr<const call_signature> signature;
+  std::array<const void*, call_signature::max_tensors> addresses{};  // each tensor's first element
+  std::array<scalar, call_signature::max_values> values{};
 
-  // The same operator over tensors of the same shapes and dtypes (what an
-  // operator task's new executor must keep); the first that differs in @p at
-  // (-1: the operator or the number of tensors).
-  bool same_signature(const call_record& o, long& at) const noexcept {
-    at = -1;
-    if (op != o.op || tensor_count != o.tensor_count) return false;
-    for (std::size_t i = 0; i < tensor_count; ++i) {
-      const tensor& a = tensors[i];
-      const tensor& b = o.tensors[i];
-      at = static_cast<long>(i);
-      if (a.type() != b.type() || a.dim() != b.dim()) return false;
-      for (std::size_t d = 0; d < a.dim(); ++d)
-        if (a.size(d) != b.size(d)) return false;
-    }
-    at = -1;
-    return true;
+  // Binds @p args' addresses and values, in parameter order. Throws: nothing.
+  template <class... Args>
+  void rebind(const Args&... args) noexcept {
+    std::size_t t = 0, v = 0;
+    (bind_one(t, v, args), ...);
+  }
+
+ private:
+  void bind_one(std::size_t& t, std::size_t&, const tensor& x) noexcept {
+    if (t < addresses.size()) addresses[t++] = x.data() == nullptr ? nullptr : x.first();
+  }
+  void bind_one(std::size_t&, std::size_t& v, const scalar& x) noexcept {
+    if (v < values.size()) values[v++] = x;
+  }
+  void bind_one(std::size_t&, std::size_t& v, std::int64_t x) noexcept {
+    if (v < values.size()) values[v++] = scalar(x);
   }
 };
 
-// Records @p args (tensors, scalars, integers, in @p op's parameter order) as
-// the call @p c describes. Throws: nothing.
+// Records @p args (tensors, scalars, integers, in @p op's parameter order)
+// as the call @p c describes: phase one's signature, and the bindings.
+// @throws std::bad_alloc.
 template <class... Args>
-void record_call(call_record& c, op_kind op, const Args&... args) noexcept {
-  c.op = op;
-  c.tensor_count = 0;
-  c.value_count = 0;
+void record_call(call_record& c, op_kind op, const Args&... args) {
+  auto sig = std::make_shared<call_signature>();
+  sig->op = op;
   const std::array<const char*, 6> names = parameter_names(op);
   std::size_t i = 0;
-  ((c.put(names[i < names.size() ? i : 0], args), ++i), ...);
+  auto put = [&](const auto& x) {
+    const char* name = names[i < names.size() ? i : 0];
+    ++i;
+    using X = std::decay_t<decltype(x)>;
+    if constexpr (std::is_same_v<X, tensor>) {
+      if (sig->tensor_count == call_signature::max_tensors) return;
+      sig->tensor_names[sig->tensor_count] = name;
+      sig->tensors[sig->tensor_count++] = x;
+    } else {
+      if (sig->value_count == call_signature::max_values) return;
+      sig->value_names[sig->value_count++] = name;
+    }
+  };
+  (put(args), ...);
+  c.rebind(args...);
+  c.signature = std::move(sig);
 }
 
 // The record as the runtime's vocabulary (a dump, an operator task's refusal).
 inline void describe_call(const call_record& c, std::string_view function, operator_call& out) {
-  out.op = op_name(c.op);
-  out.function = function;
   out.tensors.clear();
   out.scalars.clear();
-  for (std::size_t i = 0; i < c.tensor_count; ++i) {
-    const tensor& t = c.tensors[i];
+  out.function = function;
+  if (!c.signature) return;
+  const call_signature& sig = *c.signature;
+  out.op = op_name(sig.op);
+  for (std::size_t i = 0; i < sig.tensor_count; ++i) {
+    const tensor& t = sig.tensors[i];
     operator_tensor d;
-    d.name = c.tensor_names[i];
-    d.address = t.data() == nullptr ? nullptr : t.first();
+    d.name = sig.tensor_names[i];
+    d.address = c.addresses[i];
     d.dtype = dtype_name(t.type());
     d.shape.assign(t.sizes(), t.sizes() + t.dim());
     d.strides.assign(t.strides(), t.strides() + t.dim());
     out.tensors.push_back(std::move(d));
   }
-  for (std::size_t i = 0; i < c.value_count; ++i) {
+  for (std::size_t i = 0; i < sig.value_count; ++i) {
     const scalar& v = c.values[i];
     operator_scalar d;
-    d.name = c.value_names[i];
+    d.name = sig.value_names[i];
     d.dtype = dtype_name(v.type());
     d.is_floating = v.is_floating();
     if (d.is_floating) {

@@ -150,6 +150,29 @@ KEEL_BACKEND_TEST("model: abort() stops an execution in flight, its stream repor
   CHECK(out == 3.0f);
 }
 
+KEEL_BACKEND_TEST("model: an aborted execution runs none of its remaining host functions",
+                  "[runtime][introspection][abort]") {
+  KEEL_USING_BACKEND(TestType);
+  stream s{TestType::device()}, other_stream{TestType::device()};
+  event gate{TestType::device(), keel::event_flags::external};
+  std::atomic<int> ran{0};
+  model m;
+  {
+    capture_scope capture{s};
+    s.wait(gate);  // the execution holds here until the gate is recorded
+    s.launch_host([&ran] { ++ran; });
+    m = capture.end();
+  }
+  m.execute(s);
+  m.abort();
+  gate.record(other_stream);
+  KEEL_REQUIRE_ERROR(s.synchronize(), errc::task_failed, "");
+  CHECK(ran.load() == 0);  // skipped, as reported
+  m.execute(s);
+  s.synchronize();
+  CHECK(ran.load() == 1);
+}
+
 KEEL_BACKEND_TEST("model: streams() and tasks() list each stream's tasks in order with kinds, groups and copies",
                   "[runtime][introspection]") {
   KEEL_USING_BACKEND(TestType);

@@ -166,9 +166,12 @@ aclError aclrtLaunchCallback(aclrtCallback fn, void* userData, aclrtCallbackBloc
   // failure mode (ACL_CONTINUE_ON_FAILURE, aclrtSetStreamFailureMode) runs
   // the tasks after a failed one and every aclrtLaunchCallback triggers one
   // execution of its callback: a callback never delivered would leak
-  // whatever its userData owns.
+  // whatever its userData owns. Only a replay that aclmdlRIAbort stopped
+  // skips it (the model's, which owns its userData): an aborted model runs
+  // none of its remaining tasks.
   return guarded(api, call::other, [&] {
-    hb::launch_host(s, keel::host::detail::make_failure_aware([stream, fn, userData, block](bool) {
+    hb::launch_host(s, keel::host::detail::make_failure_aware([stream, fn, userData, block](bool work) {
+      if (!work && keel::host::detail::running_aborted()) return;  // aclmdlRIAbort stopped the model's execution
       aclrtStream running = worker_stream();  // the executing stream on a replay
       post_callback(running != nullptr ? running : stream, fn, userData, block == ACL_CALLBACK_BLOCK);
     }));
@@ -185,7 +188,10 @@ aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void* args) {
   return guarded(api, call::other, [&] {
     if (fn == nullptr) throw_rule(errc::null_parameter, api, "fn is null");
     hb::stream_handle s = stream_of(stream, api);
-    hb::launch_host(s, keel::host::detail::make_failure_aware([fn, args](bool) { fn(args); }));
+    hb::launch_host(s, keel::host::detail::make_failure_aware([fn, args](bool work) {
+      if (!work && keel::host::detail::running_aborted()) return;  // aclmdlRIAbort stopped the model's execution
+      fn(args);
+    }));
   });
 }
 

@@ -271,6 +271,33 @@ KEEL_BACKEND_TEST("conditional: a WHILE body whose host function throws ends its
   CHECK(runs.load() == 3);
 }
 
+KEEL_BACKEND_TEST("conditional: a body is never adopted: model::from_native_handle refuses it and the parent still runs",
+                  "[runtime][conditional][rules]") {
+  KEEL_USING_BACKEND(TestType);
+  using B = typename TestType::backend;
+  stream s{dev}, side{dev};
+  float runs = 0.0f;
+  keel::basic_model_ref<B> body;
+  model m;
+  {
+    capture_scope capture{s};
+    auto c = keel::make_condition<B>(s, 1);
+    body = keel::if_<B>(s, c);
+    {
+      keel::basic_body_capture_scope<B> into{side, body};
+      bump<TestType>(side, &runs);
+      into.end();
+    }
+    m = capture.end();
+  }
+  KEEL_REQUIRE_ERROR((void)model::from_native_handle(dev, body.native_handle()), errc::invalid_handle,
+                     "never adopted");
+  m.execute(s);
+  s.synchronize();
+  CHECK(runs == 1.0f);
+  m.reset();  // the parent destroys the body, once
+}
+
 KEEL_BACKEND_TEST("conditional: conditions and conditional tasks are made on a capturing stream, with a condition of its own model",
                   "[runtime][conditional][rules]") {
   KEEL_USING_BACKEND(TestType);

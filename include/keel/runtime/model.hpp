@@ -58,6 +58,10 @@ struct capture_memory_source {
   virtual void end_capture(std::uint64_t capture_id) noexcept = 0;
 };
 
+// A backend with conditional bodies tells them apart (checked::conditionals::is_body).
+template <class B>
+using is_body_call = decltype(B::is_body(std::declval<typename B::model_handle>()));
+
 template <class Derived, class B>
 class model_ops {
   static_assert(capture_layer::check<B>::value);  // names the missing call of the capture layer
@@ -223,11 +227,22 @@ class basic_model : public basic_model_ref<B> {
   /**
    * @brief Takes ownership of @p native, a model of @p dev keel captured
    * that release() gave up: destroying the result destroys it.
+   * A conditional body is never adopted: its parent model owns it and
+   * destroys it (view it with basic_model_ref instead).
    * @throws keel::error null_parameter; invalid_parameter when a keel model
-   * owns it already, or for a model keel did not capture, where the backend can tell.
+   * owns it already, or for a model keel did not capture, where the backend
+   * can tell; invalid_handle for a conditional body.
    */
   static basic_model from_native_handle(device_type& dev, native_handle_type native) {
-    return basic_model(base::view(dev, native, "keel::model::from_native_handle", adoption::own));
+    static constexpr const char* api = "keel::model::from_native_handle";
+    const typename B::model_handle h = base::view(dev, native, api, adoption::own);
+    if constexpr (keel::detail::is_detected_v<detail::is_body_call, B>) {
+      if (B::is_body(h))  // a view of it took nothing: refused as it was
+        throw_error(errc::invalid_handle, api,
+                    "the model is a conditional body: its parent model owns and destroys it, so a body is never "
+                    "adopted (view it with model_ref)");
+    }
+    return basic_model(h);
   }
   static basic_model from_native_handle(device_type&, std::nullptr_t) = delete;  ///< no model to own
   static basic_model from_native_handle(device_type&, int) = delete;             ///< no model to own

@@ -34,6 +34,12 @@ struct model_box {
   bool host_calls = false;  // it replays host callables: its executing stream needs a reporting thread
   std::vector<model_box*> bodies;  // its conditional bodies (owned through keep), which may replay host callables too
 
+  // Whether @p native is one of its conditional bodies, at any depth.
+  bool holds_body(const void* native_body) const noexcept {
+    for (const model_box* b : bodies)
+      if (b->native == native_body || b->holds_body(native_body)) return true;
+    return false;
+  }
   // Whether an execution replays host callables, its bodies' (at any depth) included.
   bool replays_host_calls() const noexcept {
     if (host_calls) return true;

@@ -126,13 +126,29 @@ KEEL_DECL void capture_calls::destroy_model(model_handle m) noexcept {
 
 KEEL_DECL auto capture_calls::from_native(device_type& dev, acl::model_handle native, adoption how, handle_tag<model_handle>,
                                   const char* api) -> model_handle {
-  return dev.models_.find_or_make(
-      native, how, api, "model",
-      [&]() -> std::unique_ptr<model_box> {
-        throw_error(keel::errc::invalid_parameter, api,
-                    "keel did not capture this aclmdlRI (or it was forgotten): keel has no books for it");
-      },
-      [](const model_box&) {});
+  // A conditional body has no record of its own here (its parent's keep
+  // list owns it): a handle keel does not know is looked for among the
+  // bodies of the models it knows, to name the rule.
+  bool unknown = false;
+  try {
+    return dev.models_.find_or_make(
+        native, how, api, "model",
+        [&]() -> std::unique_ptr<model_box> {
+          unknown = true;
+          throw_error(keel::errc::invalid_parameter, api,
+                      "keel did not capture this aclmdlRI (or it was forgotten): keel has no books for it");
+        },
+        [](const model_box&) {});
+  } catch (const keel::error&) {
+    if (!unknown || !dev.models_.any_of([native](const model_box& m) { return m.holds_body(native); })) throw;
+  }
+  if (how == adoption::own)
+    throw_error(keel::errc::invalid_handle, api,
+                "the aclmdlRI is a conditional body: its parent model owns and destroys it, so a body is never "
+                "adopted (view it with the model_ref add_conditional returned)");
+  throw_error(keel::errc::invalid_parameter, api,
+              "the aclmdlRI is a conditional body: keel views it through the model_ref add_conditional returned, "
+              "not from its handle");
 }
 
 KEEL_DECL auto capture_calls::release_native(model_handle m) noexcept -> acl::model_handle {

@@ -130,6 +130,8 @@ struct conditionals {
       throw;
     }
   }
+  // Whether @p m is a conditional body (its parent model owns it: never adopted).
+  static bool is_body(model_t m) noexcept { return N::body_books_of(m) != nullptr; }
   /** Ends the capture into a body: the capture rules of capture_end; the body then holds the work. */
   static void capture_into_end(stream_t s) { (void)backend<N>::capture_end(s); }
   // A discarded capture into a body leaves it taken (a body is captured

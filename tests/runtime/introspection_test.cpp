@@ -7,7 +7,9 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <stdexcept>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "keel/runtime/model_dump.hpp"
@@ -104,6 +106,37 @@ KEEL_BACKEND_TEST("model: destroy callbacks run once when the model goes, a drop
   }
   CHECK(destroyed_a == 1);
   CHECK(destroyed_b == 0);
+  CHECK(order == std::vector<int>{1});
+}
+
+int destroy_reports = 0;
+std::string destroy_report;
+void count_destroy_report(std::error_code code, const char*, const char* message) noexcept {
+  if (code == errc::task_failed) {
+    ++destroy_reports;
+    destroy_report = message;
+  }
+}
+void throw_on_destroy(void*) { throw std::runtime_error("the destroy callback failed"); }
+
+KEEL_BACKEND_TEST("model: a destroy callback that throws is reported through keel's error handler, the others still run",
+                  "[runtime][introspection]") {
+  destroyed_a = 0;
+  destroy_reports = 0;
+  std::vector<int> order;
+  const keel::error_handler previous = keel::set_error_handler(&count_destroy_report);
+  {
+    captured<TestType> c;
+    auto failing = c.m.on_destroy(&throw_on_destroy);
+    auto counting = c.m.on_destroy(&count_a, &order);
+    failing.release();
+    counting.release();
+    c.m.reset();  // used to end the process (std::terminate)
+  }
+  keel::set_error_handler(previous);
+  CHECK(destroy_reports == 1);
+  CHECK(destroy_report.find("the destroy callback failed") != std::string::npos);
+  CHECK(destroyed_a == 1);
   CHECK(order == std::vector<int>{1});
 }
 

@@ -60,7 +60,16 @@ struct model_box {
   // the checked layer's books; its parent's keep list owns the record, and
   // ACL destroys the body with the parent. Null for any other model.
   std::unique_ptr<checked::body_books<stream_box*>> body;
-  std::vector<void (*)(void*)> destroy_callbacks;  // registered through keel (the checked layer's lock guards it)
+  // The destroy callbacks registered through keel (the checked layer's lock
+  // guards them): ACL calls one trampoline of keel's (registered with the
+  // first), which runs them, each reported if it throws (a C++ exception
+  // must not cross the runtime's C code), and frees the list. Owned by
+  // that registration, not by the record: a model its owner released and
+  // destroyed through ACL still runs them.
+  struct destroy_callback_list {
+    std::vector<std::pair<void (*)(void*), void*>> entries;
+  };
+  destroy_callback_list* destroy_callbacks = nullptr;
   // Per-task and whole-model updates (keel/acl/model_update.hpp): one
   // updater at a time, and what it staged: a task and the task whose
   // parameters it takes (null: disable it). Claim holder only.

@@ -12,6 +12,7 @@
 #include <system_error>
 #include <vector>
 
+#include "keel/core/utf8.hpp"
 #include "keel/runtime/model_dump.hpp"
 #include "test_support.hpp"
 
@@ -138,6 +139,34 @@ KEEL_BACKEND_TEST("model: a destroy callback that throws is reported through kee
   CHECK(destroy_report.find("the destroy callback failed") != std::string::npos);
   CHECK(destroyed_a == 1);
   CHECK(order == std::vector<int>{1});
+}
+
+KEEL_BACKEND_TEST("model: set_name refuses a name that is not UTF-8 and keeps its name; to_json stays valid",
+                  "[runtime][introspection]") {
+  captured<TestType> c;
+  c.m.set_name("caf\xC3\xA9 \xF0\x9F\x9A\xA2");  // café and a ship
+  for (const std::string& bad : {std::string("caf\xC3"),           // cut in the middle of é
+                                std::string("\xC0\xAF"),            // an overlong '/'
+                                std::string("\xED\xA0\x80"),        // a surrogate
+                                std::string("x\x80y"),              // a stray continuation byte
+                                std::string("\xF4\x90\x80\x80")}) {  // past U+10FFFF
+    INFO(bad.size());
+    KEEL_REQUIRE_ERROR(c.m.set_name(bad), errc::invalid_parameter, "valid UTF-8");
+  }
+  CHECK(c.m.name() == "caf\xC3\xA9 \xF0\x9F\x9A\xA2");
+  const std::string json = keel::to_json(c.m);
+  CHECK(json.find("\"name\": \"caf\xC3\xA9 \xF0\x9F\x9A\xA2\"") != std::string::npos);
+  CHECK(keel::detail::utf8_invalid_at(json) == std::string_view::npos);
+  CHECK(c.run() == 3.0f);
+}
+
+TEST_CASE("model: to_json's strings stay valid JSON whatever bytes a native runtime returns (a name, a kernel name)",
+          "[runtime][introspection]") {
+  // CANN takes any bytes for a name (the emulation applies keel's rule):
+  // the dump's escaping itself must keep the document valid.
+  const std::string escaped = keel::detail::dump::json_string("caf\xC3 \"q\" \xE2\x82\xAC \xFF\x01");
+  CHECK(escaped == "\"caf\\ufffd \\\"q\\\" \xE2\x82\xAC \\ufffd\\u0001\"");
+  CHECK(keel::detail::utf8_invalid_at(escaped) == std::string_view::npos);
 }
 
 KEEL_BACKEND_TEST("model: a destroy callback is registered once per model and never null, the model still executes",

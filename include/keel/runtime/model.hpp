@@ -83,7 +83,10 @@ class model_ops {
   // ---- identity, lifetime, introspection (the introspection layer) ----------
   /** @brief Stable, unique per process: the capture's capture_info::capture_id (aclmdlRIGetId on ACL). */
   std::uint64_t id() const { return introspected<B>::model_id(checked("keel::model::id")); }
-  /** @brief Names the model (at most 512 bytes, no NUL; the last name set wins). @throws keel::error invalid_parameter. */
+  /**
+   * @brief Names the model (at most 512 bytes of valid UTF-8, no NUL; the
+   * last name set wins). @throws keel::error invalid_parameter (the model keeps its name).
+   */
   void set_name(std::string_view name) const { introspected<B>::set_model_name(checked("keel::model::set_name"), name); }
   /** @brief The model's name, empty until set_name. */
   std::string name() const { return introspected<B>::model_name(checked("keel::model::name")); }

@@ -314,6 +314,10 @@ KEEL_BACKEND_TEST("conditional: conditions and conditional tasks are made on a c
     KEEL_REQUIRE_ERROR(keel::if_<B>(s, theirs), errc::invalid_parameter, "belongs to another model");
     KEEL_REQUIRE_ERROR(keel::if_<B>(side, mine), errc::capture_violation, "is not capturing");
     KEEL_REQUIRE_ERROR(keel::switch_<B>(s, mine, 0), errc::invalid_parameter, "at least 1 branch");
+    KEEL_REQUIRE_ERROR(keel::switch_<B>(s, mine, static_cast<std::size_t>(-1)), errc::invalid_parameter,
+                       "at most 65536 branches");  // refused before anything is allocated
+    KEEL_REQUIRE_ERROR(keel::switch_<B>(s, mine, keel::max_conditional_branches + 1), errc::invalid_parameter,
+                       "at most 65536 branches");
     KEEL_REQUIRE_ERROR(keel::add_conditional<B>(s, mine, conditional_kind::if_, 3), errc::invalid_parameter,
                        "1 branch (then) or 2");
     KEEL_REQUIRE_ERROR(keel::add_conditional<B>(s, mine, conditional_kind::while_, 2), errc::invalid_parameter,

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -233,6 +234,31 @@ KEEL_BACKEND_TEST("model: an aborted execution runs none of its remaining host f
   m.execute(s);
   s.synchronize();
   CHECK(ran.load() == 1);
+}
+
+KEEL_BACKEND_TEST("model: a model's own host function may destroy its handle while execute() still runs",
+                  "[runtime][introspection]") {
+  // execute() reads nothing of the handle once the work is issued (ASan
+  // saw a read of the destroyed handle after the issue).
+  KEEL_USING_BACKEND(TestType);
+  stream s{TestType::device()};
+  std::atomic<int> ran{0};
+  for (int round = 0; round < 20; ++round) {
+    auto holder = std::make_unique<model>();
+    {
+      capture_scope capture{s};
+      s.launch_host([&holder, &ran] {
+        holder.reset();  // the model destroys its own handle
+        ++ran;
+      });
+      *holder = capture.end();
+    }
+    model* raw = holder.get();
+    raw->execute(s);
+    s.synchronize();
+    CHECK_FALSE(holder);
+  }
+  CHECK(ran.load() == 20);
 }
 
 KEEL_BACKEND_TEST("model: streams() and tasks() list each stream's tasks in order with kinds, groups and copies",

@@ -275,9 +275,12 @@ class basic_model : public basic_model_ref<B> {
   void execute(basic_stream_ref<B> stream) const {
     auto m = detail::checked_handle(*this, "keel::model::execute");
     auto s = detail::checked_handle(stream, "keel::model::execute");
-    if (memory_) memory_->before_execute(s);
+    // Copied before the work is issued: a host function of the model may
+    // destroy this handle while execute() is still running.
+    const std::shared_ptr<detail::model_attachment<B>> memory = memory_;
+    if (memory) memory->before_execute(s);
     B::execute(m, s);
-    if (memory_) memory_->after_execute(s);
+    if (memory) memory->after_execute(s);
   }
 
   /**

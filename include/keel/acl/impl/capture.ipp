@@ -163,18 +163,18 @@ KEEL_DECL void capture_calls::execute(model_handle m, stream_handle s) {
   // the executing stream's reporting thread like the parent's own.
   if (m->replays_host_calls()) (void)host_callbacks_of(s);
   const stream_handle keeper = keeper_of(s);
-  {
-    std::lock_guard<std::mutex> lock(keeper->m);
-    keeper->keep.reserve(keeper->keep.size() + m->keep.size());
-  }
-  dev.check(a.aclmdlRIExecuteAsync(m->native, s->native), "aclmdlRIExecuteAsync");
-  mark(s->acl_work);
+  const acl::model_handle native = m->native;
   {
     // The replay uses the model's memory until the stream passes it (or,
-    // captured, as long as the outer model lives).
+    // captured, as long as the outer model lives). Kept before the work is
+    // issued: a host callable of the model may destroy it (and its record)
+    // while this call still runs, so nothing of the record is read after.
+    // A refused issue leaves them kept until the stream's next synchronize.
     std::lock_guard<std::mutex> lock(keeper->m);
-    keeper->keep.insert(keeper->keep.end(), m->keep.begin(), m->keep.end());  // reserved above: cannot throw
+    keeper->keep.insert(keeper->keep.end(), m->keep.begin(), m->keep.end());
   }
+  dev.check(a.aclmdlRIExecuteAsync(native, s->native), "aclmdlRIExecuteAsync");
+  mark(s->acl_work);
 }
 
 KEEL_DECL void capture_calls::captured_copy_async(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind kind,
@@ -193,8 +193,9 @@ KEEL_DECL void capture_calls::captured_wait_external(stream_handle s, event_hand
 }
 
 KEEL_DECL void capture_calls::captured_execute(model_handle m, stream_handle s) {
+  const bool host_calls = m->replays_host_calls();  // read before the issue, as execute() reads the record
   execute(m, s);
-  if (m->replays_host_calls()) {  // the outer model replays them too
+  if (host_calls) {  // the outer model replays them too
     const stream_handle origin = keeper_of(s);
     std::lock_guard<std::mutex> lock(origin->m);
     origin->capture_host_calls = true;

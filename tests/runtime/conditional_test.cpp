@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "test_support.hpp"
@@ -233,6 +234,70 @@ KEEL_BACKEND_TEST("conditional: abort() stops a running WHILE loop nested in an 
   CHECK(iterations.load() == stopped_at);
 }
 
+// A WHILE body of two host functions: the first counts its runs and throws
+// on the second, the second clears the condition from the third run on.
+template <class TestType, class Stream, class Model>
+void capture_failing_loop(Stream& s, Stream& side, Model& m, std::atomic<int>& runs) {
+  using B = typename TestType::backend;
+  typename TestType::capture_scope capture{s};
+  auto c = keel::make_condition<B>(s, 1, false);
+  std::uint64_t* value = c.value();
+  auto body = keel::while_<B>(s, c);
+  {
+    keel::basic_body_capture_scope<B> into{side, body};
+    side.launch_host([&runs] {
+      if (++runs == 2) throw std::runtime_error("the body's host function failed");
+    });
+    side.launch_host([&runs, value] {
+      if (runs.load() >= 3) *value = 0;
+    });
+    into.end();
+  }
+  m = capture.end();
+}
+
+KEEL_BACKEND_TEST("conditional: a WHILE body whose host function throws ends its loop, and its stream reports task_failed",
+                  "[runtime][conditional]") {
+  KEEL_USING_BACKEND(TestType);
+  stream s{dev}, side{dev};
+  std::atomic<int> runs{0};
+  model m;
+  capture_failing_loop<TestType>(s, side, m, runs);
+  m.execute(s);
+  KEEL_REQUIRE_ERROR(s.synchronize(std::chrono::seconds(10)), errc::task_failed, "the body's host function failed");
+  CHECK(runs.load() == 2);  // the loop ended at the failure
+  m.execute(s);             // the stream and the model stay usable: the third run clears the condition
+  s.synchronize(std::chrono::seconds(10));
+  CHECK(runs.load() == 3);
+}
+
+KEEL_BACKEND_TEST("conditional: a body is never adopted: model::from_native_handle refuses it and the parent still runs",
+                  "[runtime][conditional][rules]") {
+  KEEL_USING_BACKEND(TestType);
+  using B = typename TestType::backend;
+  stream s{dev}, side{dev};
+  float runs = 0.0f;
+  keel::basic_model_ref<B> body;
+  model m;
+  {
+    capture_scope capture{s};
+    auto c = keel::make_condition<B>(s, 1);
+    body = keel::if_<B>(s, c);
+    {
+      keel::basic_body_capture_scope<B> into{side, body};
+      bump<TestType>(side, &runs);
+      into.end();
+    }
+    m = capture.end();
+  }
+  KEEL_REQUIRE_ERROR((void)model::from_native_handle(dev, body.native_handle()), errc::invalid_handle,
+                     "never adopted");
+  m.execute(s);
+  s.synchronize();
+  CHECK(runs == 1.0f);
+  m.reset();  // the parent destroys the body, once
+}
+
 KEEL_BACKEND_TEST("conditional: conditions and conditional tasks are made on a capturing stream, with a condition of its own model",
                   "[runtime][conditional][rules]") {
   KEEL_USING_BACKEND(TestType);
@@ -249,6 +314,10 @@ KEEL_BACKEND_TEST("conditional: conditions and conditional tasks are made on a c
     KEEL_REQUIRE_ERROR(keel::if_<B>(s, theirs), errc::invalid_parameter, "belongs to another model");
     KEEL_REQUIRE_ERROR(keel::if_<B>(side, mine), errc::capture_violation, "is not capturing");
     KEEL_REQUIRE_ERROR(keel::switch_<B>(s, mine, 0), errc::invalid_parameter, "at least 1 branch");
+    KEEL_REQUIRE_ERROR(keel::switch_<B>(s, mine, static_cast<std::size_t>(-1)), errc::invalid_parameter,
+                       "at most 65536 branches");  // refused before anything is allocated
+    KEEL_REQUIRE_ERROR(keel::switch_<B>(s, mine, keel::max_conditional_branches + 1), errc::invalid_parameter,
+                       "at most 65536 branches");
     KEEL_REQUIRE_ERROR(keel::add_conditional<B>(s, mine, conditional_kind::if_, 3), errc::invalid_parameter,
                        "1 branch (then) or 2");
     KEEL_REQUIRE_ERROR(keel::add_conditional<B>(s, mine, conditional_kind::while_, 2), errc::invalid_parameter,
@@ -357,6 +426,23 @@ TEST_CASE("conditional: host callables in bodies, nested too, run on the callbac
   runner.synchronize(std::chrono::seconds(10));
   CHECK(outer_runs == 2);
   CHECK(nested_runs == 2);
+}
+
+TEST_CASE("conditional: a WHILE body whose host callable throws on the callback path ends its loop - acl",
+          "[runtime][conditional][acl]") {
+  // The callback path: the callable runs on the executing stream's reporting thread.
+  keel::acl::device dev{keel::acl::device_options{0, KEEL_ACL_EMULATION_DIR, false}};
+  REQUIRE_FALSE(dev.functions().aclrtLaunchHostFunc);
+  keel::acl::stream s{dev}, side{dev};
+  std::atomic<int> runs{0};
+  keel::acl::model m;
+  capture_failing_loop<acl>(s, side, m, runs);
+  m.execute(s);
+  KEEL_REQUIRE_ERROR(s.synchronize(std::chrono::seconds(10)), errc::task_failed, "the body's host function failed");
+  CHECK(runs.load() == 2);
+  m.execute(s);
+  s.synchronize(std::chrono::seconds(10));
+  CHECK(runs.load() == 3);
 }
 
 TEST_CASE("conditional: the C API's statuses for the conditional rules - acl", "[runtime][conditional][rules][acl]") {

@@ -7,10 +7,14 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <memory>
+#include <stdexcept>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "../support/json.hpp"
+#include "keel/core/utf8.hpp"
 #include "keel/runtime/model_dump.hpp"
 #include "test_support.hpp"
 
@@ -108,6 +112,65 @@ KEEL_BACKEND_TEST("model: destroy callbacks run once when the model goes, a drop
   CHECK(order == std::vector<int>{1});
 }
 
+int destroy_reports = 0;
+std::string destroy_report;
+void count_destroy_report(std::error_code code, const char*, const char* message) noexcept {
+  if (code == errc::task_failed) {
+    ++destroy_reports;
+    destroy_report = message;
+  }
+}
+void throw_on_destroy(void*) { throw std::runtime_error("the destroy callback failed"); }
+
+KEEL_BACKEND_TEST("model: a destroy callback that throws is reported through keel's error handler, the others still run",
+                  "[runtime][introspection]") {
+  destroyed_a = 0;
+  destroy_reports = 0;
+  std::vector<int> order;
+  const keel::error_handler previous = keel::set_error_handler(&count_destroy_report);
+  {
+    captured<TestType> c;
+    auto failing = c.m.on_destroy(&throw_on_destroy);
+    auto counting = c.m.on_destroy(&count_a, &order);
+    failing.release();
+    counting.release();
+    c.m.reset();  // used to end the process (std::terminate)
+  }
+  keel::set_error_handler(previous);
+  CHECK(destroy_reports == 1);
+  CHECK(destroy_report.find("the destroy callback failed") != std::string::npos);
+  CHECK(destroyed_a == 1);
+  CHECK(order == std::vector<int>{1});
+}
+
+KEEL_BACKEND_TEST("model: set_name refuses a name that is not UTF-8 and keeps its name; to_json stays valid",
+                  "[runtime][introspection]") {
+  captured<TestType> c;
+  c.m.set_name("caf\xC3\xA9 \xF0\x9F\x9A\xA2");  // café and a ship
+  for (const std::string& bad : {std::string("caf\xC3"),           // cut in the middle of é
+                                std::string("\xC0\xAF"),            // an overlong '/'
+                                std::string("\xED\xA0\x80"),        // a surrogate
+                                std::string("x\x80y"),              // a stray continuation byte
+                                std::string("\xF4\x90\x80\x80")}) {  // past U+10FFFF
+    INFO(bad.size());
+    KEEL_REQUIRE_ERROR(c.m.set_name(bad), errc::invalid_parameter, "valid UTF-8");
+  }
+  CHECK(c.m.name() == "caf\xC3\xA9 \xF0\x9F\x9A\xA2");
+  const std::string json = keel::to_json(c.m);
+  CHECK(json.find("\"name\": \"caf\xC3\xA9 \xF0\x9F\x9A\xA2\"") != std::string::npos);
+  CHECK(keel::detail::utf8_invalid_at(json) == std::string_view::npos);
+  CHECK(c.run() == 3.0f);
+}
+
+TEST_CASE("model: to_json's strings stay valid JSON whatever bytes a native runtime returns (a name, a kernel name)",
+          "[runtime][introspection]") {
+  // CANN takes any bytes for a name (the emulation applies keel's rule):
+  // the dump's escaping itself must keep the document valid.
+  const std::string escaped = keel::detail::dump::json_string("caf\xC3 \"q\" \xE2\x82\xAC \xFF\x01");
+  CHECK(escaped == "\"caf\\ufffd \\\"q\\\" \xE2\x82\xAC \\ufffd\\u0001\"");
+  CHECK(keel::detail::utf8_invalid_at(escaped) == std::string_view::npos);
+}
+
 KEEL_BACKEND_TEST("model: a destroy callback is registered once per model and never null, the model still executes",
                   "[runtime][introspection]") {
   destroyed_a = 0;
@@ -149,6 +212,54 @@ KEEL_BACKEND_TEST("model: abort() stops an execution in flight, its stream repor
   m.execute(s);
   s.synchronize();
   CHECK(out == 3.0f);
+}
+
+KEEL_BACKEND_TEST("model: an aborted execution runs none of its remaining host functions",
+                  "[runtime][introspection][abort]") {
+  KEEL_USING_BACKEND(TestType);
+  stream s{TestType::device()}, other_stream{TestType::device()};
+  event gate{TestType::device(), keel::event_flags::external};
+  std::atomic<int> ran{0};
+  model m;
+  {
+    capture_scope capture{s};
+    s.wait(gate);  // the execution holds here until the gate is recorded
+    s.launch_host([&ran] { ++ran; });
+    m = capture.end();
+  }
+  m.execute(s);
+  m.abort();
+  gate.record(other_stream);
+  KEEL_REQUIRE_ERROR(s.synchronize(), errc::task_failed, "");
+  CHECK(ran.load() == 0);  // skipped, as reported
+  m.execute(s);
+  s.synchronize();
+  CHECK(ran.load() == 1);
+}
+
+KEEL_BACKEND_TEST("model: a model's own host function may destroy its handle while execute() still runs",
+                  "[runtime][introspection]") {
+  // execute() reads nothing of the handle once the work is issued (ASan
+  // saw a read of the destroyed handle after the issue).
+  KEEL_USING_BACKEND(TestType);
+  stream s{TestType::device()};
+  std::atomic<int> ran{0};
+  for (int round = 0; round < 20; ++round) {
+    auto holder = std::make_unique<model>();
+    {
+      capture_scope capture{s};
+      s.launch_host([&holder, &ran] {
+        holder.reset();  // the model destroys its own handle
+        ++ran;
+      });
+      *holder = capture.end();
+    }
+    model* raw = holder.get();
+    raw->execute(s);
+    s.synchronize();
+    CHECK_FALSE(holder);
+  }
+  CHECK(ran.load() == 20);
 }
 
 KEEL_BACKEND_TEST("model: streams() and tasks() list each stream's tasks in order with kinds, groups and copies",

@@ -166,9 +166,12 @@ aclError aclrtLaunchCallback(aclrtCallback fn, void* userData, aclrtCallbackBloc
   // failure mode (ACL_CONTINUE_ON_FAILURE, aclrtSetStreamFailureMode) runs
   // the tasks after a failed one and every aclrtLaunchCallback triggers one
   // execution of its callback: a callback never delivered would leak
-  // whatever its userData owns.
+  // whatever its userData owns. Only a replay that aclmdlRIAbort stopped
+  // skips it (the model's, which owns its userData): an aborted model runs
+  // none of its remaining tasks.
   return guarded(api, call::other, [&] {
     hb::launch_host(s, keel::host::detail::make_failure_aware([stream, fn, userData, block](bool healthy) {
+      if (!healthy && keel::host::detail::running_aborted()) return;  // aclmdlRIAbort stopped the model's execution
       aclrtStream running = worker_stream();  // the executing stream on a replay
       if (running == nullptr) running = stream;
       if (!healthy && stops_on_failure(running)) return;  // ACL_STOP_ON_FAILURE: the stream stopped
@@ -189,6 +192,7 @@ aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void* args) {
     if (fn == nullptr) throw_rule(errc::null_parameter, api, "fn is null");
     hb::stream_handle s = stream_of(stream, api);
     hb::launch_host(s, keel::host::detail::make_failure_aware([stream, fn, args](bool healthy) {
+      if (!healthy && keel::host::detail::running_aborted()) return;  // aclmdlRIAbort stopped the model's execution
       aclrtStream running = worker_stream();
       if (!healthy && stops_on_failure(running != nullptr ? running : stream)) return;  // ACL_STOP_ON_FAILURE
       fn(args);

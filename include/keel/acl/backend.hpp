@@ -138,9 +138,16 @@ struct native : capture_calls, event_calls, task_group_calls, built_model_calls,
  *   executions have been synchronized; the capturing stream may go first)
  *   and runs, on every execution, on the reporting thread of the executing
  *   stream (execute() starts one if the model holds host callables), whose
- *   error state its failure sets. (Captured into a capture keel did not
- *   begin, it lives as long as the device. keel asks ACL about such a capture
- *   (aclmdlRICaptureGetInfo) only on a foreign stream: one whose aclrtStream
+ *   error state its failure sets. Its failure also aborts the model it was
+ *   captured into (aclmdlRIAbort; that model is a conditional body when it
+ *   was captured into one), so, as on the host backend, the execution's
+ *   remaining work is skipped and a WHILE loop around the body ends; being
+ *   an abort, it stops that model's other executions in flight too (the
+ *   host backend fails the one execution). keel asks ACL which model that
+ *   is (aclmdlRICaptureGetInfo) once, when the callable is captured.
+ *   (Captured into a capture keel did not begin, it lives as long as the
+ *   device. keel asks ACL about such a capture
+ *   (aclmdlRICaptureGetInfo) before a launch only on a foreign stream: one whose aclrtStream
  *   it gave out or took in, or which waited on an event whose handle it gave
  *   out or took in or a foreign stream recorded. And a callable is skipped on
  *   an ACL stream that failed, asked with aclrtStreamQuery when it runs, only

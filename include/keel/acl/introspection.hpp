@@ -22,6 +22,7 @@
 #include "keel/acl/detail/handles.hpp"
 #include "keel/acl/device.hpp"
 #include "keel/acl/task_group.hpp"
+#include "keel/runtime/model_lifetime.hpp"
 #include "keel/runtime/model_tasks.hpp"
 
 #include "keel/core/config.hpp"
@@ -49,6 +50,8 @@ struct introspection_calls : native_types {
   KEEL_DECL static std::string model_name(model_handle m);
   KEEL_DECL static bool has_destroy_callback(model_handle m, void (*fn)(void*)) noexcept;
   KEEL_DECL static void add_destroy_callback(model_handle m, void (*fn)(void*), void* user);
+  // The aclrtCallback keel registers per model: runs and frees its list.
+  KEEL_DECL static void run_destroy_callbacks(void* list) noexcept;
   KEEL_DECL static void remove_destroy_callback(model_handle m, void (*fn)(void*), void*);
   static void abort_model(model_handle m) { m->dev->check(entered(*m->dev).aclmdlRIAbort(m->native), "aclmdlRIAbort"); }
 

@@ -138,6 +138,7 @@ struct stream_calls : memory_calls {
     auto call = std::make_unique<host_call_of<callable>>(std::forward<F>(f));
     call->once = !captured;
     call->ask_runtime = ask_runtime;
+    if (captured && native_capturing(s, &call->model)) call->functions = &a;  // the model a failure aborts
     std::shared_ptr<void> owner;
     if (captured) {
       owner = std::shared_ptr<host_call>(std::move(call));
@@ -211,7 +212,7 @@ struct stream_calls : memory_calls {
   // The runner of a callable that travelled in userData (travels_inline).
   template <class D, bool AskRuntime>
   static void run_inline_host_call(void* user) noexcept {
-    run_reported(AskRuntime, [&user] {
+    (void)run_reported(AskRuntime, [&user] {
       alignas(D) unsigned char bytes[sizeof(D)];
       std::memcpy(bytes, &user, sizeof(D));
       (*std::launder(reinterpret_cast<D*>(bytes)))();
@@ -219,17 +220,17 @@ struct stream_calls : memory_calls {
   }
   // What every runner does around the callable: the skip (keel's error
   // state, or, when @p ask_runtime, ACL's: a bounded wait or an ACL task
-  // failed the stream) and recording what it throws.
+  // failed the stream) and recording what it throws. True if it threw.
   template <class Run>
-  static void run_reported(bool ask_runtime, Run&& run) noexcept {
+  static bool run_reported(bool ask_runtime, Run&& run) noexcept {
     host_callbacks* callbacks = reporting_for();
     if (callbacks != nullptr) {
       if (callbacks->failed.load(std::memory_order_acquire) || callbacks->dropped.load(std::memory_order_acquire))
-        return;
+        return false;
       if (ask_runtime) {
         const auto query = callbacks->functions->aclrtStreamQuery.get();
         acl::stream_status st = acl::stream_status::not_ready;
-        if (query != nullptr && query(callbacks->native, &st) != 0) return;
+        if (query != nullptr && query(callbacks->native, &st) != 0) return false;
       }
     }
     std::string failure;
@@ -237,10 +238,11 @@ struct stream_calls : memory_calls {
       run();
     } catch (const std::exception& e) {
       failure = e.what();
+      if (failure.empty()) failure = "a host callable threw an exception with no text";
     } catch (...) {
       failure = "a host callable threw a non-standard exception";
     }
-    if (failure.empty()) return;
+    if (failure.empty()) return false;
     if (callbacks != nullptr) {
       std::lock_guard<std::mutex> lock(callbacks->m);
       if (!callbacks->failed.load(std::memory_order_relaxed)) callbacks->failure = std::move(failure);
@@ -249,6 +251,7 @@ struct stream_calls : memory_calls {
       report_error(make_error_code(keel::errc::task_failed), "keel::acl host callable",
                    ("a host callable threw on a thread keel does not report for: " + failure).c_str());
     }
+    return true;
   }
 
   // The stream's callbacks, starting its reporting thread on first use. Its
@@ -269,6 +272,8 @@ struct stream_calls : memory_calls {
 
   // Throws the failure of a host callable; `clear` ends the error state.
   KEEL_DECL static void check_host_calls(stream_handle s, bool clear);
+  // The text of a host callable's failure, empty if none; `clear` ends the error state.
+  KEEL_DECL static std::string host_call_failure(stream_handle s, bool clear);
 
   // At the stream's destruction, after its work: a failure nobody saw goes to
   // the error handler; the reporting thread is unsubscribed and joined.

@@ -16,6 +16,7 @@
 #include "keel/core/error.hpp"
 #include "keel/host/detail/handles.hpp"
 #include "keel/host/stream.hpp"
+#include "keel/runtime/model_lifetime.hpp"
 #include "keel/host/event.hpp"
 #include "keel/runtime/types.hpp"
 
@@ -157,7 +158,7 @@ struct capture_calls : native_types {
       std::lock_guard lock(m->meta_m);
       callbacks.swap(m->destroy_callbacks);
     }
-    for (const auto& c : callbacks) c.first(c.second);
+    for (const auto& c : callbacks) ::keel::detail::call_destroy_callback(c.first, c.second);
   }
 
   // ---- what a capturing stream issues: appended to its capture -------------

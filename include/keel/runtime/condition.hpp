@@ -82,13 +82,21 @@ basic_condition<B> make_condition(basic_stream_ref<B> capturing, std::uint32_t d
 }
 
 /**
+ * @brief The most branches a conditional task takes: each is a body model
+ * made when the task is issued, so a count no real SWITCH table has is
+ * refused before anything is allocated.
+ */
+inline constexpr std::size_t max_conditional_branches = 65536;
+
+/**
  * @brief Issues a conditional task on capturing stream @p s (CANN's
  * aclmdlRIAddCondTask) and returns its @p branches body models, empty, to be
  * captured with basic_body_capture_scope. The bodies belong to the model
  * the capture makes and live as long as it. IF takes 1 or 2 branches (then,
  * else), WHILE 1, SWITCH at least 1 (a value past the last runs none).
  * @throws keel::error capture_violation (not capturing), invalid_parameter
- * (a condition of another model, a branch count the kind does not take).
+ * (a condition of another model, a branch count the kind does not take or
+ * past max_conditional_branches).
  */
 template <class B>
 std::vector<basic_model_ref<B>> add_conditional(basic_stream_ref<B> s, basic_condition<B> c, conditional_kind kind,
@@ -96,6 +104,10 @@ std::vector<basic_model_ref<B>> add_conditional(basic_stream_ref<B> s, basic_con
   static_assert(detail::conditional_layer::check<B>::value);
   static constexpr const char* api = "keel::add_conditional";
   if (!c) throw_error(errc::invalid_handle, api, "empty condition");
+  if (branches > max_conditional_branches)
+    detail::throw_composed(errc::invalid_parameter, api,
+                           {"a conditional task has at most ", max_conditional_branches,
+                            " branches (each is a body model made now), not ", branches});
   std::vector<typename B::model_handle> natives(branches);
   B::add_conditional(detail::checked_handle(s, api), detail::handle_of(c), kind, branches, natives.data());
   std::vector<basic_model_ref<B>> bodies;

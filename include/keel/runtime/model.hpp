@@ -207,6 +207,10 @@ class capture_memory_routes {
   }
 };
 
+// A backend with conditional bodies tells them apart (checked::conditionals::is_body).
+template <class B>
+using is_body_call = decltype(B::is_body(std::declval<typename B::model_handle>()));
+
 template <class Derived, class B>
 class model_ops {
   static_assert(capture_layer::check<B>::value);  // names the missing call of the capture layer
@@ -231,7 +235,10 @@ class model_ops {
   // ---- identity, lifetime, introspection (the introspection layer) ----------
   /** @brief Stable, unique per process: the capture's capture_info::capture_id (aclmdlRIGetId on ACL). */
   std::uint64_t id() const { return introspected<B>::model_id(checked("keel::model::id")); }
-  /** @brief Names the model (at most 512 bytes, no NUL; the last name set wins). @throws keel::error invalid_parameter. */
+  /**
+   * @brief Names the model (at most 512 bytes of valid UTF-8, no NUL; the
+   * last name set wins). @throws keel::error invalid_parameter (the model keeps its name).
+   */
   void set_name(std::string_view name) const { introspected<B>::set_model_name(checked("keel::model::set_name"), name); }
   /** @brief The model's name, empty until set_name. */
   std::string name() const { return introspected<B>::model_name(checked("keel::model::name")); }
@@ -375,11 +382,22 @@ class basic_model : public basic_model_ref<B> {
   /**
    * @brief Takes ownership of @p native, a model of @p dev keel captured
    * that release() gave up: destroying the result destroys it.
+   * A conditional body is never adopted: its parent model owns it and
+   * destroys it (view it with basic_model_ref instead).
    * @throws keel::error null_parameter; invalid_parameter when a keel model
-   * owns it already, or for a model keel did not capture, where the backend can tell.
+   * owns it already, or for a model keel did not capture, where the backend
+   * can tell; invalid_handle for a conditional body.
    */
   static basic_model from_native_handle(device_type& dev, native_handle_type native) {
-    return basic_model(base::view(dev, native, "keel::model::from_native_handle", adoption::own));
+    static constexpr const char* api = "keel::model::from_native_handle";
+    const typename B::model_handle h = base::view(dev, native, api, adoption::own);
+    if constexpr (keel::detail::is_detected_v<detail::is_body_call, B>) {
+      if (B::is_body(h))  // a view of it took nothing: refused as it was
+        throw_error(errc::invalid_handle, api,
+                    "the model is a conditional body: its parent model owns and destroys it, so a body is never "
+                    "adopted (view it with model_ref)");
+    }
+    return basic_model(h);
   }
   static basic_model from_native_handle(device_type&, std::nullptr_t) = delete;  ///< no model to own
   static basic_model from_native_handle(device_type&, int) = delete;             ///< no model to own
@@ -408,9 +426,12 @@ class basic_model : public basic_model_ref<B> {
   void execute(basic_stream_ref<B> stream) const {
     auto m = detail::checked_handle(*this, "keel::model::execute");
     auto s = detail::checked_handle(stream, "keel::model::execute");
-    if (memory_) memory_->before_execute(s);
+    // Copied before the work is issued: a host function of the model may
+    // destroy this handle while execute() is still running.
+    const std::shared_ptr<detail::model_attachment<B>> memory = memory_;
+    if (memory) memory->before_execute(s);
     B::execute(m, s);
-    if (memory_) memory_->after_execute(s);
+    if (memory) memory->after_execute(s);
   }
 
   /**

@@ -9,12 +9,14 @@
 #pragma once
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "keel/core/utf8.hpp"
 #include "keel/runtime/model_tasks.hpp"
 
 #include "keel/core/config.hpp"
@@ -67,9 +69,13 @@ inline std::string argument_value(const kernel_argument& a, bool json) {
   return json ? "null" : "?";
 }
 
+// A JSON string of @p s, whatever its bytes (a name, a kernel name a native
+// runtime returned): a byte that begins no whole UTF-8 character becomes
+// U+FFFD, so the document is always valid JSON.
 inline std::string json_string(std::string_view s) {
   std::string out = "\"";
-  for (char c : s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const char c = s[i];
     const auto u = static_cast<unsigned char>(c);
     if (c == '"' || c == '\\') {
       out += '\\';
@@ -78,9 +84,20 @@ inline std::string json_string(std::string_view s) {
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\u%04x", u);
       out += buf;
+    } else if (u >= 0x80) {
+      const std::size_t n = utf8_character_length(s, i);
+      if (n == 0) {
+        out += "\\ufffd";
+        ++i;
+      } else {
+        out.append(s.data() + i, n);
+        i += n;
+      }
+      continue;
     } else {
       out += c;
     }
+    ++i;
   }
   return out + "\"";
 }

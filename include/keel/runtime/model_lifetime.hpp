@@ -5,7 +5,9 @@
 #pragma once
 
 #include <atomic>
+#include <exception>
 #include <memory>
+#include <string>
 #include <utility>
 
 #include "keel/core/error.hpp"
@@ -19,13 +21,30 @@ KEEL_BEGIN_NAMESPACE
 namespace detail {
 template <class Derived, class B>
 class model_ops;
+
+// Calls a destroy callback on the destroying thread, which may be a
+// destructor or a runtime's C code: what it throws goes to keel's error
+// reporter instead of ending the process, and the model's other callbacks
+// still run.
+inline void call_destroy_callback(void (*fn)(void*), void* user) noexcept {
+  try {
+    fn(user);
+  } catch (const std::exception& e) {
+    report_error(errc::task_failed, "keel::model (destroy callback)",
+                 (std::string("a destroy callback threw; the model's other callbacks still run: ") + e.what()).c_str());
+  } catch (...) {
+    report_error(errc::task_failed, "keel::model (destroy callback)",
+                 "a destroy callback threw a non-standard exception; the model's other callbacks still run");
+  }
+}
 }  // namespace detail
 /// @endcond
 
 /**
  * @brief A destroy callback registered on a model (model.on_destroy()): the
  * model calls `fn(user)` on the thread that destroys it, once; dropping the
- * registration first unregisters it.
+ * registration first unregisters it. A callback that throws is reported
+ * through keel's error reporter (task_failed); the model's others still run.
  *
  * Ownership: unique (movable, reset, release, swap); holds the model's life flag, not the model.
  * Thread safety: not synchronised with the model's destruction: drop the

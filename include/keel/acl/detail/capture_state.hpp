@@ -36,6 +36,12 @@ struct model_box {
   bool host_calls = false;  // it replays host callables: its executing stream needs a reporting thread
   std::vector<model_box*> bodies;  // its conditional bodies (owned through keep), which may replay host callables too
 
+  // Whether @p native is one of its conditional bodies, at any depth.
+  bool holds_body(const void* native_body) const noexcept {
+    for (const model_box* b : bodies)
+      if (b->native == native_body || b->holds_body(native_body)) return true;
+    return false;
+  }
   // Whether an execution replays host callables, its bodies' (at any depth) included.
   bool replays_host_calls() const noexcept {
     if (host_calls) return true;
@@ -56,7 +62,16 @@ struct model_box {
   // the checked layer's books; its parent's keep list owns the record, and
   // ACL destroys the body with the parent. Null for any other model.
   std::unique_ptr<checked::body_books<stream_box*>> body;
-  std::vector<void (*)(void*)> destroy_callbacks;  // registered through keel (the checked layer's lock guards it)
+  // The destroy callbacks registered through keel (the checked layer's lock
+  // guards them): ACL calls one trampoline of keel's (registered with the
+  // first), which runs them, each reported if it throws (a C++ exception
+  // must not cross the runtime's C code), and frees the list. Owned by
+  // that registration, not by the record: a model its owner released and
+  // destroyed through ACL still runs them.
+  struct destroy_callback_list {
+    std::vector<std::pair<void (*)(void*), void*>> entries;
+  };
+  destroy_callback_list* destroy_callbacks = nullptr;
   // Per-task and whole-model updates (keel/acl/model_update.hpp): one
   // updater at a time, and what it staged: a task and the task whose
   // parameters it takes (null: disable it). Claim holder only.

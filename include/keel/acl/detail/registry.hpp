@@ -107,6 +107,15 @@ class record_registry {
     return box;
   }
 
+  // Whether @p pred holds for a record (a refusal's diagnosis: a scan).
+  template <class Pred>
+  bool any_of(Pred&& pred) {
+    std::lock_guard<std::mutex> lock(m_);
+    for (const auto& entry : map_)
+      if (pred(*entry.second)) return true;
+    return false;
+  }
+
   // Every device-owned record, taken out (the device's destruction).
   template <class F>
   void drain_device_records(F&& drop) noexcept {

@@ -84,6 +84,13 @@ struct host_call {
   // ACL work); for an eager one, when work that may fail the ACL stream may
   // precede it (stream_box::acl_work, stream_box::foreign).
   bool ask_runtime = true;
+  // Captured: the model it was captured into (a conditional body, or the
+  // capture's model), and the table to abort it with. A failure aborts that
+  // model's executions in flight (aclmdlRIAbort), so the rest of its work
+  // is skipped as on the host backend and a WHILE loop around a body ends
+  // instead of running forever with its later callables skipped.
+  acl::model_handle model = nullptr;
+  const api* functions = nullptr;
   virtual ~host_call() = default;
   virtual void run() = 0;
 };

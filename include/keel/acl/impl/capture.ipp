@@ -126,13 +126,29 @@ KEEL_DECL void capture_calls::destroy_model(model_handle m) noexcept {
 
 KEEL_DECL auto capture_calls::from_native(device_type& dev, acl::model_handle native, adoption how, handle_tag<model_handle>,
                                   const char* api) -> model_handle {
-  return dev.models_.find_or_make(
-      native, how, api, "model",
-      [&]() -> std::unique_ptr<model_box> {
-        throw_error(keel::errc::invalid_parameter, api,
-                    "keel did not capture this aclmdlRI (or it was forgotten): keel has no books for it");
-      },
-      [](const model_box&) {});
+  // A conditional body has no record of its own here (its parent's keep
+  // list owns it): a handle keel does not know is looked for among the
+  // bodies of the models it knows, to name the rule.
+  bool unknown = false;
+  try {
+    return dev.models_.find_or_make(
+        native, how, api, "model",
+        [&]() -> std::unique_ptr<model_box> {
+          unknown = true;
+          throw_error(keel::errc::invalid_parameter, api,
+                      "keel did not capture this aclmdlRI (or it was forgotten): keel has no books for it");
+        },
+        [](const model_box&) {});
+  } catch (const keel::error&) {
+    if (!unknown || !dev.models_.any_of([native](const model_box& m) { return m.holds_body(native); })) throw;
+  }
+  if (how == adoption::own)
+    throw_error(keel::errc::invalid_handle, api,
+                "the aclmdlRI is a conditional body: its parent model owns and destroys it, so a body is never "
+                "adopted (view it with the model_ref add_conditional returned)");
+  throw_error(keel::errc::invalid_parameter, api,
+              "the aclmdlRI is a conditional body: keel views it through the model_ref add_conditional returned, "
+              "not from its handle");
 }
 
 KEEL_DECL auto capture_calls::release_native(model_handle m) noexcept -> acl::model_handle {
@@ -147,18 +163,18 @@ KEEL_DECL void capture_calls::execute(model_handle m, stream_handle s) {
   // the executing stream's reporting thread like the parent's own.
   if (m->replays_host_calls()) (void)host_callbacks_of(s);
   const stream_handle keeper = keeper_of(s);
-  {
-    std::lock_guard<std::mutex> lock(keeper->m);
-    keeper->keep.reserve(keeper->keep.size() + m->keep.size());
-  }
-  dev.check(a.aclmdlRIExecuteAsync(m->native, s->native), "aclmdlRIExecuteAsync");
-  mark(s->acl_work);
+  const acl::model_handle native = m->native;
   {
     // The replay uses the model's memory until the stream passes it (or,
-    // captured, as long as the outer model lives).
+    // captured, as long as the outer model lives). Kept before the work is
+    // issued: a host callable of the model may destroy it (and its record)
+    // while this call still runs, so nothing of the record is read after.
+    // A refused issue leaves them kept until the stream's next synchronize.
     std::lock_guard<std::mutex> lock(keeper->m);
-    keeper->keep.insert(keeper->keep.end(), m->keep.begin(), m->keep.end());  // reserved above: cannot throw
+    keeper->keep.insert(keeper->keep.end(), m->keep.begin(), m->keep.end());
   }
+  dev.check(a.aclmdlRIExecuteAsync(native, s->native), "aclmdlRIExecuteAsync");
+  mark(s->acl_work);
 }
 
 KEEL_DECL void capture_calls::captured_copy_async(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind kind,
@@ -177,8 +193,9 @@ KEEL_DECL void capture_calls::captured_wait_external(stream_handle s, event_hand
 }
 
 KEEL_DECL void capture_calls::captured_execute(model_handle m, stream_handle s) {
+  const bool host_calls = m->replays_host_calls();  // read before the issue, as execute() reads the record
   execute(m, s);
-  if (m->replays_host_calls()) {  // the outer model replays them too
+  if (host_calls) {  // the outer model replays them too
     const stream_handle origin = keeper_of(s);
     std::lock_guard<std::mutex> lock(origin->m);
     origin->capture_host_calls = true;

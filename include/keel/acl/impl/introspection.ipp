@@ -34,20 +34,31 @@ KEEL_DECL auto introspection_calls::model_name(model_handle m) -> std::string {
 }
 
 KEEL_DECL auto introspection_calls::has_destroy_callback(model_handle m, void (*fn)(void*)) noexcept -> bool {
-  return std::find(m->destroy_callbacks.begin(), m->destroy_callbacks.end(), fn) != m->destroy_callbacks.end();
+  if (m->destroy_callbacks == nullptr) return false;
+  const auto& e = m->destroy_callbacks->entries;
+  return std::any_of(e.begin(), e.end(), [fn](const auto& c) { return c.first == fn; });
+}
+
+KEEL_DECL void introspection_calls::run_destroy_callbacks(void* list) noexcept {
+  const std::unique_ptr<model_box::destroy_callback_list> owned(static_cast<model_box::destroy_callback_list*>(list));
+  for (const auto& c : owned->entries) ::keel::detail::call_destroy_callback(c.first, c.second);
 }
 
 KEEL_DECL void introspection_calls::add_destroy_callback(model_handle m, void (*fn)(void*), void* user) {
-  m->destroy_callbacks.reserve(m->destroy_callbacks.size() + 1);
-  m->dev->check(entered(*m->dev).aclmdlRIDestroyRegisterCallback(m->native, fn, user),
-                "aclmdlRIDestroyRegisterCallback");
-  m->destroy_callbacks.push_back(fn);  // reserved
+  if (m->destroy_callbacks == nullptr) {
+    auto list = std::make_unique<model_box::destroy_callback_list>();
+    list->entries.reserve(1);
+    m->dev->check(entered(*m->dev).aclmdlRIDestroyRegisterCallback(m->native, &run_destroy_callbacks, list.get()),
+                  "aclmdlRIDestroyRegisterCallback");
+    m->destroy_callbacks = list.release();  // the registration owns it
+  }
+  m->destroy_callbacks->entries.emplace_back(fn, user);  // may throw: nothing registered for it yet
 }
 
 KEEL_DECL void introspection_calls::remove_destroy_callback(model_handle m, void (*fn)(void*), void*) {
-  m->dev->check(entered(*m->dev).aclmdlRIDestroyUnregisterCallback(m->native, fn), "aclmdlRIDestroyUnregisterCallback");
-  m->destroy_callbacks.erase(std::remove(m->destroy_callbacks.begin(), m->destroy_callbacks.end(), fn),
-                             m->destroy_callbacks.end());
+  if (m->destroy_callbacks == nullptr) return;
+  auto& e = m->destroy_callbacks->entries;  // the trampoline stays registered: it runs what is left
+  e.erase(std::remove_if(e.begin(), e.end(), [fn](const auto& c) { return c.first == fn; }), e.end());
 }
 
 KEEL_DECL auto introspection_calls::native_streams(const device& dev, acl::model_handle native) -> std::vector<acl::stream_handle> {

@@ -102,7 +102,20 @@ KEEL_DECL void stream_calls::synchronize_for(stream_handle s, std::chrono::micro
 KEEL_DECL void stream_calls::synchronized_with(stream_handle s, status st, const char* function) {
   if (st != 0) {
     mark(s->acl_work);
-    s->dev->check(st, function);
+    try {
+      s->dev->check(st, function);
+    } catch (const keel::error& acl_failure) {
+      // A timeout passed nothing: the error state stays. A failure the
+      // synchronize passed ends it whole: a host callable that threw as well
+      // (whose failure aborted its model, so ACL's failure may be its
+      // consequence) is reported with it, the callable's first, and cleared.
+      if (acl_failure.code() == keel::errc::timeout) throw;
+      const std::string host_failure = host_call_failure(s, true);
+      if (host_failure.empty()) throw;
+      throw_error(keel::errc::task_failed, "keel::acl::stream (host callable)",
+                  "a host callable on stream #" + std::to_string(s->id) + " threw: " + host_failure +
+                      "; and the stream's ACL work failed: " + acl_failure.what());
+    }
   }
   after_synchronize(s);
 }
@@ -196,7 +209,16 @@ KEEL_DECL auto stream_calls::reporting_for() noexcept -> host_callbacks*& {
 
 KEEL_DECL void stream_calls::run_host_call(void* user) noexcept {
   auto* call = static_cast<host_call*>(user);
-  run_reported(call->ask_runtime, [call] { call->run(); });
+  const bool threw = run_reported(call->ask_runtime, [call] { call->run(); });
+  if (threw && call->model != nullptr) {
+    // The replay it belongs to stops before its next task (or fails at its
+    // end): the rest of the model's work is skipped, a loop around it ends.
+    const auto abort = call->functions->aclmdlRIAbort.get();
+    const status st = abort != nullptr ? abort(call->model) : 0;
+    if (st != 0)
+      report_error(make_status_code(st), "aclmdlRIAbort",
+                   "a captured host callable threw and its model's execution could not be stopped");
+  }
   if (call->once) delete call;
 }
 
@@ -283,23 +305,26 @@ KEEL_DECL void stream_calls::mark_runtime_thread(void* stream) noexcept {
   cb->runtime_thread = std::this_thread::get_id();
 }
 
-KEEL_DECL void stream_calls::check_host_calls(stream_handle s, bool clear) {
+KEEL_DECL auto stream_calls::host_call_failure(stream_handle s, bool clear) -> std::string {
   host_callbacks* cb = nullptr;
   {
     std::lock_guard<std::mutex> lock(s->m);
     cb = s->callbacks.get();
   }
-  if (cb == nullptr) return;
-  std::string failure;
-  {
-    std::lock_guard<std::mutex> lock(cb->m);
-    if (!cb->failed.load(std::memory_order_relaxed)) return;
-    failure = cb->failure;
-    if (clear) {
-      cb->failed.store(false, std::memory_order_relaxed);
-      cb->failure.clear();
-    }
+  if (cb == nullptr) return {};
+  std::lock_guard<std::mutex> lock(cb->m);
+  if (!cb->failed.load(std::memory_order_relaxed)) return {};
+  std::string failure = cb->failure;
+  if (clear) {
+    cb->failed.store(false, std::memory_order_relaxed);
+    cb->failure.clear();
   }
+  return failure;
+}
+
+KEEL_DECL void stream_calls::check_host_calls(stream_handle s, bool clear) {
+  const std::string failure = host_call_failure(s, clear);
+  if (failure.empty()) return;
   throw_error(keel::errc::task_failed, "keel::acl::stream (host callable)",
               "a host callable on stream #" + std::to_string(s->id) + " threw: " + failure);
 }

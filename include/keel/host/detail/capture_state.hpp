@@ -473,6 +473,15 @@ inline const execution_frame* execution_frame::aborted() const noexcept {
     if (f->ticket < f->model->abort_below.load(std::memory_order_relaxed)) return f;
   return nullptr;
 }
+
+// Whether the calling thread runs an execution that was aborted, or one
+// inside such: a failure-aware task that is work, not an event operation (a
+// host callback of the ACL emulation), skips itself there, as an abort
+// skips every task but event operations.
+inline bool running_aborted() noexcept {
+  const execution_frame* f = execution_frame::current();
+  return f != nullptr && f->aborted() != nullptr;
+}
 /// @endcond
 
 } KEEL_END_NAMESPACE  // namespace keel::host::detail

@@ -130,6 +130,8 @@ struct conditionals {
       throw;
     }
   }
+  // Whether @p m is a conditional body (its parent model owns it: never adopted).
+  static bool is_body(model_t m) noexcept { return N::body_books_of(m) != nullptr; }
   /**
    * Ends the capture into a body: the capture rules of capture_end; the body
    * then holds the work, and its parent's capture what the work uses (the

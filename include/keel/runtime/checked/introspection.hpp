@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "keel/core/utf8.hpp"
 #include "keel/runtime/checked/backend.hpp"
 
 #include "keel/core/config.hpp"
@@ -57,6 +58,12 @@ void backend<Native>::set_model_name(model_handle m, std::string_view name) {
                                     name.size(), " (the model keeps its name)"});
   if (name.find('\0') != std::string_view::npos)
     throw_error(errc::invalid_parameter, api, "a model's name has no NUL byte (the model keeps its name)");
+  // The name goes to the runtime, into dumps and JSON as text: bytes that are
+  // not UTF-8 (a name cut in the middle of a character) would make them invalid.
+  if (const std::size_t bad = ::keel::detail::utf8_invalid_at(name); bad != std::string_view::npos)
+    ::keel::detail::throw_composed(errc::invalid_parameter, api,
+                                   {"a model's name is valid UTF-8; byte ", bad,
+                                    " begins no whole character (the model keeps its name)"});
   N::set_model_name(m, name);
 }
 

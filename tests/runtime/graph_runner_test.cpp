@@ -20,62 +20,24 @@
 #include <vector>
 
 #include "keel/ops.hpp"
-#include "keel/ops/kernels/static_dispatch.hpp"
 #include "keel/ops/launch.hpp"
 #include "keel/ops/operator_task.hpp"
 #include "keel/runtime/condition.hpp"
 #include "keel/runtime/fenced_update.hpp"
 #include "keel/runtime/memory_pool.hpp"
 #include "test_support.hpp"
+#include "workspace_operator.hpp"
 #ifdef KEEL_ACL_EMULATION_DIR
 #include "keel/acl/memory_pool.hpp"
 #endif
 
 namespace graph_runner_test {
 
-using keel::ops::dtype;
-using keel::ops::scalar;
-using keel::ops::tensor;
-
-// What each backend plans its operators against (the host: the kernels of
-// the compiler's own target; this program has no dispatch unit).
 template <class F>
-struct planner;
-template <>
-struct planner<host> {
-  static const keel::ops::kernel_table& get() { return keel::ops::static_kernels(); }
-};
-#ifdef KEEL_ACL_EMULATION_DIR
-template <>
-struct planner<acl> {
-  static keel::acl::device& get() { return acl::device(); }
-};
-#endif
-
-// One layer's operator: out = self + alpha * (b1 @ b2) in bfloat16, b1 ones
-// and b2 halves over k = 8, so every element is 1 + 4 * alpha. A
-// half-precision baddbmm takes a workspace (its float32 copies) on both
-// backends, as the attention operators runners update every step do.
-struct layer_operator {
-  static std::uint16_t bf(float f) { return keel::ops::float_to_bfloat16_bits(f); }
-  std::vector<std::uint16_t> b1 = std::vector<std::uint16_t>(2 * 4 * 8, bf(1.0f));
-  std::vector<std::uint16_t> b2 = std::vector<std::uint16_t>(2 * 8 * 4, bf(0.5f));
-  std::vector<std::uint16_t> self = std::vector<std::uint16_t>(4, bf(1.0f));
-  std::vector<std::uint16_t> out = std::vector<std::uint16_t>(2 * 4 * 4, 0);
-
-  template <class F>
-  auto prepare(float alpha) {
-    return keel::ops::prepare_baddbmm(planner<F>::get(), tensor(self.data(), dtype::bfloat16, {4}),
-                                      tensor(b1.data(), dtype::bfloat16, {2, 4, 8}),
-                                      tensor(b2.data(), dtype::bfloat16, {2, 8, 4}), scalar(1.0f), scalar(alpha),
-                                      tensor(out.data(), dtype::bfloat16, {2, 4, 4}));
-  }
-  float value() const { return keel::ops::bfloat16_bits_to_float(out[0]); }
-  bool all(float want) const {
-    return std::all_of(out.begin(), out.end(),
-                       [want](std::uint16_t v) { return keel::ops::bfloat16_bits_to_float(v) == want; });
-  }
-};
+using planner = keel_test::plan_target<F>;
+// One layer's operator: a baddbmm with a workspace (keel_test::bmm), as the
+// attention operators runners update every step.
+using layer_operator = keel_test::bmm;
 
 constexpr int layers = 2;
 
@@ -199,8 +161,10 @@ KEEL_BACKEND_TEST("graph runner: a step that breaks a rule is refused by name an
   KEEL_REQUIRE_ERROR(g.fenced.apply(u), keel::errc::invalid_state, "every issued execution has its signal");
   // Another operator than the task's: refused with both names.
   std::vector<float> a(4, 1.0f), o(4, 0.0f);
+  using keel::ops::dtype;
+  using keel::ops::tensor;
   auto add = keel::ops::prepare_add(graph_runner_test::planner<F>::get(), tensor(a.data(), dtype::float32, {4}),
-                                    tensor(a.data(), dtype::float32, {4}), scalar(1.0f),
+                                    tensor(a.data(), dtype::float32, {4}), keel::ops::scalar(1.0f),
                                     tensor(o.data(), dtype::float32, {4}));
   KEEL_REQUIRE_ERROR(g.head_task->update(s, add), keel::errc::invalid_parameter, "add");
   // The runner goes on as if nothing had been asked.

@@ -58,7 +58,9 @@ KEEL_BEGIN_NAMESPACE
  * - apply() is ordered after the execution before the one it signals: the
  *   update stream first waits for that execution's end, so no synchronize is
  *   needed between steps and an update never changes a group an execution
- *   is running;
+ *   is running; and an execution on another stream than the previous one
+ *   first waits for that one's end, so it never takes the earlier one's
+ *   signal (executions through one fenced model run one after another);
  * - destroyed (or assigned to) while executions wait at its fences, it
  *   signals them (their groups unchanged) and waits until every execution
  *   issued through it has finished, so no stream is left waiting and no

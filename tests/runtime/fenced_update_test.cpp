@@ -114,6 +114,24 @@ KEEL_BACKEND_TEST("fenced model: executions issued ahead take the applies in ord
   CHECK(f.seen == std::vector<float>{4.0f, 6.0f});
 }
 
+KEEL_BACKEND_TEST("fenced model: executions on alternating streams each take their own step's update",
+                  "[runtime][fenced_update]") {
+  // Unordered, the later execution could reach the fence first and take
+  // the earlier one's signal, which would then wait forever.
+  fenced<TestType> f;
+  typename TestType::stream s2{TestType::device()};
+  std::vector<float> expected;
+  for (int i = 1; i <= 12; ++i) {
+    f.fm.execute(i % 2 ? f.s : s2);
+    f.stage(static_cast<float>(i));
+    f.fm.apply(f.u);
+    expected.push_back(1.0f + static_cast<float>(i));
+  }
+  f.s.synchronize(std::chrono::seconds(10));
+  s2.synchronize(std::chrono::seconds(10));
+  CHECK(f.seen == expected);
+}
+
 KEEL_BACKEND_TEST("fenced model: apply() on the stream its execution waits on is refused, not left to hang",
                   "[runtime][fenced_update]") {
   fenced<TestType> f;

@@ -58,7 +58,9 @@ KEEL_BEGIN_NAMESPACE
  * - apply() is ordered after the execution before the one it signals: the
  *   update stream first waits for that execution's end, so no synchronize is
  *   needed between steps and an update never changes a group an execution
- *   is running;
+ *   is running; and an execution on another stream than the previous one
+ *   first waits for that one's end, so it never takes the earlier one's
+ *   signal (executions through one fenced model run one after another);
  * - destroyed (or assigned to) while executions wait at its fences, it
  *   signals them (their groups unchanged) and waits until every execution
  *   issued through it has finished, so no stream is left waiting and no
@@ -203,7 +205,9 @@ class basic_fenced_model {
 
   /**
    * @brief Executes the model on @p stream (it waits at each fence for the
-   * next apply()). @throws keel::error invalid_state without a model, and as
+   * next apply()); on another stream than the previous execution's, it
+   * first waits for that one's end, so each signal goes to its own
+   * execution. @throws keel::error invalid_state without a model, and as
    * the model's execute() (then nothing is counted).
    */
   void execute(basic_stream_ref<B> stream) {
@@ -211,6 +215,11 @@ class basic_fenced_model {
     auto lock = enter(api);
     state& st = *st_;
     if (!st.model) throw_error(errc::invalid_state, api, "the fenced model has no model (adopt())");
+    const std::uint64_t on = B::id_of(detail::checked_handle(stream, api));
+    // Executions on two streams would race for a fence's signal (the later
+    // one could take the earlier one's, which would then wait forever): each
+    // starts after the one before it ended.
+    if (!st.executed_on.empty() && st.executed_on.back() != on && st.done.back()) stream.wait(st.done.back());
     basic_event<B> mark;
     if (!st.spare.empty()) {
       mark = std::move(st.spare.back());
@@ -221,7 +230,7 @@ class basic_fenced_model {
     // Reserved before the execution: nothing below may fail once it is issued but the record.
     st.done.emplace_back();
     try {
-      st.executed_on.push_back(B::id_of(detail::checked_handle(stream, api)));
+      st.executed_on.push_back(on);
     } catch (...) {
       st.done.pop_back();
       st.spare.push_back(std::move(mark));

@@ -411,3 +411,31 @@ TEST_CASE("built model: the C API's statuses for the build's rules - acl", "[run
   for (auto s : {plain, bound, loose}) CHECK(api.aclrtDestroyStream(s) == 0);
 }
 #endif
+
+KEEL_BACKEND_TEST("built model: a model still being built takes a name and answers queries and abort()",
+                  "[runtime][built_model]") {
+  // "Ended" in the docs of names, queries and abort() is the model's
+  // destruction: a model being built is not ended.
+  KEEL_USING_BACKEND(TestType);
+  using B = typename TestType::backend;
+  auto head = persistent<TestType>(dev);
+  float tmp = 1.0f, other = 2.0f, out = 0.0f;
+  keel::basic_model_builder<B> builder{dev};
+  builder.bind(head, bound_stream::head);
+  TestType::axpy(head, &out, &tmp, &other, 1.0f);
+  const keel::basic_model_ref<B> building = builder.model();
+  building.set_name("half");
+  CHECK(building.name() == "half");
+  const std::uint64_t id = building.id();
+  CHECK(building.tasks().empty());  // listed once the build ends
+  CHECK(building.streams().empty());
+  building.abort();  // no execution issued: nothing to stop
+  builder.end_task(head);
+  model m = builder.end();
+  CHECK(m.id() == id);
+  CHECK(m.name() == "half");
+  stream s{dev};
+  m.execute(s);
+  s.synchronize();
+  CHECK(out == 3.0f);
+}

@@ -292,6 +292,10 @@ KEEL_BACKEND_TEST("conditional: a body is never adopted: model::from_native_hand
   }
   KEEL_REQUIRE_ERROR((void)model::from_native_handle(dev, body.native_handle()), errc::invalid_handle,
                      "never adopted");
+  body.execute(s);  // a body may be executed directly: its work runs once, the condition unread
+  s.synchronize();
+  CHECK(runs == 1.0f);
+  runs = 0.0f;
   m.execute(s);
   s.synchronize();
   CHECK(runs == 1.0f);

@@ -8,6 +8,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
+#include <string>
 #include <thread>
 
 #include "keel/runtime/context.hpp"
@@ -68,6 +70,30 @@ KEEL_BACKEND_TEST("context: the current context is per thread", "[runtime][conte
   CHECK(other_saw_b);
   CHECK(a.is_current());
   CHECK_FALSE(b.is_current());
+}
+
+KEEL_BACKEND_TEST("context: a scope destroyed on another thread is reported, changes nothing, and its hold ends with "
+                  "its thread",
+                  "[runtime][context][rules]") {
+  KEEL_USING_BACKEND(TestType);
+  keel::testing::recorded_reports reports;
+  context_of<TestType> a{dev};
+  std::unique_ptr<context_scope_of<TestType>> scope;
+  bool current_after = false;
+  std::thread maker([&] {
+    scope = std::make_unique<context_scope_of<TestType>>(a);
+    std::thread([&] { scope.reset(); }).join();  // not the scope's thread
+    current_after = a.is_current();              // nothing restored here
+  });
+  maker.join();  // the maker's end releases the scope's hold
+  const auto got = reports.taken();
+  REQUIRE(got.size() == 1);
+  CHECK(got[0].code == keel::errc::invalid_state);
+  CHECK(got[0].api == "keel::context_scope");
+  CHECK(got[0].message.find("other than the one that made it") != std::string::npos);
+  CHECK(current_after);
+  CHECK_FALSE(a.is_current());
+  a.close();  // no thread holds it any more
 }
 
 KEEL_BACKEND_TEST("context: close() is refused while a thread has the context current, and the context stays usable",

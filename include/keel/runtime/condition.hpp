@@ -92,7 +92,10 @@ inline constexpr std::size_t max_conditional_branches = 65536;
  * @brief Issues a conditional task on capturing stream @p s (CANN's
  * aclmdlRIAddCondTask) and returns its @p branches body models, empty, to be
  * captured with basic_body_capture_scope. The bodies belong to the model
- * the capture makes and live as long as it. IF takes 1 or 2 branches (then,
+ * the capture makes and live as long as it. A body may be executed directly
+ * through its view while that model lives (its work runs once, the
+ * condition unread); it is never adopted (model::from_native_handle
+ * refuses it: invalid_handle) nor destroyed alone. IF takes 1 or 2 branches (then,
  * else), WHILE 1, SWITCH at least 1 (a value past the last runs none).
  * @throws keel::error capture_violation (not capturing), invalid_parameter
  * (a condition of another model, a branch count the kind does not take or

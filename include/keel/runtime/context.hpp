@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <thread>
 #include <utility>
 
 #include "keel/core/error.hpp"
@@ -235,10 +236,14 @@ class basic_context : public basic_context_ref<B> {
  * refuses meanwhile); the context current before is held by whoever made it
  * current, so it is there to restore. Thread
  * safety: belongs to the thread that made it (neither copyable nor movable,
- * so scopes nest and end in reverse order). Exceptions: the constructor
- * throws keel::error (invalid_handle for an empty context) and changes
- * nothing; the destructor is noexcept and reports a runtime failure to
- * keel's error handler.
+ * so scopes nest and end in reverse order). Destroyed on another thread, it
+ * reports invalid_state to keel's error handler and changes nothing: no
+ * thread's current context can be restored from there, so the context stays
+ * current on the scope's thread, held until that thread ends (a check of
+ * the thread id, one call at construction and one at destruction).
+ * Exceptions: the constructor throws keel::error (invalid_handle for an
+ * empty context) and changes nothing; the destructor is noexcept and
+ * reports a runtime failure to keel's error handler.
  */
 template <KEEL_CONTEXT_BACKEND B>
 class basic_context_scope {
@@ -250,7 +255,15 @@ class basic_context_scope {
         previous_(B::enter_context(*dev_, context_)) {}
   basic_context_scope(const basic_context_scope&) = delete;
   basic_context_scope& operator=(const basic_context_scope&) = delete;
-  ~basic_context_scope() { B::leave_context(*dev_, context_, previous_); }
+  ~basic_context_scope() {
+    if (std::this_thread::get_id() != owner_) {
+      report_error(errc::invalid_state, "keel::context_scope",
+                   "destroyed on a thread other than the one that made it: a scope belongs to its thread; nothing "
+                   "was restored, its context stays current there until that thread ends");
+      return;
+    }
+    B::leave_context(*dev_, context_, previous_);
+  }
 
   /** @brief The context that was current when the scope began (empty: none). */
   basic_context_ref<B> previous() const noexcept { return basic_context_ref<B>(detail::from_handle, previous_); }
@@ -259,6 +272,7 @@ class basic_context_scope {
   typename B::device_type* dev_;
   typename B::context_handle context_;
   typename B::context_handle previous_;
+  std::thread::id owner_ = std::this_thread::get_id();  // the thread it belongs to
 };
 
 /** @brief The context layer's handles under short names: `context`, `context_ref`, `context_scope`. */

@@ -46,7 +46,9 @@ class event_ops {
    * the event inside the capture on @p stream so that the model's record is
    * visible outside it (a stream or another model waits on it); each
    * execution makes the record when it is issued, completed when the model
-   * reaches it. event_operation::default_ is record(). Offered when the
+   * reaches it, and a plain record of the event made later (after the
+   * capture) replaces it as the event's last record for whatever waits
+   * afterwards. event_operation::default_ is record(). Offered when the
    * backend has external operations.
    * @throws keel::error invalid_parameter (not a default event),
    * capture_violation (the stream is not capturing, or the same capture waits

@@ -233,6 +233,10 @@ class model_ops {
   std::size_t group_count() const { return B::group_count(checked("keel::model::group_count")); }
 
   // ---- identity, lifetime, introspection (the introspection layer) ----------
+  // A model being built (model_builder::model()) has not ended for these: it
+  // has its id, takes a name and destroy callbacks, abort() finds no
+  // execution to stop (none is issued before the build ends), and tasks()
+  // and streams() list nothing until the build ends.
   /** @brief Stable, unique per process: the capture's capture_info::capture_id (aclmdlRIGetId on ACL). */
   std::uint64_t id() const { return introspected<B>::model_id(checked("keel::model::id")); }
   /**
@@ -260,8 +264,9 @@ class model_ops {
    * The abort reaches what runs inside those executions: their conditional
    * bodies at any depth, their WHILE loops (which end), and the models they
    * execute; an execution whose last task was running when abort() came
-   * reports task_failed too. Aborting a model that another model executes
-   * stops that inner model's runs in flight alone.
+   * reports task_failed too. Aborting a model that runs inside another's
+   * execution (a model it executes) stops those runs, and the execution
+   * around them fails with them.
    */
   void abort() const { introspected<B>::abort_model(checked("keel::model::abort")); }
   /** @brief The model's streams, in the order they first issued a task. */
@@ -507,6 +512,14 @@ class basic_model : public basic_model_ref<B> {
  * end() throws capture_violation (open group, unjoined fork) and leaves the
  * capture running, to be fixed or cancelled; cancel() and the destructor
  * throw nothing.
+ *
+ * While it captures, the calls that would wait for work the capture holds
+ * back are refused (capture_violation; from every thread in global mode,
+ * from the capturing thread in thread-local mode, nowhere in relaxed mode):
+ * the capturing stream's synchronize() and query(), the device's
+ * synchronize(), blocking copies (stream::copy), and synchronize() and
+ * query() of an event recorded in the capture. Synchronizing other streams
+ * and events recorded outside it stays safe.
  *
  * Given a memory pool (keel/runtime/memory_pool.hpp), the pool covers every
  * allocation made for the capture, and each belongs to the model end()

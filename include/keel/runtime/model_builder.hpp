@@ -60,7 +60,11 @@ basic_stream<B> make_persistent_stream(typename B::device_type& dev) {
  * Host backend: a built model runs on the executing stream, its head parts in
  * bind order; an activation runs the activated part at that point, a switch
  * that holds runs its target's part and ends the switching one; a part
- * already running in the execution is not activated again.
+ * already running in the execution is not activated again: an activation or
+ * a switch back to a part that is still running (one that activated or
+ * switched, directly or through others, to the part issuing the task) does
+ * nothing, and such a switch still ends the switching part's work. A part
+ * that finished earlier in the execution runs again.
  *
  * @code
  * auto head = keel::make_persistent_stream<keel::host::backend>(dev);
@@ -144,7 +148,11 @@ class [[nodiscard]] basic_model_builder {
 
   /// Whether the build is in progress (neither ended nor cancelled).
   bool active() const noexcept { return static_cast<bool>(model_); }
-  /// The model being built (empty after end()).
+  /**
+   * The model being built (empty after end()): it has its id and takes a
+   * name and destroy callbacks; abort() finds nothing to stop, and tasks()
+   * and streams() list nothing until the build ends. Not executed before end().
+   */
   basic_model_ref<B> model() const noexcept { return model_.ref(); }
 
  private:

@@ -286,8 +286,12 @@ class stream_ops {
    * inside the capture on this stream, on a record made outside the model
    * (a stream's record, or another model's external record); each execution
    * waits for the event's last record when the execution is issued.
-   * event_operation::default_ is wait(). Offered when the backend has
-   * external operations.
+   * So a plain record of the event made after the capture (one made before
+   * it refuses the external wait, below) is waited for by the executions
+   * issued after it, whatever captured when; and an execution issued while
+   * the event was never recorded has nothing to wait for: its wait passes
+   * at once. event_operation::default_ is wait(). Offered when the backend
+   * has external operations.
    * @throws keel::error invalid_parameter (not a default event),
    * capture_violation (this stream is not capturing, or the same capture
    * records the event externally), invalid_state (a plain record recorded

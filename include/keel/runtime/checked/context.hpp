@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -107,10 +108,13 @@ struct contexts {
   static context_handle enter_context(typename N::device_type& dev, context_handle c) {
     if (c == context_handle{})
       throw_error(errc::invalid_handle, "keel::context_scope", "no context: the handle is empty");
+    thread_books& t = this_thread();
+    t.scope_holds.reserve(t.scope_holds.size() + 1);  // before anything changes
     const context_handle previous = N::native_current_context(dev);
     N::make_context_current(c);
     N::books(c).state.fetch_add(1, std::memory_order_acq_rel);
-    ++this_thread().depth;
+    t.scope_holds.push_back(c);  // reserved above
+    ++t.depth;
     return previous;
   }
 
@@ -128,6 +132,12 @@ struct contexts {
     }
     leave(c);
     thread_books& t = this_thread();
+    for (auto it = t.scope_holds.rbegin(); it != t.scope_holds.rend(); ++it) {
+      if (*it == c) {  // the innermost hold of c: scopes end in reverse order
+        t.scope_holds.erase(std::next(it).base());
+        break;
+      }
+    }
     if (--t.depth == 0 && !t.parked.empty()) {
       // The outermost scope restored what was current when it began: the
       // binding parked first. Bindings made inside the scopes end.
@@ -147,6 +157,9 @@ struct contexts {
     context_handle bound{};
     int depth = 0;
     std::vector<context_handle> parked;
+    // The contexts live scopes hold, innermost last: a scope destroyed on
+    // another thread leaves its hold here, released when this thread ends.
+    std::vector<context_handle> scope_holds;
     bool leaked_parks = false;
     thread_books() = default;
     thread_books(const thread_books&) = delete;
@@ -154,6 +167,7 @@ struct contexts {
     ~thread_books() {
       leave(bound);
       for (context_handle parked_one : parked) leave(parked_one);
+      for (context_handle held : scope_holds) leave(held);  // scopes destroyed on other threads
     }
   };
   static thread_books& this_thread() noexcept {

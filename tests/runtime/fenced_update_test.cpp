@@ -268,7 +268,7 @@ KEEL_BACKEND_TEST("fenced model: fences drawn from an external_event_pool go bac
   }
 }
 
-KEEL_BACKEND_TEST("fenced model: destroyed while executions wait at its fences, it signals them; nothing hangs",
+KEEL_BACKEND_TEST("fenced model: destroyed while executions wait at its fences, it signals them, nothing hangs",
                   "[runtime][fenced_update]") {
   typename TestType::stream s{TestType::device()}, u{TestType::device()};
   float tmp = 1.0f, other = 1.0f, out = 0.0f;
@@ -350,7 +350,7 @@ KEEL_BACKEND_TEST("fenced model: an issue function that calls back into its fenc
   CHECK(f.fm.fence_count() == 1);             // and the fenced model is usable
 }
 
-KEEL_BACKEND_TEST("fenced model: movable; a moved-from one refuses every call and destroys nothing",
+KEEL_BACKEND_TEST("fenced model: movable, a moved-from one refuses every call and destroys nothing",
                   "[runtime][fenced_update]") {
   fenced<TestType> f;
   f.fm.execute(f.s);
@@ -446,7 +446,7 @@ KEEL_BACKEND_TEST("concurrent update: a second signal no execution consumes is r
   CHECK(f.seen == std::vector<float>{2.0f, 6.0f, 4.0f, 8.0f});
 }
 
-KEEL_BACKEND_TEST("concurrent update: movable; a moved-from one has no event and refuses every call",
+KEEL_BACKEND_TEST("concurrent update: movable, a moved-from one has no event and refuses every call",
                   "[runtime][task_group][concurrent_update]") {
   concurrent<TestType> f;
   typename TestType::concurrent_update moved{std::move(f.fenced)};

@@ -283,7 +283,7 @@ KEEL_BACKEND_TEST("handles: a pooled event's loan is reset to its pool, or relea
   s.synchronize();
 }
 
-KEEL_BACKEND_TEST("handles: clear_signal(stream) clears an external event's signal and keeps it; reset() destroys it",
+KEEL_BACKEND_TEST("handles: clear_signal(stream) clears an external event's signal and keeps it, reset() destroys it",
                   "[runtime][handles][event]") {
   using F = TestType;
   KEEL_USING_BACKEND(F);

@@ -143,7 +143,7 @@ KEEL_BACKEND_TEST("model: a destroy callback that throws is reported through kee
   CHECK(order == std::vector<int>{1});
 }
 
-KEEL_BACKEND_TEST("model: set_name refuses a name that is not UTF-8 and keeps its name; to_json stays valid",
+KEEL_BACKEND_TEST("model: set_name refuses a name that is not UTF-8 and keeps its name, to_json stays valid",
                   "[runtime][introspection]") {
   captured<TestType> c;
   c.m.set_name("caf\xC3\xA9 \xF0\x9F\x9A\xA2");  // café and a ship

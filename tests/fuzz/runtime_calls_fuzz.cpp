@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Fuzz target: runtime call sequences. The bytes decode to calls (4 bytes
-// each, 5 for the built-model, conditional, context and update calls of
-// issues 16 and 17; a memset_async is 4) for the differential harness of tests/reliability; calls whose
+// each, 5 for the built-model, conditional, context and update calls; a
+// memset_async is 4) for the differential harness of tests/reliability; calls whose
 // outcome the documentation leaves to timing are dropped, the rest run on
 // the host backend from 1-3 threads and must match the reference model.
 #include <cstdint>
@@ -26,7 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     o.a = static_cast<std::uint8_t>(in.byte());
     o.b = static_cast<std::uint8_t>(in.byte());
     o.token = static_cast<std::uint32_t>(ops.size() + 1);
-    // The issue 16 and 17 calls take a third operand byte (the others, memset among them, keep 4 bytes a call).
+    // The model-family calls (build onward) take a third operand byte; memset, among them, keeps 4 bytes.
     if (o.kind >= kr::op_kind::build && o.kind != kr::op_kind::memset) o.c = static_cast<std::uint8_t>(in.byte());
     // Operands index slots: fold them into range for the call's kind.
     switch (o.kind) {

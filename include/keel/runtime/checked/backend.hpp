@@ -63,6 +63,7 @@ struct built_models;
 template <class Native>
 struct backend : protected Native {
  protected:
+  /// The native layer the rules run over (reachable from the checked layer and the backend built on it only).
   using N = Native;
 
  public:

@@ -14,6 +14,7 @@
 #include "aclnnop/aclnn_mul.h"
 #include "detail/aclnn_objects.hpp"
 #include "allocator.hpp"
+#include "detail/capture_rules.hpp"
 #include "detail/state.hpp"
 #include "keel/ops/kernels/static_dispatch.hpp"
 #include "keel/ops/launch.hpp"
@@ -60,6 +61,7 @@ aclnnStatus phase_two(const char* api, keel::ops::op_kind op, void* workspace, s
     keel::ops::run_on(keel::host::stream_ref(hb::device_of(s), s), executor->ex,
                       keel::memory_span{workspace, static_cast<std::size_t>(workspaceSize), keel::memory_kind::device,
                                         nullptr});
+    cann_rules::note_task(stream);
     if (!executor->repeatable) delete executor;
   });
 }

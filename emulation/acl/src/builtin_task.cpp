@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "detail/capture_rules.hpp"
 #include "detail/state.hpp"
 #include "keel/ops/dtype.hpp"
 
@@ -95,6 +96,7 @@ aclError aclrtReduceAsync(void* dst, const void* src, std::uint64_t count, aclrt
           break;
       }
     });
+    cann_rules::note_task(stream);
   });
 }
 

@@ -34,6 +34,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "detail/capture_rules.hpp"
 #include "detail/state.hpp"
 
 namespace keel::acl_emulation::detail {
@@ -177,6 +178,7 @@ aclError aclrtLaunchCallback(aclrtCallback fn, void* userData, aclrtCallbackBloc
       if (!healthy && stops_on_failure(running)) return;  // ACL_STOP_ON_FAILURE: the stream stopped
       post_callback(running, fn, userData, block == ACL_CALLBACK_BLOCK);
     }));
+    cann_rules::note_task(stream);
   });
 }
 
@@ -197,6 +199,7 @@ aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void* args) {
       if (!healthy && stops_on_failure(running != nullptr ? running : stream)) return;  // ACL_STOP_ON_FAILURE
       fn(args);
     }));
+    cann_rules::note_task(stream);
   });
 }
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "detail/capture_rules.hpp"
 #include "detail/state.hpp"
 
 namespace keel::acl_emulation::detail {
@@ -101,6 +102,7 @@ aclError aclmdlRIAddCondTask(aclmdlRICondTaskParams params, aclrtStream stream, 
     std::vector<hb::model_handle> bodies(params.size);
     hb::add_conditional(s, static_cast<hb::condition_handle>(params.handle), static_cast<keel::conditional_kind>(type),
                         params.size, bodies.data());
+    cann_rules::note_task(stream);
     std::lock_guard<std::mutex> lock(book().m);
     for (std::uint32_t i = 0; i < params.size; ++i) {
       boxes[i]->model = bodies[i];
@@ -124,7 +126,9 @@ aclError aclmdlRICaptureToModelRIBegin(aclrtStream stream, aclmdlRI modelRI, acl
       if (!box->body) throw_rule(errc::invalid_parameter, api, "modelRI is not a body aclmdlRIAddCondTask made");
       book().capturing.reserve(book().capturing.size() + 1);
     }
+    cann_rules::check_capture_begin(stream);
     hb::capture_into_begin(s, box->model, m);
+    cann_rules::note_capture_begin(stream, stream_device(s), raw(mode));
     std::lock_guard<std::mutex> lock(book().m);
     book().capturing.emplace(s, box);
   });

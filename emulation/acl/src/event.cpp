@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <mutex>
 
+#include "detail/capture_rules.hpp"
 #include "detail/state.hpp"
 
 namespace keel::acl_emulation::detail {
@@ -75,6 +76,20 @@ keel::event_flags flags_from(std::uint32_t flag, bool allow_external, const char
 
 using namespace keel::acl_emulation::detail;
 
+namespace {
+// A plain record, in the emulation's capture books too: an ACL_EVENT_EXTERNAL
+// event's record is a task of the stream (its signal), any other event's
+// record is where the capture's streams may join (cann_rules::note_record).
+void record_with_rules(aclrtEvent event, hb::event_handle e, aclrtStream stream, hb::stream_handle s) {
+  hb::record(e, s);
+  if (hb::flags_of(e) == keel::event_flags::external) {
+    cann_rules::note_task(stream);
+  } else {
+    cann_rules::note_record(event, stream);
+  }
+}
+}  // namespace
+
 extern "C" {
 
 // aclrtCreateEvent's events can be timed (07_event_management.md).
@@ -102,6 +117,7 @@ aclError aclrtDestroyEvent(aclrtEvent event) {
       book().ex_events.erase(event);
     }
     hb::destroy_event(e);
+    cann_rules::note_event_destroyed(event);
   });
 }
 aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
@@ -109,7 +125,7 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
     hb::event_handle e = event_of(event, "aclrtRecordEvent");
     hb::stream_handle s = stream_of(stream, "aclrtRecordEvent");
     require_event_on_stream_device(e, s);
-    hb::record(e, s);
+    record_with_rules(event, e, stream, s);
   });
 }
 aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream, std::uint32_t flag) {
@@ -125,14 +141,17 @@ aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream, std::uin
     // record visible outside the model (capture only).
     if (flag == ACL_EVENT_RECORD_EXTERNAL && hb::flags_of(e) != keel::event_flags::external) {
       require_ex_sync_event(event, api);
-      return hb::record_external(e, s);
+      hb::record_external(e, s);
+      cann_rules::note_task(stream);
+      return;
     }
-    hb::record(e, s);
+    record_with_rules(event, e, stream, s);
   });
 }
 aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream) {
   return guarded("aclrtResetEvent", call::other, [&] {
     hb::reset(stream_of(stream, "aclrtResetEvent"), event_of(event, "aclrtResetEvent"));
+    cann_rules::note_task(stream);
   });
 }
 aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus* status) {

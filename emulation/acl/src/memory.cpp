@@ -13,6 +13,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "detail/capture_rules.hpp"
 #include "detail/state.hpp"
 
 namespace keel::acl_emulation::detail {
@@ -39,12 +40,8 @@ keel::copy_kind copy_kind_of(const aclrtMemcpyKind& kind_arg, const char* functi
 // RELAXED: never refused; THREAD_LOCAL: refused only by a capture this thread
 // began in a strict mode; GLOBAL (every thread's initial mode): also refused
 // by another thread's GLOBAL capture. A RELAXED capture refuses nothing.
-void check_unsafe_call(const char* api, const char* what) {
-  const int mode = this_thread_state().capture_mode;
-  const keel::capture_mode own = mode == ACL_MODEL_RI_CAPTURE_MODE_RELAXED        ? keel::capture_mode::relaxed
-                                 : mode == ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL ? keel::capture_mode::thread_local_
-                                                                                  : keel::capture_mode::global;
-  hb::check_unsafe_device(dev(), own, api, what);  // the checked layer's rule, with this thread's own mode
+void check_unsafe_call(const char* what) {
+  cann_rules::check_unsafe(device_id(dev()), this_thread_state().capture_mode, what);
 }
 
 void check_size(std::size_t size, const char* function) {
@@ -179,7 +176,7 @@ aclError aclrtMemcpy(void* dst, std::size_t destMax, const void* src, std::size_
     require(src, "aclrtMemcpy", "src");
     if (count > destMax) throw_rule(errc::invalid_parameter, "aclrtMemcpy", "count exceeds destMax");
     check_cross_device(dst, src, count, this_thread_state().current_device);
-    check_unsafe_call("aclrtMemcpy", "a synchronous copy");
+    check_unsafe_call("a synchronous copy");
     std::memcpy(dst, src, count);
   });
 }
@@ -193,13 +190,14 @@ aclError aclrtMemcpyAsync(void* dst, std::size_t destMax, const void* src, std::
     hb::stream_handle s = current_device_stream(stream, "aclrtMemcpyAsync");
     check_cross_device(dst, src, count, stream_device(s));
     hb::copy_async(s, dst, src, count, k, nullptr, nullptr);
+    cann_rules::note_task(stream);
   });
 }
 aclError aclrtMemset(void* devPtr, std::size_t maxCount, std::int32_t value, std::size_t count) {
   return guarded("aclrtMemset", call::other, [&] {
     require(devPtr, "aclrtMemset", "devPtr");
     if (count > maxCount) throw_rule(errc::invalid_parameter, "aclrtMemset", "count exceeds maxCount");
-    check_unsafe_call("aclrtMemset", "a synchronous memset");
+    check_unsafe_call("a synchronous memset");
     std::memset(devPtr, value, count);
   });
 }
@@ -210,6 +208,7 @@ aclError aclrtMemsetAsync(void* devPtr, std::size_t maxCount, std::int32_t value
     if (count > maxCount) throw_rule(errc::invalid_parameter, "aclrtMemsetAsync", "count exceeds maxCount");
     // A memset task of its own (captured as one, like aclrtMemcpyAsync's copy).
     hb::memset_async(stream_of(stream, "aclrtMemsetAsync"), devPtr, value, count, nullptr);
+    cann_rules::note_task(stream);
   });
 }
 }  // extern "C"

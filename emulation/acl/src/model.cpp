@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 
+#include "detail/capture_rules.hpp"
 #include "detail/state.hpp"
 
 namespace keel::acl_emulation::detail {
@@ -49,7 +50,10 @@ model_box* take_capture(hb::stream_handle s) {
 void drop_bodies(model_box* box) noexcept {
   for (model_box* b : box->bodies) {
     drop_bodies(b);
-    for (auto g : b->groups) book().groups.erase(g);
+    for (auto g : b->groups) {
+      book().groups.erase(g);
+      cann_rules::note_group_destroyed(g);
+    }
     book().models.erase(b);
     delete b;
   }
@@ -62,7 +66,10 @@ void drop_box(model_box* box) noexcept {
     for (auto g : box->groups) book().groups.erase(g);
     drop_bodies(box);
   }
-  for (auto g : box->groups) hb::destroy_group(g);
+  for (auto g : box->groups) {
+    cann_rules::note_group_destroyed(g);
+    hb::destroy_group(g);
+  }
   if (box->model != nullptr) hb::destroy_model(box->model);
   delete box;
 }
@@ -79,6 +86,7 @@ aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode mode) {
   return guarded(api, call::capture_begin, [&] {
     hb::stream_handle s = stream_of(stream, api);
     const keel::capture_mode m = mode_of(mode, api);
+    cann_rules::check_capture_begin(stream);
     auto box = std::make_unique<model_box>();
     {
       std::lock_guard<std::mutex> lock(book().m);
@@ -86,6 +94,7 @@ aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode mode) {
       book().models.reserve(book().models.size() + 1);
     }
     hb::capture_begin(s, m);
+    cann_rules::note_capture_begin(stream, stream_device(s), raw(mode));
     std::lock_guard<std::mutex> lock(book().m);
     book().capturing.emplace(s, box.get());
     book().models.insert(box.release());
@@ -136,55 +145,40 @@ aclError aclmdlRICaptureGetInfo(aclrtStream stream, aclmdlRICaptureStatus* statu
 }
 
 // A capture that cannot end is discarded (its stream leaves capture mode), as
-// CANN ends it: CaptureSession::StreamEndCapture (hicann/runtime) calls
-// ClearCaptureModel after every failed check on the origin stream, with
-// CANN's status for the check: an invalidated capture
-// ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED (507903), a task group still open
-// ACL_ERROR_STREAM_TASK_GROUP_STATUS (107033), a forked stream not joined
-// back ACL_ERROR_RT_STREAM_UNJOINED (107025; docs/02_dev_guide/04-02_跨流捕获.md).
-// The caller gets the error and no model. On a stream that joined the
-// capture but did not begin it, the end is ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED
-// (107036) and the capture goes on.
+// CANN ends it: CaptureSession::StreamEndCapture (hicann/runtime) clears the
+// capture model after every failed check on the origin stream. The checks
+// are the emulation's own (cann_rules::capture_end_status): an invalidated
+// capture ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED (507903), a task group
+// still open ACL_ERROR_STREAM_TASK_GROUP_STATUS (107033), a forked stream not
+// joined back ACL_ERROR_RT_STREAM_UNJOINED (107025; the cross-stream capture
+// guide). The caller gets the error and no model. On a stream that joined
+// the capture but did not begin it, the end is
+// ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED (107036) and the capture goes on.
 aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI* modelRI) {
   static constexpr const char* api = "aclmdlRICaptureEnd";
-  aclError refined = ACL_SUCCESS;  // CANN's status for why the capture could not end
-  const aclError status = guarded(api, call::capture_end, [&] {
+  return guarded(api, call::capture_end, [&] {
     require(modelRI, api, "modelRI");
     hb::stream_handle s = stream_of(stream, api);
-    const keel::capture_info info = hb::capture_status(s);
-    if (info.state == keel::capture_state::none) throw_rule(errc::invalid_state, api, "the stream is not capturing");
-    bool origin = false, group_open = false;
-    {
-      std::lock_guard<std::mutex> lock(book().m);
-      origin = book().capturing.count(s) != 0;
-      for (void* other : book().streams) {
-        const keel::capture_info o = hb::capture_status(static_cast<hb::stream_handle>(other));
-        if (o.state != keel::capture_state::none && o.capture_id == info.capture_id && o.group_open) group_open = true;
-      }
+    const auto discard = [&] {
+      if (hb::capture_status(s).group_open) hb::group_abort(s);  // the runtime cannot cancel a group: it closes
+      hb::capture_discard(s);
+      if (model_box* box = take_capture(s); box != nullptr && !box->body) drop_box(box);
+      cann_rules::note_capture_over(stream);
+    };
+    std::string why;
+    const aclError refused = cann_rules::capture_end_status(stream, why);
+    if (refused != ACL_SUCCESS) {
+      if (refused != ACL_ERROR_RT_STREAM_NOT_CAPTURED && refused != ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED) discard();
+      cann_rules::refuse(refused, why);
     }
     hb::model_handle m = nullptr;
     try {
       m = hb::capture_end(s);
-    } catch (const keel::error& e) {
-      if (e.code() == keel::make_error_code(errc::capture_violation))
-        refined = !origin                                         ? ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED
-                  : info.state == keel::capture_state::invalidated ? ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED
-                  : group_open                                     ? ACL_ERROR_STREAM_TASK_GROUP_STATUS
-                                                                   : ACL_ERROR_RT_STREAM_UNJOINED;
-      if (origin) {
-        hb::group_abort(s);
-        hb::capture_discard(s);
-        if (model_box* box = take_capture(s); box != nullptr && !box->body) drop_box(box);
-      }
-      throw;
     } catch (...) {
-      if (origin) {
-        hb::group_abort(s);
-        hb::capture_discard(s);
-        if (model_box* box = take_capture(s); box != nullptr && !box->body) drop_box(box);
-      }
+      discard();
       throw;
     }
+    cann_rules::note_capture_over(stream);
     model_box* box = take_capture(s);
     if (box == nullptr) {  // captured on a stream this library did not see begin: cannot happen, but never leak
       hb::destroy_model(m);
@@ -193,22 +187,16 @@ aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI* modelRI) {
     box->model = m;
     *modelRI = box;
   });
-  if (status == ACL_SUCCESS || refined == ACL_SUCCESS) return status;
-  this_thread_state().last_runtime_error = refined;  // the text stays the host backend's explanation
-  return refined;
 }
 
 aclError aclmdlRICaptureTaskGrpBegin(aclrtStream stream) {
   static constexpr const char* api = "aclmdlRICaptureTaskGrpBegin";
-  bool capturing = true;
-  const aclError e = guarded(api, call::group, [&] {
+  return guarded(api, call::group, [&] {
     hb::stream_handle s = stream_of(stream, api);
-    capturing = hb::capture_status(s).state != keel::capture_state::none;
-    if (capturing) hb::group_begin(s);
+    cann_rules::check_group_begin(stream);
+    hb::group_begin(s);
+    cann_rules::note_group_begin(stream);
   });
-  if (e == ACL_SUCCESS && !capturing)
-    return fail(ACL_ERROR_RT_STREAM_NOT_CAPTURED, api, "a task group is marked during capture; the stream is not capturing");
-  return e;
 }
 
 aclError aclmdlRICaptureTaskGrpEnd(aclrtStream stream, aclrtTaskGrp* handle) {
@@ -216,6 +204,7 @@ aclError aclmdlRICaptureTaskGrpEnd(aclrtStream stream, aclrtTaskGrp* handle) {
   return guarded(api, call::group, [&] {
     require(handle, api, "handle");
     hb::stream_handle s = stream_of(stream, api);
+    cann_rules::check_group_end(stream);
     // The group belongs to the model being captured: find its record first,
     // so a failure after group_end cannot lose the group.
     std::unique_lock<std::mutex> lock(book().m);
@@ -228,6 +217,7 @@ aclError aclmdlRICaptureTaskGrpEnd(aclrtStream stream, aclrtTaskGrp* handle) {
     book().groups.reserve(book().groups.size() + 1);
     lock.unlock();
     hb::group_handle g = hb::group_end(s);
+    cann_rules::note_group_end(stream, g);
     lock.lock();
     box->groups.push_back(g);
     book().groups.insert(g);
@@ -245,7 +235,9 @@ aclError aclmdlRICaptureTaskUpdateBegin(aclrtStream stream, aclrtTaskGrp handle)
       if (!book().groups.count(handle))
         throw_rule(errc::invalid_handle, api, "handle is not a task group of a live model");
     }
+    cann_rules::check_update_begin(stream, handle);
     hb::update_begin(s, static_cast<hb::group_handle>(handle));
+    cann_rules::note_update_begin(stream, handle);
   });
 }
 
@@ -255,17 +247,21 @@ aclError aclmdlRICaptureTaskUpdateEnd(aclrtStream stream) {
   return guarded(api, call::update_end, [&] {
     hb::stream_handle s = stream_of(stream, api);
     try {
+      cann_rules::check_update_end(stream);
       hb::update_end(s);
     } catch (...) {
       hb::update_abort(s);
+      cann_rules::note_update_over(stream);
       throw;
     }
+    cann_rules::note_update_over(stream);
   });
 }
 
 aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream) {
   return guarded("aclmdlRIExecuteAsync", call::other, [&] {
     hb::execute(model_of(modelRI, "aclmdlRIExecuteAsync")->model, stream_of(stream, "aclmdlRIExecuteAsync"));
+    cann_rules::note_task(stream);
   });
 }
 

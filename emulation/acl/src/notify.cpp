@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "detail/capture_rules.hpp"
 #include "detail/state.hpp"
 
 namespace keel::acl_emulation::detail {
@@ -91,6 +92,7 @@ aclError aclrtRecordNotify(aclrtNotify notify, aclrtStream stream) {
     std::shared_ptr<notify_object> n = notify_of(notify);
     hb::stream_handle s = notify_stream(*n, stream, api);
     hb::launch_host(s, [n] { n->recorded.store(true, std::memory_order_release); });
+    cann_rules::note_task(stream);
   });
 }
 
@@ -113,6 +115,7 @@ aclError aclrtWaitAndResetNotify(aclrtNotify notify, aclrtStream stream, std::ui
         }
       }
     });
+    cann_rules::note_task(stream);
   });
 }
 

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <string>
 
+#include "detail/capture_rules.hpp"
 #include "detail/state.hpp"
 #include "keel/ops/dtype.hpp"
 
@@ -211,6 +212,7 @@ aclError aclrtRandomNumAsync(const aclrtRandomNumTaskInfo* taskInfo, const aclrt
     hb::stream_handle s = current_device_stream(stream, api);
     const aclrtRandomNumTaskInfo task = *taskInfo;  // the parameters as given now; addresses read when it runs
     hb::launch_host(s, [task, type, kind] { generate(task, type, kind); });
+    cann_rules::note_task(stream);
   });
 }
 

@@ -9,6 +9,7 @@
 #include <new>
 #include <string>
 
+#include "detail/capture_rules.hpp"
 #include "detail/state.hpp"
 
 namespace keel::acl_emulation::detail {
@@ -63,9 +64,13 @@ void destroy_stream_now(aclrtStream stream, const char* function, bool force) {
   } else {
     hb::destroy_stream(s);
   }
+  cann_rules::note_stream_destroyed(stream);
   forget_subscription(stream);  // after its work: a blocking callback still ran on the subscribed thread
   if (orphan != nullptr) {
-    for (auto g : orphan->groups) hb::destroy_group(g);
+    for (auto g : orphan->groups) {
+      cann_rules::note_group_destroyed(g);
+      hb::destroy_group(g);
+    }
     delete orphan;
   }
 }
@@ -178,6 +183,23 @@ aclrtStream stream_or_default(aclrtStream s, const char* function) {
 }  // namespace keel::acl_emulation::detail
 
 using namespace keel::acl_emulation::detail;
+
+namespace {
+// A plain wait, in the emulation's capture books too: an ACL_EVENT_EXTERNAL
+// event's wait is a task of the stream; on any other event a capturing
+// stream waits only on its own capture's records (cann_rules::check_wait),
+// and the wait forks or joins (cann_rules::note_wait).
+void wait_with_rules(aclrtStream stream, hb::stream_handle s, aclrtEvent event, hb::event_handle e) {
+  if (hb::flags_of(e) == keel::event_flags::external) {
+    hb::wait(s, e);
+    cann_rules::note_task(stream);
+    return;
+  }
+  cann_rules::check_wait(stream, event);
+  hb::wait(s, e);
+  cann_rules::note_wait(stream, event);
+}
+}  // namespace
 
 extern "C" {
 
@@ -338,7 +360,7 @@ aclError aclrtStreamWaitEventWithTimeout(aclrtStream stream, aclrtEvent event, s
     if (bounded(timeout, api, budget)) {
       hb::wait_for(s, e, budget);
     } else {
-      hb::wait(s, e);
+      wait_with_rules(stream, s, event, e);
     }
   });
 }
@@ -354,7 +376,7 @@ aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
     hb::stream_handle s = stream_of(stream, "aclrtStreamWaitEvent");
     hb::event_handle e = event_of(event, "aclrtStreamWaitEvent");
     require_event_on_stream_device(e, s);
-    hb::wait(s, e);
+    wait_with_rules(stream, s, event, e);
   });
 }
 aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event, std::uint32_t timeout, std::uint32_t flag) {
@@ -365,7 +387,7 @@ aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event, std:
     require_event_on_stream_device(e, s);
     if (flag != ACL_EVENT_WAIT_DEFAULT && flag != ACL_EVENT_WAIT_EXTERNAL)
       throw_rule(errc::invalid_parameter, api, "flag must be ACL_EVENT_WAIT_DEFAULT or ACL_EVENT_WAIT_EXTERNAL");
-    if (flag == ACL_EVENT_WAIT_DEFAULT) return hb::wait(s, e);
+    if (flag == ACL_EVENT_WAIT_DEFAULT) return wait_with_rules(stream, s, event, e);
     // CANN documents timeout 0 (never times out) with the external flag; its
     // own sample passes -1 (UINT32_MAX as uint32_t), which means the same.
     if (timeout != 0 && timeout != UINT32_MAX)
@@ -373,9 +395,10 @@ aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event, std:
     // An ACL_EVENT_EXTERNAL event's wait blocks until its signal; on an
     // ACL_EVENT_SYNC event of aclrtCreateEventExWithFlag it is a model's wait
     // on a record made outside the model (capture only).
-    if (hb::flags_of(e) == keel::event_flags::external) return hb::wait(s, e);
+    if (hb::flags_of(e) == keel::event_flags::external) return wait_with_rules(stream, s, event, e);
     require_ex_sync_event(event, api);
     hb::wait_external(s, e);
+    cann_rules::note_task(stream);
   });
 }
 

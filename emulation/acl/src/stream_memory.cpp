@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "detail/capture_rules.hpp"
 #include "detail/state.hpp"
 
 namespace keel::acl_emulation::detail {
@@ -44,8 +45,10 @@ aclError aclrtValueWrite(void* devAddr, std::uint64_t value, std::uint32_t flag,
   return guarded(api, call::other, [&] {
     std::uint64_t* at = value_address(devAddr);
     if (flag != 0) throw_status(ACL_ERROR_INVALID_PARAM, "flag is reserved and must be 0");
-    hb::stream_handle s = current_device_stream(stream_or_default(stream, api), api);
+    const aclrtStream target = stream_or_default(stream, api);
+    hb::stream_handle s = current_device_stream(target, api);
     hb::launch_host(s, [at, value] { __atomic_store_n(at, value, __ATOMIC_RELEASE); });
+    cann_rules::note_task(target);
   });
 }
 
@@ -55,7 +58,8 @@ aclError aclrtValueWait(void* devAddr, std::uint64_t value, std::uint32_t flag, 
     std::uint64_t* at = value_address(devAddr);
     if (flag > ACL_STREAM_WAIT_VALUE_NOR)
       throw_status(ACL_ERROR_INVALID_PARAM, "flag " + std::to_string(flag) + " is not an ACL_STREAM_WAIT_VALUE_* condition");
-    hb::stream_handle s = current_device_stream(stream_or_default(stream, api), api);
+    const aclrtStream target = stream_or_default(stream, api);
+    hb::stream_handle s = current_device_stream(target, api);
     // The stream's worker holds the stream here, as the device's wait task
     // does; it polls, backing off to short sleeps, since the writer may be
     // the host or another stream and signals nothing.
@@ -68,6 +72,7 @@ aclError aclrtValueWait(void* devAddr, std::uint64_t value, std::uint32_t flag, 
         }
       }
     });
+    cann_rules::note_task(target);
   });
 }
 

@@ -18,6 +18,7 @@ void backend<Native>::capture_begin(stream_handle s, capture_mode mode) {
   auto& sb = N::books(s);
   auto& db = N::books(N::device_of(s));
   std::lock_guard<books_mutex> lock(db.m);
+  // rule capture_begun_twice: the emulation decides it too (tests/witness/ disables it here)
   if (sb.session)
     ::keel::detail::throw_composed(errc::capture_violation, api,
                                    {"capture cannot begin: ", detail::describe_capture(*sb.session, N::id_of(s))});
@@ -75,15 +76,18 @@ typename backend<Native>::model_handle backend<Native>::capture_end(stream_handl
     ::keel::detail::throw_composed(errc::capture_violation, api,
                                    {"capture must end on the stream that began it (stream #", c.origin_id, "); ",
                                     detail::describe_capture(c, N::id_of(s))});
+  // rule capture_invalidated: the emulation decides it too (tests/witness/ disables it here)
   if (!c.active)
     ::keel::detail::throw_composed(
         errc::capture_violation, api,
         {"the capture was invalidated (a joined stream was destroyed); ", detail::describe_capture(c, N::id_of(s))});
+  // rule group_open_at_end: the emulation decides it too (tests/witness/ disables it here)
   if (c.group_open)
     ::keel::detail::throw_composed(errc::capture_violation, api,
                                    {"a task group is still open on stream #", c.lanes[c.open_group_lane].stream_id,
                                     "; ", detail::describe_capture(c, N::id_of(s))});
   for (std::size_t i = 1; i < c.lanes.size(); ++i)
+    // rule unjoined_fork: the emulation decides it too (tests/witness/ disables it here)
     if (c.lanes[i].joined < c.lanes[i].count)
       ::keel::detail::throw_composed(
           errc::capture_violation, api,

@@ -78,6 +78,7 @@ void backend<Native>::wait(stream_handle s, event_handle e) {
         ::keel::detail::throw_composed(errc::capture_violation, api,
                                        {"only operator launches may be marked into a task group, not an event wait; ",
                                         detail::describe_capture(c, N::id_of(s))});
+      // rule wait_on_other_capture: the emulation decides it too (tests/witness/ disables it here)
       if (!from_capture || eb.session.get() != &c)
         ::keel::detail::throw_composed(
             errc::capture_violation, api,

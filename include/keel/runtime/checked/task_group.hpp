@@ -159,6 +159,7 @@ void backend<Native>::update_end(stream_handle s) {
     N::end_claim(g);
     return;
   }
+  // rule update_count: the emulation decides it too (tests/witness/ disables it here)
   if (alive && staged == expected) {
     refused = false;
     for (std::size_t i = 0; i < expected && !refused; ++i)

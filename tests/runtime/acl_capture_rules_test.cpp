@@ -260,6 +260,23 @@ TEST_CASE("acl C API rules: capture modes decide which threads may make unsafe c
     REQUIRE(KEEL_RULE_C(aclmdlRICaptureBegin)(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL) == ACL_SUCCESS);
     CHECK(copy() == ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT);
     CHECK(refused_by_emulation());
+    // Synchronizing the device, the capturing stream or an event recorded in
+    // the capture, and querying that event, are unsafe calls too.
+    aclrtEvent e = new_event();
+    REQUIRE(KEEL_RULE_C(aclrtRecordEvent)(e, s) == ACL_SUCCESS);
+    CHECK(KEEL_RULE_C(aclrtSynchronizeDevice)() == ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT);
+    CHECK(refused_by_emulation());
+    CHECK(KEEL_RULE_C(aclrtSynchronizeStream)(s) == ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT);
+    CHECK(refused_by_emulation());
+    CHECK(KEEL_RULE_C(aclrtSynchronizeEvent)(e) == ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT);
+    CHECK(refused_by_emulation());
+    aclrtEventRecordedStatus recorded = ACL_EVENT_RECORDED_STATUS_NOT_READY;
+    CHECK(KEEL_RULE_C(aclrtQueryEventStatus)(e, &recorded) == ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT);
+    CHECK(refused_by_emulation());
+    aclrtStream idle = new_stream();
+    CHECK(KEEL_RULE_C(aclrtSynchronizeStream)(idle) == ACL_SUCCESS);  // a stream outside the capture
+    CHECK(KEEL_RULE_C(aclrtDestroyStream)(idle) == ACL_SUCCESS);
+    CHECK(KEEL_RULE_C(aclrtDestroyEvent)(e) == ACL_SUCCESS);
     CHECK(copy_elsewhere(ACL_MODEL_RI_CAPTURE_MODE_GLOBAL) == ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT);
     CHECK(copy_elsewhere(ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL) == ACL_SUCCESS);
     CHECK(copy_elsewhere(ACL_MODEL_RI_CAPTURE_MODE_RELAXED) == ACL_SUCCESS);
@@ -273,6 +290,7 @@ TEST_CASE("acl C API rules: capture modes decide which threads may make unsafe c
   SECTION("relaxed: refuses nothing") {
     REQUIRE(KEEL_RULE_C(aclmdlRICaptureBegin)(s, ACL_MODEL_RI_CAPTURE_MODE_RELAXED) == ACL_SUCCESS);
     CHECK(copy() == ACL_SUCCESS);
+    CHECK(KEEL_RULE_C(aclrtSynchronizeStream)(s) == ACL_SUCCESS);
     CHECK(copy_elsewhere(ACL_MODEL_RI_CAPTURE_MODE_GLOBAL) == ACL_SUCCESS);
   }
   REQUIRE(KEEL_RULE_C(aclmdlRICaptureEnd)(s, &m) == ACL_SUCCESS);

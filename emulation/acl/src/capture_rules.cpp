@@ -366,25 +366,46 @@ void note_update_over(const void* stream) noexcept {
   end_update(b, stream);
 }
 
+namespace {
+// The mode rule of one capture for an unsafe call of a thread in @p own_mode.
+void refuse_if_unsafe(const capture_record& c, int own_mode, const char* what) {
+  if (own_mode == ACL_MODEL_RI_CAPTURE_MODE_RELAXED) return;
+  const bool mine = c.thread == std::this_thread::get_id();
+  const bool refused =
+      (c.mode == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL && (mine || own_mode == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL)) ||
+      (c.mode == ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL && mine);
+  if (refused)
+    refuse(ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT,
+           std::string(what) + " is unsafe during capture: " + describe(c) +
+               (c.mode == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL
+                    ? " is in global mode, which refuses it from every thread not in relaxed mode"
+                    : " is in thread-local mode, which refuses it from the capturing thread"));
+}
+}  // namespace
+
 void check_unsafe(std::int32_t device, int own_mode, const char* what) {
   if (own_mode == ACL_MODEL_RI_CAPTURE_MODE_RELAXED) return;
   rule_books& b = rules();
   std::lock_guard<std::mutex> lock(b.m);
-  const std::thread::id me = std::this_thread::get_id();
   for (const auto& entry : b.streams) {
     const capture_record* c = entry.second.capture.get();
-    if (c == nullptr || c->over || c->origin != entry.first || c->device != device) continue;
-    const bool mine = c->thread == me;
-    const bool refused = (c->mode == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL &&
-                          (mine || own_mode == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL)) ||
-                         (c->mode == ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL && mine);
-    if (refused)
-      refuse(ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT,
-             std::string(what) + " is unsafe during capture: " + describe(*c) +
-                 (c->mode == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL
-                      ? " is in global mode, which refuses it from every thread not in relaxed mode"
-                      : " is in thread-local mode, which refuses it from the capturing thread"));
+    if (c != nullptr && !c->over && c->origin == entry.first && c->device == device) refuse_if_unsafe(*c, own_mode, what);
   }
+}
+
+void check_unsafe_stream(const void* stream, int own_mode) {
+  rule_books& b = rules();
+  std::lock_guard<std::mutex> lock(b.m);
+  if (const capture_record* c = capture_of(b, stream)) refuse_if_unsafe(*c, own_mode, "synchronizing a capturing stream");
+}
+
+void check_unsafe_event(const void* event, int own_mode, const char* what) {
+  rule_books& b = rules();
+  std::lock_guard<std::mutex> lock(b.m);
+  auto e = b.events.find(event);
+  if (e == b.events.end()) return;
+  const std::shared_ptr<capture_record> c = e->second.capture.lock();
+  if (c && !c->over && !c->invalidated) refuse_if_unsafe(*c, own_mode, what);
 }
 
 }  // namespace keel::acl_emulation::detail::cann_rules

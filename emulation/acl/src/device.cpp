@@ -15,6 +15,7 @@
 
 #include <unistd.h>
 
+#include "detail/capture_rules.hpp"
 #include "detail/state.hpp"
 
 namespace keel::acl_emulation::detail {
@@ -215,6 +216,7 @@ aclError aclrtSynchronizeDeviceWithTimeout(std::int32_t timeout) {
   static constexpr const char* api = "aclrtSynchronizeDeviceWithTimeout";
   return guarded(api, call::stream_sync, [&] {
     std::chrono::microseconds budget{};
+    cann_rules::check_unsafe(device_id(dev()), this_thread_state().capture_mode, "synchronizing the device");
     if (bounded(timeout, api, budget)) {
       hb::synchronize_device_for(dev(), budget);
     } else {
@@ -223,7 +225,10 @@ aclError aclrtSynchronizeDeviceWithTimeout(std::int32_t timeout) {
   });
 }
 aclError aclrtSynchronizeDevice(void) {
-  return guarded("aclrtSynchronizeDevice", call::other, [] { hb::synchronize_device(dev()); });
+  return guarded("aclrtSynchronizeDevice", call::other, [] {
+    cann_rules::check_unsafe(device_id(dev()), this_thread_state().capture_mode, "synchronizing the device");
+    hb::synchronize_device(dev());
+  });
 }
 
 }  // extern "C"

@@ -157,18 +157,25 @@ aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream) {
 aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus* status) {
   return guarded("aclrtQueryEventStatus", call::other, [&] {
     require(status, "aclrtQueryEventStatus", "status");
-    *status = hb::query(event_of(event, "aclrtQueryEventStatus")) ? ACL_EVENT_RECORDED_STATUS_COMPLETE
-                                                                   : ACL_EVENT_RECORDED_STATUS_NOT_READY;
+    hb::event_handle e = event_of(event, "aclrtQueryEventStatus");
+    cann_rules::check_unsafe_event(event, this_thread_state().capture_mode, "querying an event recorded in a capture");
+    *status = hb::query(e) ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
   });
 }
 aclError aclrtSynchronizeEvent(aclrtEvent event) {
-  return guarded("aclrtSynchronizeEvent", call::other,
-                 [&] { hb::synchronize(event_of(event, "aclrtSynchronizeEvent")); });
+  return guarded("aclrtSynchronizeEvent", call::other, [&] {
+    hb::event_handle e = event_of(event, "aclrtSynchronizeEvent");
+    cann_rules::check_unsafe_event(event, this_thread_state().capture_mode,
+                                   "synchronizing an event recorded in a capture");
+    hb::synchronize(e);
+  });
 }
 aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, std::int32_t timeout) {
   static constexpr const char* api = "aclrtSynchronizeEventWithTimeout";
   return guarded(api, call::event_sync, [&] {
     hb::event_handle e = event_of(event, api);
+    cann_rules::check_unsafe_event(event, this_thread_state().capture_mode,
+                                   "synchronizing an event recorded in a capture");
     std::chrono::microseconds budget{};
     if (bounded(timeout, api, budget)) {
       hb::synchronize_for(e, budget);

@@ -335,13 +335,17 @@ aclError aclrtDeviceGetStreamPriorityRange(std::int32_t* leastPriority, std::int
 }
 
 aclError aclrtSynchronizeStream(aclrtStream stream) {
-  return guarded("aclrtSynchronizeStream", call::other,
-                 [&] { hb::synchronize(stream_of(stream, "aclrtSynchronizeStream")); });
+  return guarded("aclrtSynchronizeStream", call::other, [&] {
+    hb::stream_handle s = stream_of(stream, "aclrtSynchronizeStream");
+    cann_rules::check_unsafe_stream(stream, this_thread_state().capture_mode);
+    hb::synchronize(s);
+  });
 }
 aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, std::int32_t timeout) {
   static constexpr const char* api = "aclrtSynchronizeStreamWithTimeout";
   return guarded(api, call::stream_sync, [&] {
     hb::stream_handle s = stream_of(stream, api);
+    cann_rules::check_unsafe_stream(stream, this_thread_state().capture_mode);
     std::chrono::microseconds budget{};
     if (bounded(timeout, api, budget)) {
       hb::synchronize_for(s, budget);

@@ -112,7 +112,13 @@ void note_update_over(const void* stream) noexcept;
 // RELAXED is never refused; otherwise a capture this thread began in a
 // strict mode refuses it, and so does another thread's GLOBAL capture unless
 // this thread is THREAD_LOCAL (ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT).
-// Only the captures of @p device (the calling thread's) count.
+// Only the captures of @p device (the calling thread's) count: a device
+// synchronize, a synchronous copy or memset.
 void check_unsafe(std::int32_t device, int own_mode, const char* what);
+// The same rule for synchronizing a stream, with the capture it belongs to
+// only, and for querying or synchronizing an event, with the capture its
+// last record was made in only.
+void check_unsafe_stream(const void* stream, int own_mode);
+void check_unsafe_event(const void* event, int own_mode, const char* what);
 
 }  // namespace keel::acl_emulation::detail::cann_rules

@@ -298,3 +298,37 @@ TEST_CASE("acl C API rules: capture modes decide which threads may make unsafe c
   CHECK(copy() == ACL_SUCCESS);  // no capture: nothing refused
   CHECK(KEEL_RULE_C(aclrtDestroyStream)(s) == ACL_SUCCESS);
 }
+
+TEST_CASE("acl C API rules: a strict capture ends on the thread that began it", "[acl][rules]") {
+  aclrtStream s = new_stream();
+  const auto set_device = KEEL_RULE_C(aclrtSetDevice);
+  const auto end = KEEL_RULE_C(aclmdlRICaptureEnd);
+  const auto message = KEEL_RULE_C(aclGetRecentErrMsg);
+  // The capture's end on another thread: its status and message.
+  const auto end_elsewhere = [&](aclmdlRI& m) {
+    aclError status = ACL_ERROR_RT_INTERNAL_ERROR;
+    std::string said;
+    std::thread([&] {
+      if (set_device(0) != ACL_SUCCESS) return;
+      status = end(s, &m);
+      if (status != ACL_SUCCESS) said = message();
+    }).join();
+    INFO(said);
+    if (status != ACL_SUCCESS) CHECK(said.find("refused by the emulation's own CANN rule") != std::string::npos);
+    return status;
+  };
+  aclmdlRI m = nullptr;
+  SECTION("global or thread-local: ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD, and the capture goes on") {
+    const aclmdlRICaptureMode mode = GENERATE(ACL_MODEL_RI_CAPTURE_MODE_GLOBAL, ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL);
+    REQUIRE(KEEL_RULE_C(aclmdlRICaptureBegin)(s, mode) == ACL_SUCCESS);
+    CHECK(end_elsewhere(m) == ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD);
+    CHECK(capture_status(s) == ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE);
+    REQUIRE(end(s, &m) == ACL_SUCCESS);
+  }
+  SECTION("relaxed: any thread ends it") {
+    REQUIRE(KEEL_RULE_C(aclmdlRICaptureBegin)(s, ACL_MODEL_RI_CAPTURE_MODE_RELAXED) == ACL_SUCCESS);
+    CHECK(end_elsewhere(m) == ACL_SUCCESS);
+  }
+  CHECK(KEEL_RULE_C(aclmdlRIDestroy)(m) == ACL_SUCCESS);
+  CHECK(KEEL_RULE_C(aclrtDestroyStream)(s) == ACL_SUCCESS);
+}

@@ -154,6 +154,10 @@ aclError capture_end_status(const void* stream, std::string& why) {
     why = "the stream joined " + describe(*c) + " but did not begin it; end it on the stream that began it";
     return ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED;
   }
+  if (c->mode != ACL_MODEL_RI_CAPTURE_MODE_RELAXED && c->thread != std::this_thread::get_id()) {
+    why = describe(*c) + " began on another thread in a strict mode; only a relaxed capture ends on another thread";
+    return ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD;
+  }
   if (c->invalidated) {
     why = describe(*c) + " was invalidated: a stream that joined it was destroyed";
     return ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED;

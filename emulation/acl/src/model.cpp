@@ -168,7 +168,9 @@ aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI* modelRI) {
     std::string why;
     const aclError refused = cann_rules::capture_end_status(stream, why);
     if (refused != ACL_SUCCESS) {
-      if (refused != ACL_ERROR_RT_STREAM_NOT_CAPTURED && refused != ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED) discard();
+      if (refused != ACL_ERROR_RT_STREAM_NOT_CAPTURED && refused != ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED &&
+          refused != ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD)
+        discard();
       cann_rules::refuse(refused, why);
     }
     hb::model_handle m = nullptr;

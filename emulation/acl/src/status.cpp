@@ -11,6 +11,7 @@
 
 #include <mutex>
 
+#include "detail/capture_rules.hpp"
 #include "detail/state.hpp"
 
 namespace keel::acl_emulation::detail {
@@ -118,6 +119,7 @@ const char* status_symbol(aclError code) {
     case ACL_ERROR_RT_STREAM_UNJOINED: return "ACL_ERROR_RT_STREAM_UNJOINED";
     case ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED: return "ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED";
     case ACL_ERROR_STREAM_CAPTURE_CONFLICT: return "ACL_ERROR_STREAM_CAPTURE_CONFLICT";
+    case ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD: return "ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD";
     case ACL_ERROR_RT_NO_MODEL_RESOURCE: return "ACL_ERROR_RT_NO_MODEL_RESOURCE";
     case ACL_ERROR_RT_NO_EVENT_RESOURCE: return "ACL_ERROR_RT_NO_EVENT_RESOURCE";
     case ACL_ERROR_RT_OVER_LIMIT: return "ACL_ERROR_RT_OVER_LIMIT";

@@ -40,6 +40,8 @@ void note_capture_begin(const void* stream, std::int32_t device, int mode);
 // aclmdlRICaptureEnd: what CANN refuses, in the order its runtime checks it:
 // a stream in no capture (ACL_ERROR_RT_STREAM_NOT_CAPTURED), a stream that
 // joined a capture it did not begin (ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED),
+// a GLOBAL or THREAD_LOCAL capture ended on another thread than the one that
+// began it (ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD; the capture goes on),
 // an invalidated capture (ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED), a task
 // group still open (ACL_ERROR_STREAM_TASK_GROUP_STATUS), a forked stream not
 // joined back (ACL_ERROR_RT_STREAM_UNJOINED). Returns ACL_SUCCESS or the

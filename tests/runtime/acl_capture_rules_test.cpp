@@ -332,3 +332,35 @@ TEST_CASE("acl C API rules: a strict capture ends on the thread that began it", 
   CHECK(KEEL_RULE_C(aclmdlRIDestroy)(m) == ACL_SUCCESS);
   CHECK(KEEL_RULE_C(aclrtDestroyStream)(s) == ACL_SUCCESS);
 }
+
+TEST_CASE("acl C API rules: while a task group is recorded, the capture's other streams take no work",
+          "[acl][rules]") {
+  aclrtStream s = new_stream(), side = new_stream(), outside = new_stream();
+  aclrtEvent fork = new_event(), join = new_event();
+  static char byte = 0;
+  aclmdlRI m = nullptr;
+  aclrtTaskGrp g = nullptr;
+  REQUIRE(KEEL_RULE_C(aclmdlRICaptureBegin)(s, ACL_MODEL_RI_CAPTURE_MODE_RELAXED) == ACL_SUCCESS);
+  REQUIRE(KEEL_RULE_C(aclrtRecordEvent)(fork, s) == ACL_SUCCESS);
+  REQUIRE(KEEL_RULE_C(aclrtStreamWaitEvent)(side, fork) == ACL_SUCCESS);
+  REQUIRE(KEEL_RULE_C(aclmdlRICaptureTaskGrpBegin)(s) == ACL_SUCCESS);
+  CHECK(KEEL_RULE_C(aclrtLaunchHostFunc)(side, nothing, nullptr) == ACL_ERROR_STREAM_TASK_GROUP_INTR);
+  CHECK(refused_by_emulation());
+  CHECK(KEEL_RULE_C(aclrtMemsetAsync)(&byte, 1, 0, 1, side) == ACL_ERROR_STREAM_TASK_GROUP_INTR);
+  CHECK(refused_by_emulation());
+  CHECK(KEEL_RULE_C(aclrtRecordEvent)(join, side) == ACL_ERROR_STREAM_TASK_GROUP_INTR);
+  CHECK(refused_by_emulation());
+  CHECK(KEEL_RULE_C(aclrtMemsetAsync)(&byte, 1, 0, 1, outside) == ACL_SUCCESS);  // a stream outside the capture may
+  REQUIRE(KEEL_RULE_C(aclmdlRICaptureTaskGrpEnd)(s, &g) == ACL_SUCCESS);
+  CHECK(KEEL_RULE_C(aclrtLaunchHostFunc)(side, nothing, nullptr) == ACL_SUCCESS);  // the group ended
+  REQUIRE(KEEL_RULE_C(aclrtRecordEvent)(join, side) == ACL_SUCCESS);
+  REQUIRE(KEEL_RULE_C(aclrtStreamWaitEvent)(s, join) == ACL_SUCCESS);
+  REQUIRE(KEEL_RULE_C(aclmdlRICaptureEnd)(s, &m) == ACL_SUCCESS);
+  CHECK(KEEL_RULE_C(aclmdlRIDestroy)(m) == ACL_SUCCESS);
+  CHECK(KEEL_RULE_C(aclrtSynchronizeStream)(outside) == ACL_SUCCESS);
+  CHECK(KEEL_RULE_C(aclrtDestroyEvent)(join) == ACL_SUCCESS);
+  CHECK(KEEL_RULE_C(aclrtDestroyEvent)(fork) == ACL_SUCCESS);
+  CHECK(KEEL_RULE_C(aclrtDestroyStream)(outside) == ACL_SUCCESS);
+  CHECK(KEEL_RULE_C(aclrtDestroyStream)(side) == ACL_SUCCESS);
+  CHECK(KEEL_RULE_C(aclrtDestroyStream)(s) == ACL_SUCCESS);
+}

@@ -100,6 +100,21 @@ void capture_invalidated() {
   (void)capture.end();
 }
 
+void work_beside_group() {
+  auto& dev = acl_device();
+  keel::acl::stream s{dev}, side{dev};
+  keel::acl::event fork{dev};
+  keel::acl::device_buffer x(s, 8 * sizeof(float));
+  s.synchronize();
+  auto add = keel::acl::prepare_add(dev, floats_view(x.data(), 8), floats_view(x.data(), 8), keel::ops::scalar(1.0f),
+                                    floats_view(x.data(), 8));
+  keel::acl::capture_scope capture{s};
+  fork.record(s);
+  side.wait(fork);
+  keel::acl::task_group_scope mark{s};
+  keel::acl::run_on(side, add);  // another stream of the capture, while s records the group
+}
+
 void capture_begun_twice() {
   auto& dev = acl_device();
   keel::acl::stream s{dev};
@@ -114,6 +129,7 @@ const scenario scenarios[] = {
     {"wait_on_other_capture", 107032, wait_on_other_capture},  // ACL_ERROR_STREAM_CAPTURE_CONFLICT
     {"capture_invalidated", 507903, capture_invalidated},      // ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED
     {"capture_begun_twice", 107027, capture_begun_twice},      // ACL_ERROR_RT_STREAM_CAPTURED
+    {"work_beside_group", 107034, work_beside_group},          // ACL_ERROR_STREAM_TASK_GROUP_INTR
 };
 
 // The outcome is decided before any scope unwinds: the mutated checked

@@ -79,6 +79,7 @@ aclError aclrtReduceAsync(void* dst, const void* src, std::uint64_t count, aclrt
                                                 std::to_string(element) + "-byte elements");
     // CANN: dst and src are on the stream's device.
     hb::stream_handle s = current_device_stream(stream, api);
+    cann_rules::check_issue(stream);
     const std::uint64_t n = count / element;
     hb::launch_host(s, [dst, src, n, op, dtype] {
       switch (dtype) {

@@ -171,6 +171,7 @@ aclError aclrtLaunchCallback(aclrtCallback fn, void* userData, aclrtCallbackBloc
   // skips it (the model's, which owns its userData): an aborted model runs
   // none of its remaining tasks.
   return guarded(api, call::other, [&] {
+    cann_rules::check_issue(stream);
     hb::launch_host(s, keel::host::detail::make_failure_aware([stream, fn, userData, block](bool healthy) {
       if (!healthy && keel::host::detail::running_aborted()) return;  // aclmdlRIAbort stopped the model's execution
       aclrtStream running = worker_stream();  // the executing stream on a replay
@@ -193,6 +194,7 @@ aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void* args) {
   return guarded(api, call::other, [&] {
     if (fn == nullptr) throw_rule(errc::null_parameter, api, "fn is null");
     hb::stream_handle s = stream_of(stream, api);
+    cann_rules::check_issue(stream);
     hb::launch_host(s, keel::host::detail::make_failure_aware([stream, fn, args](bool healthy) {
       if (!healthy && keel::host::detail::running_aborted()) return;  // aclmdlRIAbort stopped the model's execution
       aclrtStream running = worker_stream();

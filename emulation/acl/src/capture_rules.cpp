@@ -193,6 +193,16 @@ bool is_capture_origin(const void* stream) noexcept {
   return c != nullptr && c->origin == stream;
 }
 
+void check_issue(const void* stream) {
+  rule_books& b = rules();
+  std::lock_guard<std::mutex> lock(b.m);
+  const capture_record* c = capture_of(b, stream);
+  if (c != nullptr && c->group_stream != nullptr && c->group_stream != stream)
+    refuse(ACL_ERROR_STREAM_TASK_GROUP_INTR,
+           "another stream of " + describe(*c) +
+               " is recording a task group; the capture's other streams take no work until it ends");
+}
+
 void note_task(const void* stream) noexcept {
   rule_books& b = rules();
   std::lock_guard<std::mutex> lock(b.m);

@@ -100,6 +100,7 @@ aclError aclmdlRIAddCondTask(aclmdlRICondTaskParams params, aclrtStream stream, 
       if (parent != nullptr) parent->bodies.reserve(parent->bodies.size() + params.size);
     }
     std::vector<hb::model_handle> bodies(params.size);
+    cann_rules::check_issue(stream);
     hb::add_conditional(s, static_cast<hb::condition_handle>(params.handle), static_cast<keel::conditional_kind>(type),
                         params.size, bodies.data());
     cann_rules::note_task(stream);

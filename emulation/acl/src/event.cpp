@@ -81,6 +81,7 @@ namespace {
 // event's record is a task of the stream (its signal), any other event's
 // record is where the capture's streams may join (cann_rules::note_record).
 void record_with_rules(aclrtEvent event, hb::event_handle e, aclrtStream stream, hb::stream_handle s) {
+  cann_rules::check_issue(stream);
   hb::record(e, s);
   if (hb::flags_of(e) == keel::event_flags::external) {
     cann_rules::note_task(stream);
@@ -141,6 +142,7 @@ aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream, std::uin
     // record visible outside the model (capture only).
     if (flag == ACL_EVENT_RECORD_EXTERNAL && hb::flags_of(e) != keel::event_flags::external) {
       require_ex_sync_event(event, api);
+      cann_rules::check_issue(stream);
       hb::record_external(e, s);
       cann_rules::note_task(stream);
       return;
@@ -150,7 +152,10 @@ aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream, std::uin
 }
 aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream) {
   return guarded("aclrtResetEvent", call::other, [&] {
-    hb::reset(stream_of(stream, "aclrtResetEvent"), event_of(event, "aclrtResetEvent"));
+    hb::stream_handle s = stream_of(stream, "aclrtResetEvent");
+    hb::event_handle e = event_of(event, "aclrtResetEvent");
+    cann_rules::check_issue(stream);
+    hb::reset(s, e);
     cann_rules::note_task(stream);
   });
 }

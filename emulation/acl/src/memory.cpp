@@ -189,6 +189,7 @@ aclError aclrtMemcpyAsync(void* dst, std::size_t destMax, const void* src, std::
     if (count > destMax) throw_rule(errc::invalid_parameter, "aclrtMemcpyAsync", "count exceeds destMax");
     hb::stream_handle s = current_device_stream(stream, "aclrtMemcpyAsync");
     check_cross_device(dst, src, count, stream_device(s));
+    cann_rules::check_issue(stream);
     hb::copy_async(s, dst, src, count, k, nullptr, nullptr);
     cann_rules::note_task(stream);
   });
@@ -207,7 +208,9 @@ aclError aclrtMemsetAsync(void* devPtr, std::size_t maxCount, std::int32_t value
     require(devPtr, "aclrtMemsetAsync", "devPtr");
     if (count > maxCount) throw_rule(errc::invalid_parameter, "aclrtMemsetAsync", "count exceeds maxCount");
     // A memset task of its own (captured as one, like aclrtMemcpyAsync's copy).
-    hb::memset_async(stream_of(stream, "aclrtMemsetAsync"), devPtr, value, count, nullptr);
+    hb::stream_handle s = stream_of(stream, "aclrtMemsetAsync");
+    cann_rules::check_issue(stream);
+    hb::memset_async(s, devPtr, value, count, nullptr);
     cann_rules::note_task(stream);
   });
 }

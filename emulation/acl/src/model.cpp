@@ -262,7 +262,10 @@ aclError aclmdlRICaptureTaskUpdateEnd(aclrtStream stream) {
 
 aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream) {
   return guarded("aclmdlRIExecuteAsync", call::other, [&] {
-    hb::execute(model_of(modelRI, "aclmdlRIExecuteAsync")->model, stream_of(stream, "aclmdlRIExecuteAsync"));
+    model_box* box = model_of(modelRI, "aclmdlRIExecuteAsync");
+    hb::stream_handle s = stream_of(stream, "aclmdlRIExecuteAsync");
+    cann_rules::check_issue(stream);
+    hb::execute(box->model, s);
     cann_rules::note_task(stream);
   });
 }

@@ -49,6 +49,7 @@ std::shared_ptr<notify_object> notify_of(aclrtNotify n) {
 // The stream the task goes to: the current device's, and the notify's.
 hb::stream_handle notify_stream(const notify_object& n, aclrtStream stream, const char* function) {
   hb::stream_handle s = current_device_stream(stream, function);
+  cann_rules::check_issue(stream);
   if (stream_device(s) != n.device)
     throw_status(ACL_ERROR_RT_STREAM_CONTEXT, "the notify is on device " + std::to_string(n.device) +
                                                   ", the stream on device " + std::to_string(stream_device(s)));

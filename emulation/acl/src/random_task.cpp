@@ -210,6 +210,7 @@ aclError aclrtRandomNumAsync(const aclrtRandomNumTaskInfo* taskInfo, const aclrt
     if (kind != ACL_RT_RANDOM_NUM_FUNC_TYPE_UNIFORM_DIS && !floating(type))
       throw_status(ACL_ERROR_INVALID_PARAM, "normal numbers and dropout ratios are of a floating-point type");
     hb::stream_handle s = current_device_stream(stream, api);
+    cann_rules::check_issue(stream);
     const aclrtRandomNumTaskInfo task = *taskInfo;  // the parameters as given now; addresses read when it runs
     hb::launch_host(s, [task, type, kind] { generate(task, type, kind); });
     cann_rules::note_task(stream);

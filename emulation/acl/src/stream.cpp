@@ -190,6 +190,7 @@ namespace {
 // stream waits only on its own capture's records (cann_rules::check_wait),
 // and the wait forks or joins (cann_rules::note_wait).
 void wait_with_rules(aclrtStream stream, hb::stream_handle s, aclrtEvent event, hb::event_handle e) {
+  cann_rules::check_issue(stream);
   if (hb::flags_of(e) == keel::event_flags::external) {
     hb::wait(s, e);
     cann_rules::note_task(stream);
@@ -401,6 +402,7 @@ aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event, std:
     // on a record made outside the model (capture only).
     if (hb::flags_of(e) == keel::event_flags::external) return wait_with_rules(stream, s, event, e);
     require_ex_sync_event(event, api);
+    cann_rules::check_issue(stream);
     hb::wait_external(s, e);
     cann_rules::note_task(stream);
   });

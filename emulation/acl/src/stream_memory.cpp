@@ -47,6 +47,7 @@ aclError aclrtValueWrite(void* devAddr, std::uint64_t value, std::uint32_t flag,
     if (flag != 0) throw_status(ACL_ERROR_INVALID_PARAM, "flag is reserved and must be 0");
     const aclrtStream target = stream_or_default(stream, api);
     hb::stream_handle s = current_device_stream(target, api);
+    cann_rules::check_issue(target);
     hb::launch_host(s, [at, value] { __atomic_store_n(at, value, __ATOMIC_RELEASE); });
     cann_rules::note_task(target);
   });
@@ -60,6 +61,7 @@ aclError aclrtValueWait(void* devAddr, std::uint64_t value, std::uint32_t flag, 
       throw_status(ACL_ERROR_INVALID_PARAM, "flag " + std::to_string(flag) + " is not an ACL_STREAM_WAIT_VALUE_* condition");
     const aclrtStream target = stream_or_default(stream, api);
     hb::stream_handle s = current_device_stream(target, api);
+    cann_rules::check_issue(target);
     // The stream's worker holds the stream here, as the device's wait task
     // does; it polls, backing off to short sleeps, since the writer may be
     // the host or another stream and signals nothing.

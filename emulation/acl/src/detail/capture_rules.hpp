@@ -54,6 +54,12 @@ bool is_capture_origin(const void* stream) noexcept;
 
 // ---- work on a stream --------------------------------------------------------
 
+// Before a task (or an event record or wait) is issued to @p stream: while a
+// stream of its capture records a task group, no other stream of that
+// capture takes work ("tasks submitted to a capturing stream that did not
+// begin the group's recording", ACL_ERROR_STREAM_TASK_GROUP_INTR).
+void check_issue(const void* stream);
+
 // A task was issued to @p stream: counted for the capture it belongs to
 // (what a forked stream must be joined back after, what a task group holds)
 // and for the update it is issuing, if any.

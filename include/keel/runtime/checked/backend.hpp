@@ -580,6 +580,7 @@ struct backend : protected Native {
     const auto& sb = N::books(s);
     if (KEEL_UNLIKELY(sb.session->build != 0)) detail::check_build_issue(*sb.session, sb.lane, N::id_of(s), api);
     const stream_handle g = db.group_stream;
+    // rule work_beside_group: the emulation decides it too (tests/witness/ disables it here)
     if (KEEL_UNLIKELY(g != stream_handle{} && g != s)) refuse_beside_group(g, s, api);
   }
   [[noreturn]] KEEL_NOINLINE static void refuse_beside_group(stream_handle g, stream_handle s, const char* api) {

@@ -181,6 +181,9 @@ TEST_CASE("acl C API rules: task groups open and close once, inside a capture", 
   REQUIRE(KEEL_RULE_C(aclmdlRICaptureTaskGrpBegin)(s) == ACL_SUCCESS);
   CHECK(KEEL_RULE_C(aclmdlRICaptureTaskGrpBegin)(s) == ACL_ERROR_STREAM_TASK_GROUP_STATUS);  // open already
   CHECK(refused_by_emulation());
+  // A group holds operator launches only.
+  CHECK(KEEL_RULE_C(aclrtLaunchHostFunc)(s, nothing, nullptr) == ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT);
+  CHECK(refused_by_emulation());
   CHECK(KEEL_RULE_C(aclmdlRICaptureEnd)(s, &m) == ACL_ERROR_STREAM_TASK_GROUP_STATUS);  // still open at the end
   CHECK(refused_by_emulation());
   CHECK(m == nullptr);
@@ -208,6 +211,9 @@ TEST_CASE("acl C API rules: an update issues as many tasks as its group holds, o
     CHECK(KEEL_RULE_C(aclmdlRICaptureTaskUpdateBegin)(other, g) == ACL_ERROR_STREAM_TASK_GROUP_STATUS);
     CHECK(refused_by_emulation());
     CHECK(KEEL_RULE_C(aclmdlRICaptureTaskUpdateBegin)(u, g) == ACL_ERROR_STREAM_TASK_GROUP_STATUS);
+    CHECK(refused_by_emulation());
+    // An update issues operator launches only.
+    CHECK(KEEL_RULE_C(aclrtLaunchHostFunc)(u, nothing, nullptr) == ACL_ERROR_STREAM_TASK_GROUP_STATUS);
     CHECK(refused_by_emulation());
     REQUIRE(add.launch(u) == 0);
     CHECK(KEEL_RULE_C(aclmdlRICaptureTaskUpdateEnd)(u) == ACL_SUCCESS);

@@ -115,6 +115,14 @@ void work_beside_group() {
   keel::acl::run_on(side, add);  // another stream of the capture, while s records the group
 }
 
+void host_task_in_group() {
+  auto& dev = acl_device();
+  keel::acl::stream s{dev};
+  keel::acl::capture_scope capture{s};
+  keel::acl::task_group_scope mark{s};
+  s.launch_host([] {});  // a group holds operator launches only
+}
+
 void capture_begun_twice() {
   auto& dev = acl_device();
   keel::acl::stream s{dev};
@@ -130,6 +138,7 @@ const scenario scenarios[] = {
     {"capture_invalidated", 507903, capture_invalidated},      // ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED
     {"capture_begun_twice", 107027, capture_begun_twice},      // ACL_ERROR_RT_STREAM_CAPTURED
     {"work_beside_group", 107034, work_beside_group},          // ACL_ERROR_STREAM_TASK_GROUP_INTR
+    {"host_task_in_group", 107030, host_task_in_group},        // ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT
 };
 
 // The outcome is decided before any scope unwinds: the mutated checked

@@ -53,7 +53,7 @@ aclnnStatus phase_two(const char* api, keel::ops::op_kind op, void* workspace, s
       throw_rule(errc::invalid_parameter, api, "the executor was not made by this operator's GetWorkspaceSize");
     // CANN (dev_guide/05): an operator goes to a stream of the current device.
     hb::stream_handle s = current_device_stream(stream, api);
-    cann_rules::check_issue(stream);
+    cann_rules::check_issue(stream, true);
     // No workspace given: the stream's registered allocator's (allocator.cpp).
     keel_emulation::stream_workspace registered;
     if (workspaceSize != 0 && workspace == nullptr && registered.take(stream, workspaceSize))

@@ -193,7 +193,7 @@ bool is_capture_origin(const void* stream) noexcept {
   return c != nullptr && c->origin == stream;
 }
 
-void check_issue(const void* stream) {
+void check_issue(const void* stream, bool operator_launch) {
   rule_books& b = rules();
   std::lock_guard<std::mutex> lock(b.m);
   const capture_record* c = capture_of(b, stream);
@@ -201,6 +201,14 @@ void check_issue(const void* stream) {
     refuse(ACL_ERROR_STREAM_TASK_GROUP_INTR,
            "another stream of " + describe(*c) +
                " is recording a task group; the capture's other streams take no work until it ends");
+  if (operator_launch) return;
+  if (c != nullptr && c->group_stream == stream)
+    refuse(ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT,
+           "the stream is recording a task group in " + describe(*c) + ", which holds operator launches only");
+  auto it = b.streams.find(stream);
+  if (it != b.streams.end() && it->second.updating != nullptr)
+    refuse(ACL_ERROR_STREAM_TASK_GROUP_STATUS,
+           "the stream is updating a task group, whose update issues operator launches only");
 }
 
 void note_task(const void* stream) noexcept {

@@ -160,7 +160,7 @@ aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI* modelRI) {
     require(modelRI, api, "modelRI");
     hb::stream_handle s = stream_of(stream, api);
     const auto discard = [&] {
-      if (hb::capture_status(s).group_open) hb::group_abort(s);  // the runtime cannot cancel a group: it closes
+      if (hb::capture_status(s).group_open) hb::group_abort(s);  // an open group closes with the capture
       hb::capture_discard(s);
       if (model_box* box = take_capture(s); box != nullptr && !box->body) drop_box(box);
       cann_rules::note_capture_over(stream);

@@ -57,8 +57,14 @@ bool is_capture_origin(const void* stream) noexcept;
 // Before a task (or an event record or wait) is issued to @p stream: while a
 // stream of its capture records a task group, no other stream of that
 // capture takes work ("tasks submitted to a capturing stream that did not
-// begin the group's recording", ACL_ERROR_STREAM_TASK_GROUP_INTR).
-void check_issue(const void* stream);
+// begin the group's recording", ACL_ERROR_STREAM_TASK_GROUP_INTR); and a
+// task group, like its update, holds operator launches only ("only
+// single-operator calls between aclmdlRICaptureTaskGrpBegin and End",
+// CANN's aclmdlRICaptureTaskGrpEnd), anything else being refused with
+// ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT in a group and
+// ACL_ERROR_STREAM_TASK_GROUP_STATUS in an update (the emulation's choice:
+// CANN documents no status for it). @p operator_launch: an aclnnXxx launch.
+void check_issue(const void* stream, bool operator_launch = false);
 
 // A task was issued to @p stream: counted for the capture it belongs to
 // (what a forked stream must be joined back after, what a task group holds)

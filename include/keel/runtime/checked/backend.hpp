@@ -549,6 +549,7 @@ struct backend : protected Native {
                                      {"stream #", N::id_of(s), " changed capture state while work was issued to it"});
     capture_t& c = *sb.session;
     check_may_issue(db, s, api);
+    // rule host_task_in_group: the emulation decides it too (tests/witness/ disables it here)
     if (c.group_open && db.group_stream == s)
       ::keel::detail::throw_composed(errc::capture_violation, api,
                                      {"only operator launches may be marked into a task group, not ",

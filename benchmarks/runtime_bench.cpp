@@ -92,7 +92,7 @@ class cv_queue {
 // it the flag and the task together), and a consumer that spins (yielding now and then)
 // instead of sleeping. Its cost does not move with the kernel's futex path, as the
 // mutex + condition variable queue's does. (A ring with shared head and tail
-// indices, each side caching the other's, measured slower here: the
+// indices, each side caching the other's, is slower on tiny tasks: the
 // consumer, always caught up on tiny tasks, misses on the index line and
 // then on the slot line.)
 class spsc_ring {

@@ -6,7 +6,7 @@
 // device, so the honest figure is what keel adds per call, in nanoseconds:
 // held to 50 ns, or 10 % of the raw call where that is more.
 //
-// Then the graph runner's step on ACL (issue 18's target: update + replay of
+// Then the graph runner's step on ACL (its target: update + replay of
 // a 200-task model at most 1/10 of issuing the same work eagerly): 200
 // aclnnAdd calls on 64-float tensors, a chain through two buffers, the first
 // call's alpha new every step. Eager is what a PyTorch NPU / vLLM eager step

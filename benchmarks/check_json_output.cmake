@@ -1,13 +1,28 @@
 # SPDX-License-Identifier: Apache-2.0
 # keel.benchmarks.json_output: keel_benchmarks with --benchmark_format=json
 # on a tiny filter prints JSON on stdout and nothing else (a script can parse
-# it), the ratio table on stderr, and keel_ratios.json with one row per pair.
+# it), the ratio table on stderr, and the JSON ratio table, with one row per
+# pair, only where asked: --keel_ratios_json names the file; a run without it
+# (and without KEEL_RATIOS_JSON) writes no file at all.
 #   cmake -DKEEL_BENCHMARKS=<binary> -DWORK_DIR=<dir> -P check_json_output.cmake
 file(REMOVE_RECURSE "${WORK_DIR}")
-file(MAKE_DIRECTORY "${WORK_DIR}")
+file(MAKE_DIRECTORY "${WORK_DIR}/unasked")
+execute_process(
+  COMMAND ${CMAKE_COMMAND} -E env --unset=KEEL_RATIOS_JSON
+          "${KEEL_BENCHMARKS}" "--benchmark_filter=^BM_guard_baseline$" --benchmark_min_time=0.01
+  WORKING_DIRECTORY "${WORK_DIR}/unasked"
+  OUTPUT_QUIET ERROR_VARIABLE err RESULT_VARIABLE result)
+if(NOT result EQUAL 0)
+  message(FATAL_ERROR "keel_benchmarks exited with ${result}:\n${err}")
+endif()
+file(GLOB left_behind "${WORK_DIR}/unasked/*")
+if(left_behind)
+  message(FATAL_ERROR "a run not asked for files left some where it was started: ${left_behind}")
+endif()
+
 execute_process(
   COMMAND "${KEEL_BENCHMARKS}" "--benchmark_filter=^BM_guard_(baseline|scope_exit)$"
-          --benchmark_min_time=0.01 --benchmark_format=json
+          --benchmark_min_time=0.01 --benchmark_format=json "--keel_ratios_json=${WORK_DIR}/keel_ratios.json"
   WORKING_DIRECTORY "${WORK_DIR}"
   OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE result)
 if(NOT result EQUAL 0)

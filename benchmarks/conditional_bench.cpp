@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Conditional tasks on the host backend (issue 16 part 4), against plain
+// Conditional tasks on the host backend, against plain
 // captured models replayed in the same run:
 // - a WHILE task whose body holds 1,000 tasks and runs 10 times, against a
 //   plain model of 10,000 tasks (target: at most 1.5x its time, so at least

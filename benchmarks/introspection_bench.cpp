@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Introspection (issue 17): model.tasks() on a 1,000-task model, under
+// Introspection: model.tasks() on a 1,000-task model, under
 // 20 µs. The baseline copies the same number of task_info records out of a
 // vector (what any list of tasks costs to hand out); keel may add at most
 // 20 µs to it.

@@ -3,9 +3,10 @@
 // does (every --benchmark_* flag works; --benchmark_format=console|json|csv
 // decides what stdout carries), then pairs each keel figure with its
 // baseline from the same run. The ratio table goes to stderr (or to the
-// file --keel_ratios_out names) and, as JSON, to keel_ratios.json (or the
-// file --keel_ratios_json names; an empty name writes none), so a script can
-// gate on it; --keel_require_targets makes a missed target the exit status.
+// file --keel_ratios_out names) and, as JSON, to the file --keel_ratios_json
+// or else the environment's KEEL_RATIOS_JSON names, so a script can gate on
+// it; with neither, no file is written (a run leaves nothing where it was
+// started). --keel_require_targets makes a missed target the exit status.
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -333,7 +334,7 @@ bool write_json(const std::string& path, const std::vector<row>& rows) {
 
 struct keel_flags {
   std::string ratios_out;                     // empty: stderr
-  std::string ratios_json = "keel_ratios.json";
+  std::string ratios_json;                    // empty: none
   bool require_targets = false;
 };
 
@@ -341,6 +342,7 @@ struct keel_flags {
 // so what is left over is really unrecognised.
 keel_flags take_keel_flags(int& argc, char** argv) {
   keel_flags flags;
+  if (const char* env = std::getenv("KEEL_RATIOS_JSON")) flags.ratios_json = env;
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -367,7 +369,7 @@ void print_help() {
   std::fprintf(stdout,
                "keel's flags:\n"
                "          [--keel_ratios_out=<file>]   the ratio table (default: stderr)\n"
-               "          [--keel_ratios_json=<file>]  the ratio table as JSON (default: keel_ratios.json; empty: none)\n"
+               "          [--keel_ratios_json=<file>]  the ratio table as JSON (default: $KEEL_RATIOS_JSON, else none)\n"
                "          [--keel_require_targets]     exit status 2 when a held target is missed\n");
 }
 

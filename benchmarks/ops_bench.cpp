@@ -6,9 +6,9 @@
 //       --benchmark_filter='BM_(triad|add|mul|addcmul|cast|adaptive|baddbmm|sgemm)'
 //       --benchmark_out=ops.json --benchmark_out_format=json
 // OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE must be UNSET for the sgemm
-// baseline: this machine's environment sets them (Haswell, 512), which forces
-// OpenBLAS onto kernels about 1.8x slower than the ones it picks itself
-// (Cooperlake here); the baseline then flatters keel. The sgemm benchmark
+// baseline: an environment that sets them (say Haswell, 512) forces
+// OpenBLAS onto older kernels than the ones it picks itself, and the
+// baseline then flatters keel. The sgemm benchmark
 // labels itself with the core OpenBLAS chose and warns when they are set.
 // Check that label: when OpenBLAS 0.3.21 does not recognise the CPU (a VM
 // that masks the model) it falls back to "Prescott", an SSE3 kernel; then

@@ -92,7 +92,7 @@ class cv_queue {
 // it the flag and the task together), and a consumer that spins (yielding now and then)
 // instead of sleeping. Its cost does not move with the kernel's futex path, as the
 // mutex + condition variable queue's does. (A ring with shared head and tail
-// indices, each side caching the other's, measured slower here: the
+// indices, each side caching the other's, is slower on tiny tasks: the
 // consumer, always caught up on tiny tasks, misses on the index line and
 // then on the slot line.)
 class spsc_ring {
@@ -219,6 +219,58 @@ void BM_stream_eager_tiny(benchmark::State& state) {
                                                      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_stream_eager_tiny)->UseRealTime();
+
+// BM_stream_eager_tiny's task (8 bytes: a pointer) with its slot's next word
+// left unwritten (host::detail::widens_small_task specialised false below):
+// the pair shows what that store buys.
+struct unwidened_increment {
+  std::uint64_t* counter;
+  void operator()() const noexcept { ++*counter; }
+};
+
+}  // namespace
+
+KEEL_BEGIN_NAMESPACE namespace host::detail {
+template <>
+struct widens_small_task<unwidened_increment> : std::false_type {};
+} KEEL_END_NAMESPACE
+
+namespace {
+
+void BM_unwidened_eager_tiny(benchmark::State& state) {
+  keel::host::stream s{keel::host::default_device()};
+  auto counter_line = std::make_unique<own_line<std::uint64_t>>();
+  std::uint64_t& counter = counter_line->value;
+  for (auto _ : state) {
+    for (int i = 0; i < tiny_tasks; ++i) s.launch_host(unwidened_increment{&counter});
+    s.synchronize();
+  }
+  benchmark::DoNotOptimize(counter);
+  state.SetItemsProcessed(state.iterations() * tiny_tasks);
+  state.counters["ns_per_task"] = benchmark::Counter(static_cast<double>(state.iterations() * tiny_tasks),
+                                                     benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_unwidened_eager_tiny)->UseRealTime();
+
+// BM_stream_eager_tiny on a stream whose worker does not write each slot
+// back after running it (host::detail::workers_write_slots_back, read when
+// the worker starts): the pair shows what that store buys.
+void BM_eager_tiny_no_write_back(benchmark::State& state) {
+  keel::host::detail::workers_write_slots_back.store(false);
+  keel::host::stream s{keel::host::default_device()};
+  keel::host::detail::workers_write_slots_back.store(true);
+  auto counter_line = std::make_unique<own_line<std::uint64_t>>();
+  std::uint64_t& counter = counter_line->value;
+  for (auto _ : state) {
+    for (int i = 0; i < tiny_tasks; ++i) s.launch_host([&counter] { ++counter; });
+    s.synchronize();
+  }
+  benchmark::DoNotOptimize(counter);
+  state.SetItemsProcessed(state.iterations() * tiny_tasks);
+  state.counters["ns_per_task"] = benchmark::Counter(static_cast<double>(state.iterations() * tiny_tasks),
+                                                     benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_eager_tiny_no_write_back)->UseRealTime();
 
 void BM_stream_roundtrip(benchmark::State& state) {
   keel::host::stream s{keel::host::default_device()};
@@ -370,6 +422,10 @@ BENCHMARK(BM_event_cross_stream)->UseRealTime();
 }  // namespace
 
 KEEL_BENCH_COMPARE("BM_stream_eager_tiny", "BM_spsc_ring_baseline_tiny", ">= 0.8 of a spinning SPSC ring's throughput");
+KEEL_BENCH_COMPARE("BM_stream_eager_tiny", "BM_unwidened_eager_tiny",
+                   "(report: what writing a small task's second word buys; above 1 while it helps)");
+KEEL_BENCH_COMPARE("BM_stream_eager_tiny", "BM_eager_tiny_no_write_back",
+                   "(report: what the worker's write-back of each slot buys; above 1 while it helps)");
 KEEL_BENCH_COMPARE("BM_stream_eager_tiny", "BM_queue_baseline_tiny", "(informational: mutex + condvar + std::function)");
 KEEL_BENCH_COMPARE("BM_stream_roundtrip", "BM_queue_baseline_roundtrip", "round trip (informational)");
 KEEL_BENCH_COMPARE("BM_stream_eager_launch", "BM_native_eager_launch",

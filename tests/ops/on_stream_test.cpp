@@ -354,7 +354,7 @@ KEEL_OPS_BACKEND_TEST("operators: one generic function prepares, runs, caches an
   CHECK(misses == (F::is_host ? 1u : 2u));
 }
 
-// ---- pools registered per stream (issue 18 parts 3 and 4) ---------------------
+// ---- pools registered per stream --------------------------------------------
 
 KEEL_OPS_BACKEND_TEST("run_on: an operator's workspace comes from the pool registered as its stream's allocator",
                       "[ops][stream][memory_pool]") {

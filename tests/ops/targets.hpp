@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Test support: the kernel tables of every Highway target this build
-// generated and this machine runs; kernel tests check each case on all of them.
+// generated and the running CPU supports; kernel tests check each case on all of them.
 #pragma once
 
 #include <cstdint>

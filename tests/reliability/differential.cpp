@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The randomized differential test of the host runtime: seeded call
 // sequences from several threads, compared with the reference model of
-// runtime_model.hpp (issues 6, 14, 16, 17); a mismatch prints the seed and a shrunk sequence.
+// runtime_model.hpp; a mismatch prints the seed and a shrunk sequence.
 //
 //   keel_differential                      # CI: seeds 1..300
 //   keel_differential --seeds 20000        # a longer run

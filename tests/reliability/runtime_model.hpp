@@ -16,7 +16,7 @@
 // unsupported by the model: the generator never emits it and the shrinker
 // never keeps a sequence containing it.
 //
-// The reference model is written from the documentation (issue 3, the
+// The reference model is written from the documentation (the
 // comments of include/keel/runtime and the host backend's "Semantics worth
 // knowing"), not from the implementation: it keeps only slots, lists of task
 // tokens and flags.
@@ -72,8 +72,8 @@ enum class op_kind : std::uint8_t {
   upd_end,        // a: stream; then synchronizes the stream (second outcome)
   record_ext,     // a: event, b: stream; event_operation::external (a model's record seen outside it)
   wait_ext,       // a: stream, b: event; event_operation::external (a model's wait on an outside record)
-  // Issue 16 (built models, conditional tasks, contexts) and issue 17
-  // (whole-model, per-task and fenced updates). Each is one call of the
+  // Built models, conditional tasks, contexts, and whole-model, per-task
+  // and fenced updates. Each is one call of the
   // sequence that runs a short, fixed program of keel calls, chosen by its
   // operands (see the runner); c is a third operand.
   build,          // a: model slot, b: shape (bits 0-1), fault (bits 2-4), switch value (bit 5): a built model
@@ -132,7 +132,7 @@ struct op {
   std::uint8_t thread = 0;
   std::uint8_t a = 0, b = 0;
   std::uint32_t token = 0;  // unique per launch in a sequence
-  std::uint8_t c = 0;       // the third operand of the issue 16 and 17 calls
+  std::uint8_t c = 0;       // the third operand of the calls above
 };
 
 // The tokens of the tasks one call issues beyond its first: sub_token(t, k)
@@ -2295,7 +2295,7 @@ class generator {
     return o;
   }
 
-  // Issue 16 and 17 in a burst: a built or conditional model executed
+  // Built models, conditional tasks and updates in a burst: a built or conditional model executed
   // (its value changed between executions), two captures of one shape and
   // a whole-model update between them (sometimes from a source of another
   // shape: refused, the target unchanged), a task disabled, and a fenced

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Built models (keel/runtime/model_builder.hpp, issue 16 part 3): streams
+// Built models (keel/runtime/model_builder.hpp): streams
 // bound to a model record their work, activation and switch tasks choose at
 // run time which bound streams run, and every rule of the build is checked
 // with the objects left usable. Each test runs on the host and the ACL

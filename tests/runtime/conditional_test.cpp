@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Conditional tasks (keel/runtime/condition.hpp, issue 16 part 4): the
+// Conditional tasks (keel/runtime/condition.hpp): the
 // condition is read when the task runs, IF / WHILE / SWITCH choose their
 // bodies by it, bodies nest and live as long as their parent, and every rule
 // is checked with the objects left usable. Each test runs on the host and

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The external-event pool's lifetime on every backend (issue 14): loans that
+// The external-event pool's lifetime on every backend: loans that
 // outlive their pool.
 #include <catch2/catch.hpp>
 

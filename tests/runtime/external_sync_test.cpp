@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// External sync of models (event_operation::external, issue 16 part 5): a
+// External sync of models (event_operation::external): a
 // default event recorded inside a model so that streams and other models wait
 // on it, and waited on inside a model for a record made outside it; each
 // execution takes its points when it is issued. Every rule is broken once with

@@ -118,7 +118,7 @@ TEST_CASE("host worker wake: a stop request wakes a sleeping worker, which repor
 
 TEST_CASE("host worker wake: a wake-up that finds no work leaves the worker woken by the next task",
           "[runtime][host][wait]") {
-  // The stale wake-up of issue 20: a submitter reads the flag of one sleep,
+  // The stale wake-up: a submitter reads the flag of one sleep,
   // the worker finds that submitter's task without sleeping and goes to
   // sleep again, and only then does the submitter take the wake-up. The
   // worker wakes to an empty ring; it must say again that it sleeps before

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// A model's identity, lifetime and introspection (issue 17, parts 1, 2, 6):
+// A model's identity, lifetime and introspection:
 // id, name, destroy callbacks, abort, streams and tasks, and the dumps. Each
 // rule is broken once, its error checked, and the model shown to execute as
 // before. Every case runs on the host backend and on the ACL backend over

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Careless and hostile use (issue 14), on every backend: each case here was a
+// Careless and hostile use, on every backend: each case here was a
 // silent misbehaviour, a hang or undefined behaviour before, and is now an
 // ordering that holds or a clear keel::error.
 #include <catch2/catch.hpp>

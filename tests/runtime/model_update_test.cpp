@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Per-task and whole-model updates (issue 17, parts 3 and 4): a kernel
+// Per-task and whole-model updates: a kernel
 // task's arguments, a copy's addresses, disabling a task, committed in
 // stream order; a model updated from another capture of the same topology.
 // Each rule is broken once, its error checked, and the model shown to

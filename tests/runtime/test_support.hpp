@@ -136,7 +136,7 @@ struct acl : keel::testing::fixture_defaults {
 #define KEEL_REQUIRE_ERROR KEEL_TESTING_REQUIRE_ERROR
 
 // A test written once for keel's own backends outside the kit (the misuse
-// cases of issue 14 and others that are keel's guarantees more than a
+// cases and others that are keel's guarantees more than a
 // backend's): TestType is the fixture, names end in " - host" / " - acl".
 #ifdef KEEL_ACL_EMULATION_DIR
 #define KEEL_TEST_BACKENDS host, acl

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "keel/acl/detail/handles.hpp"
-#include "keel/acl/device.hpp"
+#include "keel/acl/detail/device.hpp"
 #include "keel/runtime/backend/native.hpp"
 #include "keel/runtime/checked/context.hpp"
 

@@ -20,7 +20,7 @@
 
 #include "keel/acl/detail/capture_state.hpp"
 #include "keel/acl/detail/handles.hpp"
-#include "keel/acl/device.hpp"
+#include "keel/acl/detail/device.hpp"
 #include "keel/acl/task_group.hpp"
 #include "keel/runtime/model_lifetime.hpp"
 #include "keel/runtime/model_tasks.hpp"

@@ -7,12 +7,12 @@
 #pragma once
 
 #include <atomic>
-#include <cstdlib>
 
 #include "keel/core/config.hpp"
 
 #if defined(__linux__)
 #include <linux/membarrier.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #endif
@@ -46,7 +46,7 @@ KEEL_BEGIN_NAMESPACE namespace detail {
 // filter that refuses it) or under ThreadSanitizer (which cannot see a
 // barrier the kernel issues), both sides fall back to seq_cst operations.
 // Ownership: none (static functions). Thread safety: any thread, at any
-// time. Exceptions: none; heavy() aborts if the registered call fails.
+// time. Exceptions: none.
 class asymmetric_fence {
  public:
   // Whether the cheap side may be a compiler barrier. Decided once per
@@ -59,12 +59,19 @@ class asymmetric_fence {
 
   // The cold side: every thread of the process that stored before this
   // call returns is seen to have stored. Only valid when available().
+  // A fence on this side alone would not be enough (the hot side paid only
+  // a compiler barrier), so a refused call falls back to the system-wide
+  // command, which needs no registration and gives the same guarantee more
+  // slowly; once registered, the expedited one fails only for lack of
+  // kernel memory. Should both be refused (a seccomp filter installed after
+  // the registration), it asks again after a yield until one is granted:
+  // waiting is the one answer that neither loses a wake-up nor lets two
+  // threads into a biased lock.
   static void heavy() noexcept {
 #if defined(__linux__) && !defined(KEEL_DETAIL_TSAN)
-    // Registered, so the command cannot fail with EPERM; if it failed
-    // anyway, a full fence on this side alone would not be enough, so abort
-    // rather than lose a wake-up silently.
-    if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) std::abort();
+    while (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0 &&
+           syscall(SYS_membarrier, MEMBARRIER_CMD_SHARED, 0, 0) != 0)
+      sched_yield();
 #endif
   }
 

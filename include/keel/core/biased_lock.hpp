@@ -264,8 +264,8 @@ class self_biased_mutex {
 // unlock early, lock again, owns_lock), always inlined. GCC 12 keeps
 // std::unique_lock<self_biased_mutex>::lock and std::lock_guard's
 // constructor and destructor out of line (their checks for a missing mutex
-// and a second lock make them too big for its heuristics), which cost about
-// 4 ns per captured ACL launch in calls around a section of a few stores.
+// and a second lock make them too big for its heuristics): two calls
+// around a section of a few stores, on every captured ACL launch.
 // Ownership: holds the lock while owns_lock(). Thread safety: one thread's,
 // like std::unique_lock. Exceptions: none (Mutex's lock and unlock are noexcept).
 template <class Mutex>

@@ -158,6 +158,9 @@ class device_state {
   // The device object users see for this state: the one they made while it
   // lives, else a view the state keeps of itself.
   device& facade() noexcept;
+  // Makes the view facade() returns once the owner is gone (by the owner's
+  // constructor, so that facade() never allocates).
+  void make_view();
 
   // The checked layer's capture books (keel/runtime/checked/books.hpp).
   checked::device_books<detail::stream_state*> books;
@@ -245,9 +248,11 @@ class device_state {
   int sleepers_ = 0;  // guarded by pool_mutex_
   std::vector<std::thread> pool_;
   std::atomic<long> refs_{1};
-  device* self_view_ = nullptr;  // made on first need by facade(), deleted with the state
+  // A view the state owns of itself (it does not count as a reference), for
+  // facade() once the owner is gone; made with the state, so that facade()
+  // never allocates, and deleted with it.
+  device* self_view_ = nullptr;
   void delete_view() noexcept;
-  std::mutex self_view_m_;
 };
 }  // namespace detail
 /// @endcond
@@ -267,6 +272,12 @@ class device {
  public:
   /// A host device with @p options (compute workers, limits, spin budget).
   explicit device(device_options options = {}) : state_(new detail::device_state(options)) {
+    try {
+      state_->make_view();
+    } catch (...) {
+      detail::device_state::drop(state_);
+      throw;
+    }
     state_->owner_.store(this, std::memory_order_release);
   }
   device(const device&) = delete;
@@ -314,12 +325,9 @@ class device {
 /// @cond
 inline device& detail::device_state::facade() noexcept {
   if (device* owner = owner_.load(std::memory_order_acquire)) return *owner;
-  std::lock_guard<std::mutex> lock(self_view_m_);
-  // A view the state owns (it does not count as a reference); allocation
-  // failure here is out of memory in a noexcept path: terminate, as new would.
-  if (self_view_ == nullptr) self_view_ = new device(*this, device::view_tag{});
   return *self_view_;
 }
+inline void detail::device_state::make_view() { self_view_ = new device(*this, device::view_tag{}); }
 inline void detail::device_state::delete_view() noexcept { delete self_view_; }
 /// @endcond
 

@@ -492,6 +492,7 @@ class registry final : private detail::registry_hooks {
     std::lock_guard<std::mutex> serial(commit_mutex_);
     std::vector<classified> items = take_staged(ctx);
     std::vector<staged_item> keep;
+    keep.reserve(items.size());  // room for every item: keep_others below cannot allocate
     std::vector<classified> mine;
     std::vector<classified> others;
     for (auto& c : items) {
@@ -507,7 +508,7 @@ class registry final : private detail::registry_hooks {
     // On failure the library's registrations are dropped with `mine` (the
     // loader still has it mapped), the others wait for the next commit.
     scope_exit keep_others{[&]() noexcept {
-      for (auto& c : others) keep.push_back(std::move(c.item));
+      for (auto& c : others) keep.push_back(std::move(c.item));  // within the reserved capacity
       others.clear();
       put_back_noexcept(keep);
     }};

@@ -69,7 +69,7 @@ static_assert(pool_class_of_agrees(1) && pool_class_of_agrees(513) && pool_class
 
 // A pool hit holds its lock for a few dozen instructions, so the lock's own
 // cost is most of a hit: a locked instruction each way (a test-and-set
-// lock's exchange) was about 80 % of an ACL pool hit's time. The pool's lock
+// lock's exchange) costs more than the rest of the hit. The pool's lock
 // is self-biased (keel/core/biased_lock.hpp): the thread that allocates and
 // releases from it almost always (a runner's thread) becomes its owner after
 // a streak of sections and enters them with plain stores; another thread
@@ -131,7 +131,8 @@ class pool_core final : public capture_memory_source<B> {
         max_size_(options.max_size),
         attributes_(options.attributes),
         private_(dev),
-        free_(pool_class_count) {
+        free_(pool_class_count),
+        blocks_per_class_(pool_class_count) {
     if (kind_ == memory_kind::pageable_host)
       throw_error(errc::invalid_parameter, "keel::memory_pool", "a pool holds device or pinned host memory, not pageable");
     if constexpr (runtime_pool::available)
@@ -141,10 +142,9 @@ class pool_core final : public capture_memory_source<B> {
   pool_core& operator=(const pool_core&) = delete;
 
   ~pool_core() override {
-    std::vector<block*> all;
-    for (auto& list : free_)
-      for (block* b : list) all.push_back(b);
-    free_blocks(all, true);
+    // Each list is handed over whole: waiting for every release, free_blocks
+    // destroys each block and puts none back, so nothing is allocated here.
+    for (auto& list : free_) free_blocks(list, true);
     if (dep_event_ != typename B::event_handle{}) B::destroy_event(dep_event_);
     if (exec_event_ != typename B::event_handle{}) B::destroy_event(exec_event_);
     if (last_exec_ != stream_handle{}) pool_unretain<B>(last_exec_);
@@ -214,8 +214,12 @@ class pool_core final : public capture_memory_source<B> {
       // Released inside the capture: the model keeps it; later captures of
       // models that never run concurrently with this one may share it.
       if (b->refs > 1 && !b->in_capture_free) {
-        b->in_capture_free = true;
-        capture_free_.push_back(b);
+        try {
+          capture_free_.push_back(b);
+          b->in_capture_free = true;
+        } catch (...) {
+          // No room to offer it to later captures: the model keeps it unshared.
+        }
       }
       pool_unretain<B>(std::exchange(b->bound, stream_handle{}));
     } else {
@@ -573,7 +577,13 @@ class pool_core final : public capture_memory_source<B> {
         ::keel::detail::throw_composed(errc::out_of_memory, api,
                                        {pool_text(), ": cannot allocate ", bytes, " bytes (size class ", cls,
                                         "): ", reserved_, " of its max_size ", max_size_, " bytes are reserved"});
+      // Room in the class's free list for the new block first (a bad_alloc here changes nothing).
+      const std::size_t index = pool_class_index(cls);
+      free_[index].reserve(blocks_per_class_[index].load(std::memory_order_relaxed) + 1);
+      blocks_per_class_[index].fetch_add(1, std::memory_order_relaxed);
     }
+    auto uncount = make_scope_fail(
+        [&]() noexcept { blocks_per_class_[pool_class_index(cls)].fetch_sub(1, std::memory_order_relaxed); });
     auto fresh = std::make_unique<block>();
     fresh->released.reserve(2);
     try {
@@ -641,7 +651,7 @@ class pool_core final : public capture_memory_source<B> {
     b->shared = false;
     pool_unretain<B>(std::exchange(b->bound, stream_handle{}));
     used_ -= b->cls;
-    free_[b->list].push_back(b);  // capacity for every block is reserved when it is made
+    free_[b->list].push_back(b);  // cannot allocate: the list has room for every block of its class
     if (reserved_ - used_ > attributes_.release_threshold) trim_idle_locked();
     return --holders_ == 0;
   }
@@ -684,6 +694,7 @@ class pool_core final : public capture_memory_source<B> {
   // Returns a block whose releases have all passed to the backend. Caller holds lock_ or owns b.
   void destroy_block(block* b) noexcept {
     clear_releases(b);
+    blocks_per_class_[b->list].fetch_sub(1, std::memory_order_relaxed);
     // Ordered on the pool's own stream, which issued nothing that uses it.
     if constexpr (runtime_pool::available) {
       if (native_ != native_pool_handle{}) {
@@ -739,6 +750,12 @@ class pool_core final : public capture_memory_source<B> {
   basic_stream<B> private_;  // reserves and frees: never captures, never waits on the user's streams but to free
   pool_lock lock_;
   std::vector<std::vector<block*>> free_;
+  // The blocks of each size class that exist (free, handed out or being
+  // made). A free list's capacity is raised to its class's count before a
+  // block is made, so putting a block back into its list never allocates
+  // (drop_locked, free_blocks are noexcept). Atomic: destroy_block may run
+  // without lock_.
+  std::vector<std::atomic<std::size_t>> blocks_per_class_;
   std::vector<block*> capture_free_;
   std::size_t reserved_ = 0, reserved_high_ = 0, used_ = 0, used_high_ = 0;
   std::uint64_t allocations_ = 0, hits_ = 0, backend_allocations_ = 0;
@@ -843,7 +860,6 @@ void pool_core<B>::hand_out(block* b, stream_handle s, std::size_t bytes, pool_m
       b->from_capture = b->refs > 1;
     }
   }
-  free_[b->list].reserve(free_[b->list].size() + 1);
   ++allocations_;
 }
 

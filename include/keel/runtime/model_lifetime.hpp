@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdio>
 #include <exception>
 #include <memory>
 #include <string>
@@ -30,8 +31,10 @@ inline void call_destroy_callback(void (*fn)(void*), void* user) noexcept {
   try {
     fn(user);
   } catch (const std::exception& e) {
-    report_error(errc::task_failed, "keel::model (destroy callback)",
-                 (std::string("a destroy callback threw; the model's other callbacks still run: ") + e.what()).c_str());
+    // Composed in place: a handler that allocated could throw bad_alloc out of this noexcept function.
+    char text[512];
+    std::snprintf(text, sizeof text, "a destroy callback threw; the model's other callbacks still run: %s", e.what());
+    report_error(errc::task_failed, "keel::model (destroy callback)", text);
   } catch (...) {
     report_error(errc::task_failed, "keel::model (destroy callback)",
                  "a destroy callback threw a non-standard exception; the model's other callbacks still run");

@@ -227,9 +227,9 @@ struct argument_describer {
   // Writes every field of @p a, one store each, into the storage the
   // description lives in (a capture's list, a staged update's entry, reused
   // from earlier descriptions, so every field is set). A description built
-  // aside and copied in was measured to stall: the copy's 16-byte loads
-  // span the narrower stores that built it, which the core cannot forward
-  // (about 7 ns per argument on an EPYC guest, per captured ACL launch).
+  // aside and copied in stalls: the copy's 16-byte loads span the narrower
+  // stores that built it, which the core cannot forward (a cost per
+  // argument of every captured ACL launch).
   static void describe_into(kernel_argument& a, const T& value) noexcept {
     a.type = type_name();
     a.cls = argument_class::object;

@@ -13,7 +13,7 @@
 
 #include "keel/acl/api.hpp"
 #include "keel/acl/detail/stream_state.hpp"
-#include "keel/acl/device.hpp"
+#include "keel/acl/detail/device.hpp"
 #include "keel/acl/status.hpp"
 #include "keel/acl/types.hpp"
 #include "keel/core/error.hpp"

@@ -295,7 +295,7 @@ struct model_state : ref_counted {
   // which spins briefly, then yields). Self-biased (keel/core/biased_lock.hpp),
   // as are the update claim's and the table's locks below: a runner's
   // thread that commits per-task updates in a streak enters all three with
-  // plain stores, where three locked instructions were about 60 % of a
+  // plain stores, where three locked instructions would be most of a
   // commit's time; a reader on another thread breaks in with one
   // membarrier(), which ends the ownership.
   keel::detail::self_biased_lock meta_m;

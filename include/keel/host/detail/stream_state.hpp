@@ -33,6 +33,14 @@ using ::keel::detail::biased_lock;
 struct built_state;
 struct model_state;
 
+// Whether the workers of streams made from now on write each slot back
+// after running its task (see stream_state::run_loop). Always true but for
+// the runtime benchmarks, which clear it around making the stream of
+// BM_eager_tiny_no_write_back so that the pair with BM_stream_eager_tiny
+// measures, in one process, what the store buys. Read once per stream, by
+// the thread that makes it.
+inline std::atomic<bool> workers_write_slots_back{true};
+
 struct stream_state : ref_counted {
   explicit stream_state(device_state& d) : dev(&d), id(d.next_id.fetch_add(1)) { d.retain(); }
   ~stream_state() { device_state::drop(dev); }
@@ -41,6 +49,7 @@ struct stream_state : ref_counted {
 
   device_state* dev;
   std::uint64_t id;
+  const bool writes_slots_back = workers_write_slots_back.load(std::memory_order_relaxed);
   task_ring ring;
   worker_wake wake;  // the worker's idle spin and sleep, and its wake-up by submit()
   std::mutex m;
@@ -88,6 +97,14 @@ struct stream_state : ref_counted {
   }
 
   void run() {
+    if (writes_slots_back)
+      run_loop<true>();
+    else
+      run_loop<false>();
+  }
+
+  template <bool WriteBack>
+  void run_loop() {
     std::uint64_t h = 0;
     for (;;) {
       slot* s = ring.ready(h);
@@ -110,15 +127,12 @@ struct stream_state : ref_counted {
       // The worker writes the slot it has run (its sequence, which no one
       // reads until the submitter fills the slot again a lap later; the
       // submitter reuses a slot only after the head published past it, so
-      // after this store). Measured on the 2-core EPYC guest of 2026-12-06,
-      // same stream, same worker: a tiny task cost 20-27 ns without it and
-      // 8-11 ns with it (BM_stream_eager_tiny; a spinning SPSC ring, whose
-      // consumer also writes each slot back, 9-19 ns there). The line then
-      // goes back to the submitter from the worker's cache, modified,
-      // instead of being shared by both until the submitter's next store
-      // invalidates the worker's copy; why that costs so much less on this
-      // CPU was not established. BM_stream_eager_tiny would show it stop helping.
-      s->sequence.store(0, std::memory_order_relaxed);
+      // after this store). The line then goes back to the submitter from the
+      // worker's cache, modified, instead of being shared by both until the
+      // submitter's next store invalidates the worker's copy. What that buys
+      // is measured by BM_stream_eager_tiny against BM_eager_tiny_no_write_back
+      // (the same tasks on a worker started without it) in one run.
+      if constexpr (WriteBack) s->sequence.store(0, std::memory_order_relaxed);
       // Progress is published every 64 tasks (and whenever the worker goes
       // idle): a store per task would bounce the line with a synchronize()
       // polling it.
@@ -130,16 +144,16 @@ struct stream_state : ref_counted {
   // middle of a burst (it drains tiny tasks faster than a submitter issues
   // them). Progress is published at once (a synchronize() spinning on it
   // returns now), then the worker looks again after 1, 2, 4 ... 32
-  // poll_delay()s (63 in all: about 1 us on the 2-core KVM guest of issue
-  // 20 part 6, at most 3 us on a slow core) before it takes the idle path
-  // (a locked store, a clock read, the spin budget, sleep). Why back off:
-  // a worker that re-polls the next slot at once keeps pulling the line its
-  // submitter is writing, and the two fall into step at one line transfer
-  // per task (issue 20 part 6 measured a tiny task at 3x a spinning ring's
-  // cost that way); waiting longer each time lets the submitter fill a run
-  // of slots undisturbed, which the worker then takes in a row. A task that
-  // arrives meanwhile waits at most the current step (32 poll_delay()s,
-  // about 0.5 us there). Waiters already asleep are woken here too (a
+  // poll_delay()s (63 in all: one to a few microseconds) before it takes
+  // the idle path (a locked store, a clock read, the spin budget, sleep).
+  // Why back off: a worker that re-polls the next slot at once keeps
+  // pulling the line its submitter is writing, and the two fall into step
+  // at one line transfer per task (a tiny task then costs several times a
+  // spinning ring's: BM_stream_eager_tiny against
+  // BM_spsc_ring_baseline_tiny); waiting longer each time lets the
+  // submitter fill a run of slots undisturbed, which the worker then takes
+  // in a row. A task that arrives meanwhile waits at most the current step
+  // (32 poll_delay()s, well under a microsecond). Waiters already asleep are woken here too (a
   // relaxed look: the idle path's seq_cst pair is what guarantees the
   // wake-up before the worker sleeps; this one keeps a stream fed without
   // pause from leaving them asleep).

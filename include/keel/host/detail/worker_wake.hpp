@@ -28,8 +28,8 @@ using ::keel::detail::asymmetric_fence;
 // the flag with an exchange and is the only one to take the mutex and
 // notify. Before, every task submitted between the worker's sleep and its
 // waking (tens of microseconds on a loaded machine) found the flag still set
-// and paid a mutex and a futex call; issue 20 counted 5637 such wake-ups
-// for 92 sleeps in one run of a tiny-task benchmark.
+// and paid a mutex and a futex call: many wake-ups per sleep in a stream
+// of tiny tasks.
 //
 // Why no task is left unrun (ready() stays true once a task is in: only the
 // worker takes tasks out). The worker blocks only in cv_.wait(), and before
@@ -62,8 +62,9 @@ using ::keel::detail::asymmetric_fence;
 // submitter take the flag (6) and notify. The worker wakes to an empty
 // ring; had it gone back to cv_.wait() with the flag down (what
 // cv_.wait(lock, predicate) does), the next task would find it down and
-// nobody would wake the worker: the lost wake-up issue 20 saw under
-// AddressSanitizer (3 tasks of 4500), a hang in real use. Re-announcing
+// nobody would wake the worker: a lost wake-up, a hang in real use (the
+// host worker wake test "a wake-up that finds no work leaves the worker
+// woken by the next task" pins it). Re-announcing
 // costs a membarrier() only on a wake-up that finds no work.
 //
 // The barriers (2) and (4): with a ring that publishes lightly (a release

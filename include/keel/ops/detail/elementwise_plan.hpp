@@ -138,9 +138,9 @@ class elementwise_plan final : public plan {
     // No chunk under 64K elements (768 KB of an add): below that, handing
     // half the work to another core costs about what it saves (the other
     // core fetches the lines this one holds, and on the host device the
-    // thread waiting in synchronize() competes with the workers for cores:
-    // on 2 cores a 64K add took 15 us split and 10 us whole, while a 256K
-    // add took 39 us split and 169 us whole).
+    // thread waiting in synchronize() competes with the workers for cores;
+    // the ops benchmarks' add sweep across sizes shows where splitting
+    // starts to pay).
     chunk_ = chunk_items(static_cast<std::size_t>(numel_),
                          workers <= 1 ? 1 : workers > SIZE_MAX / 4 ? SIZE_MAX : workers * 4, min_chunk_items);
     // Kernels decide per call whether to stream their output past the

@@ -27,8 +27,8 @@ KEEL_BEGIN_NAMESPACE namespace ops::detail {
  * Launches take references from a prepaid batch (lease()) rather than from
  * the count itself: the count is then written by the threads that end
  * tasks (a stream's worker) and, once per batch, by the launching thread,
- * instead of moving between the two cores at every call (measured: that
- * transfer was half the cost of a cache hit).
+ * instead of moving between the two cores at every call (a transfer that
+ * would cost as much as the rest of a cache hit).
  */
 template <class Plan>
 class basic_shared_plan {

@@ -174,9 +174,9 @@ struct backend : protected Native {
    * by reference to a call that is not inlined, it was built on the stack
    * at every launch (GCC 12), or the whole launch was called out of line
    * (Clang 14), and those stores queued behind the slot's in the store
-   * buffer: on the 2-core EPYC guest of 2026-12-06 an eager launch cost
-   * 21-31 ns through here and 8-14 ns through the native call; now the same
-   * as the native call (BM_stream_eager_launch against BM_native_eager_launch).
+   * buffer, costing about twice the native call. BM_stream_eager_launch
+   * against BM_native_eager_launch is the pair that shows this path costs
+   * what the native call does.
    */
   template <class F>
   KEEL_ALWAYS_INLINE static void launch_kernel(stream_handle s, kernel_kind kind, F&& f) {

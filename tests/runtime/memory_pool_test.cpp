@@ -587,6 +587,127 @@ KEEL_BACKEND_TEST("memory pool: the sharing rule holds through a model's views, 
   CHECK(pool.statistics().used == 0);
 }
 
+// The sharing rule's check and the issue are one step for other threads:
+// two threads executing two models that share memory, each on its own
+// stream, at the same moment, never both get through (one is refused while
+// the other's is issued or unfinished). Each model begins by waiting for
+// the round to be opened, after both calls returned: both accepted in one
+// round would run at once.
+KEEL_BACKEND_TEST("memory pool: executions of models sharing memory on two threads never run concurrently",
+                  "[runtime][memory_pool][model][concurrency]") {
+  KEEL_USING_BACKEND(TestType);
+  pool_of<TestType> pool{dev, {"shared-threads"}};
+  stream s{dev};
+  std::atomic<bool> open{false};
+  auto capture_one = [&] {
+    capture_scope capture{s, pool};
+    auto tmp = pool.allocate(s, 64 * kib);  // released inside the capture: shared with later captures
+    s.launch_host([&open] {
+      while (!open.load()) std::this_thread::yield();
+    });
+    tmp.reset();
+    return capture.end();
+  };
+  model a = capture_one();
+  model b = capture_one();
+  constexpr int rounds = 300;
+  std::atomic<int> arrived{0}, refused{0}, both{0}, other_errors{0};
+  std::vector<std::atomic<int>> accepted(rounds);
+  // Both threads pass each meeting together (spinning: a sleep would let
+  // one thread's call finish before the other's begins).
+  auto meet = [&](int& meetings) {
+    ++meetings;
+    ++arrived;
+    while (arrived.load() < 2 * meetings) std::this_thread::yield();
+  };
+  auto run = [&](model& m, bool opener) {
+    stream mine{dev};
+    int meetings = 0;
+    for (int i = 0; i < rounds; ++i) {
+      meet(meetings);
+      try {
+        m.execute(mine);
+        if (++accepted[static_cast<std::size_t>(i)] == 2) ++both;
+      } catch (const keel::error& e) {
+        if (e.code() == keel::make_error_code(keel::errc::invalid_state)) {
+          ++refused;
+        } else {
+          ++other_errors;
+        }
+      }
+      meet(meetings);  // both calls returned
+      if (opener) open = true;
+      mine.synchronize();
+      meet(meetings);  // both executions ended
+      if (opener) open = false;
+    }
+  };
+  std::thread other([&] { run(b, false); });
+  run(a, true);
+  other.join();
+  CHECK(both.load() == 0);
+  CHECK(refused.load() == rounds);
+  CHECK(other_errors.load() == 0);
+  a.reset();
+  b.reset();
+  s.synchronize();
+  CHECK(pool.statistics().used == 0);
+}
+
+// The refusal's advice works: a stream that waits on an event recorded after
+// the other model's execution is ordered behind it, and the pool accepts it.
+// A wait on an event recorded before that execution orders nothing.
+KEEL_BACKEND_TEST("memory pool: models sharing memory ordered with an event wait may execute on two streams",
+                  "[runtime][memory_pool][model]") {
+  KEEL_USING_BACKEND(TestType);
+  stream s{dev}, t{dev};
+  pool_of<TestType> pool{dev, {"shared-ordered"}};
+  static const float one = 1.0f, two = 2.0f;
+  auto out = pool.allocate(s, sizeof(float));
+  auto capture_one = [&](float alpha) {
+    capture_scope capture{s, pool};
+    auto tmp = pool.allocate(s, 64 * kib);  // released inside the capture: shared with later captures
+    auto* t0 = tmp.template data_as<float>();
+    TestType::axpy(s, t0, &one, &two, alpha);
+    TestType::axpy(s, out.template data_as<float>(), t0, &one, 0.0f);
+    tmp.reset();
+    return capture.end();
+  };
+  model a = capture_one(1.0f);
+  model b = capture_one(2.0f);
+  event before{dev}, after{dev};
+  keel_test::gate g;
+  g.hold(s.ref());
+  before.record(s);
+  a.execute(s);
+  t.wait(before);  // recorded before a's execution: orders nothing
+  KEEL_REQUIRE_ERROR(b.execute(t), keel::errc::invalid_state, "record one on stream");
+  after.record(s);
+  t.wait(after);
+  b.execute(t);  // ordered behind a: accepted although a has not finished
+  float* result = out.template data_as<float>();
+  g.open();
+  t.synchronize();
+  CHECK(*result == 5.0f);  // b ran after a (a alone would leave 3)
+  // And back: s ordered behind b's execution on t.
+  keel_test::gate h;
+  h.hold(t.ref());
+  b.execute(t);
+  KEEL_REQUIRE_ERROR(a.execute(s), keel::errc::invalid_state, "concurrently");
+  after.record(t);
+  s.wait(after);
+  a.execute(s);
+  h.open();
+  s.synchronize();
+  CHECK(*result == 3.0f);
+  a.reset();
+  b.reset();
+  out.reset();
+  s.synchronize();
+  t.synchronize();
+  CHECK(pool.statistics().used == 0);
+}
+
 // ---- per-stream allocators ---------------------------------------------------
 
 KEEL_BACKEND_TEST("memory pool: a registration makes the pool its stream's allocator until it is dropped",

@@ -274,6 +274,14 @@ struct backend : protected Native {
   static void synchronize_for(event_handle e, std::chrono::microseconds timeout);
   /** Milliseconds between two completed timing events. */
   static float elapsed_ms(event_handle start, event_handle end);
+  /**
+   * A plain record made for a pool's sharing rule: from now on plain records
+   * and waits on @p s's device keep stream order (record marks and what each
+   * stream waited for); returns this record's mark on @p s.
+   */
+  static std::uint64_t record_ordered(event_handle e, stream_handle s);
+  /** Whether @p s waited plainly on an event recorded on @p on at or after mark @p mark (record_ordered). */
+  static bool waited_for(stream_handle s, stream_handle on, std::uint64_t mark) noexcept;
 
   // ---- capture and models ------------------------------------------------------
 
@@ -283,35 +291,21 @@ struct backend : protected Native {
   static void destroy_model(model_handle m) noexcept;
   // The pool's sharing rule applies to every execution, through the owner
   // or a view: the memory is in the model's books, where both reach it.
+  // The memory is held, not only pointed at: a host function of the model
+  // may destroy the model (and its books) before after_execute runs.
   static void execute(model_handle m, stream_handle s) {
-    model_memory_t* const memory = model_memory(m);
-    if (memory != nullptr) memory->before_execute(s);
-    if constexpr (keeps_uses) {
-      // The table this execution runs with stays until the stream passes it
-      // (captured: as long as the outer model), whatever updates do meanwhile.
-      const std::shared_ptr<model_uses>& uses = N::books(m).uses;
-      std::shared_ptr<void> table = uses ? uses->snapshot() : nullptr;
-      if (N::books(s).redirect.load(std::memory_order_acquire) == 0) {
-        N::execute(m, s);
-        if (table) N::keep_with_work(s, std::move(table));
-      } else {
-        issue(s, task_kind::model, "keel::model::execute", [&] {
-          std::vector<std::shared_ptr<void>>& kept = N::books(s).session->uses;
-          if (table) kept.reserve(kept.size() + 1);
-          N::captured_execute(m, s);
-          if (table) kept.push_back(std::move(table));  // reserved: cannot throw
-        });
-      }
-    } else {
-      if (N::books(s).redirect.load(std::memory_order_acquire) == 0) {
-        N::execute(m, s);
-      } else {
-        issue(s, task_kind::model, "keel::model::execute", [&] { N::captured_execute(m, s); });
-      }
+    const std::shared_ptr<void>& books_memory = N::books(m).memory;
+    if (!books_memory) return execute_issue(m, s);
+    const std::shared_ptr<model_memory_t> memory = std::static_pointer_cast<model_memory_t>(books_memory);
+    memory->before_execute(s);
+    try {
+      execute_issue(m, s);
+    } catch (...) {
+      memory->execute_failed(s);
+      throw;
     }
-    if (memory != nullptr) memory->after_execute(s);
+    memory->after_execute(s);
   }
-
   // The pool memory a capture took (keel/runtime/model_memory.hpp), in the model's books.
   using model_memory_t = ::keel::detail::model_memory<stream_handle>;
   static model_memory_t* model_memory(model_handle m) noexcept {
@@ -389,6 +383,35 @@ struct backend : protected Native {
  private:
   using device_books_t = device_books<stream_handle>;
   using capture_t = capture_books<stream_handle>;
+
+  static void note_waited(stream_handle s, const event_books<stream_handle>& eb) noexcept;
+
+  // execute()'s issue, after the pool's claim.
+  static void execute_issue(model_handle m, stream_handle s) {
+    if constexpr (keeps_uses) {
+      // The table this execution runs with stays until the stream passes it
+      // (captured: as long as the outer model), whatever updates do meanwhile.
+      const std::shared_ptr<model_uses>& uses = N::books(m).uses;
+      std::shared_ptr<void> table = uses ? uses->snapshot() : nullptr;
+      if (N::books(s).redirect.load(std::memory_order_acquire) == 0) {
+        N::execute(m, s);
+        if (table) N::keep_with_work(s, std::move(table));
+      } else {
+        issue(s, task_kind::model, "keel::model::execute", [&] {
+          std::vector<std::shared_ptr<void>>& kept = N::books(s).session->uses;
+          if (table) kept.reserve(kept.size() + 1);
+          N::captured_execute(m, s);
+          if (table) kept.push_back(std::move(table));  // reserved: cannot throw
+        });
+      }
+    } else {
+      if (N::books(s).redirect.load(std::memory_order_acquire) == 0) {
+        N::execute(m, s);
+      } else {
+        issue(s, task_kind::model, "keel::model::execute", [&] { N::captured_execute(m, s); });
+      }
+    }
+  }
 
   // ---- issuing work that is captured or staged ----------------------------------
 

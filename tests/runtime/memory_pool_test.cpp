@@ -146,6 +146,46 @@ KEEL_BACKEND_TEST("memory pool: internal dependencies reuse a block and order th
   s.synchronize();
 }
 
+// Under the default attributes a block released on a stream whose work has
+// not passed the release is handed to another stream behind an internal
+// dependency: ready for that stream's work, not for the host. The host
+// writes after wait_for_host(), which waits for the stream's order; before
+// it, the other stream's in-flight work still owns the block.
+KEEL_BACKEND_TEST("memory pool: wait_for_host lets the host touch an allocation once its stream's order allows",
+                  "[runtime][memory_pool]") {
+  KEEL_USING_BACKEND(TestType);
+  stream s{dev}, t{dev};
+  pool_of<TestType> pool{dev, {"host-access"}};
+  keel_test::gate g;
+  std::atomic<bool> late_write_done{false};
+  void* first = nullptr;
+  {
+    auto a = pool.allocate(s, 8 * kib);
+    first = a.data();
+    g.hold(s.ref());
+    s.launch_host([p = a.template data_as<int>(), &late_write_done] {
+      p[0] = -1;  // s's in-flight work, still writing the block after its release was issued
+      late_write_done = true;
+    });
+  }  // released on s, behind the gated work
+  auto b = pool.allocate(t, 8 * kib);
+  REQUIRE(b.data() == first);  // reused across streams behind an internal dependency
+  CHECK_FALSE(late_write_done.load());  // a host write now would land under s's work
+  std::thread opener([&g] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    g.open();
+  });
+  b.wait_for_host();
+  CHECK(late_write_done.load());
+  b.template data_as<int>()[0] = 42;
+  opener.join();
+  s.synchronize();
+  t.synchronize();
+  CHECK(b.template data_as<int>()[0] == 42);
+  b.reset();
+  KEEL_REQUIRE_ERROR(b.wait_for_host(), keel::errc::invalid_handle, "wait_for_host");
+}
+
 KEEL_BACKEND_TEST("memory pool: trim_to frees idle memory and refuses to go below what is in use",
                   "[runtime][memory_pool]") {
   KEEL_USING_BACKEND(TestType);

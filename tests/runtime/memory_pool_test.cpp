@@ -653,12 +653,13 @@ KEEL_BACKEND_TEST("memory pool: executions of models sharing memory on two threa
   constexpr int rounds = 300;
   std::atomic<int> arrived{0}, refused{0}, both{0}, other_errors{0};
   std::vector<std::atomic<int>> accepted(rounds);
-  // Both threads pass each meeting together (spinning: a sleep would let
-  // one thread's call finish before the other's begins).
+  // Both threads pass each meeting together (spinning without yielding: a
+  // thread that yields may lose its processor until the other's call ended).
   auto meet = [&](int& meetings) {
     ++meetings;
     ++arrived;
-    while (arrived.load() < 2 * meetings) std::this_thread::yield();
+    while (arrived.load() < 2 * meetings) {
+    }
   };
   auto run = [&](model& m, bool opener) {
     stream mine{dev};
@@ -749,6 +750,50 @@ KEEL_BACKEND_TEST("memory pool: models sharing memory ordered with an event wait
 }
 
 // ---- per-stream allocators ---------------------------------------------------
+
+// A registration should not outlive its pool or its stream; when it does,
+// nothing dangles: a destroyed pool is refused by name (the registration
+// holds its books), and a destroyed stream ends the registration with it,
+// so that a new stream (often at the dead one's address) inherits nothing
+// and the old registration's end leaves the new one's alone.
+KEEL_BACKEND_TEST("memory pool: a registration outliving its pool or its stream is refused or ended and never inherited",
+                  "[runtime][memory_pool][allocator]") {
+  KEEL_USING_BACKEND(TestType);
+  using backend = typename TestType::backend;
+  using registration = keel::basic_allocator_registration<backend>;
+  pool_of<TestType> theirs{dev, {"client B"}};
+  {
+    stream s{dev};
+    auto gone = std::make_unique<pool_of<TestType>>(dev, keel::pool_options{"client gone"});
+    registration r{s, *gone};
+    gone.reset();
+    CHECK_FALSE(keel::registered_pool<backend>(s));
+    KEEL_REQUIRE_ERROR(keel::allocate_workspace<backend>(s, kib), keel::errc::invalid_state,
+                       "(client gone) was destroyed");
+    CHECK(r);  // still registered: dropping it unregisters
+    r.reset();
+    KEEL_REQUIRE_ERROR(keel::allocate_workspace<backend>(s, kib), keel::errc::invalid_state, "no registered allocator");
+    s.synchronize();
+  }
+  pool_of<TestType> mine{dev, {"client A"}};
+  for (int round = 0; round < 4; ++round) {
+    auto dead = std::make_unique<stream>(dev);
+    registration old{*dead, mine};
+    dead.reset();
+    CHECK_FALSE(old);
+    CHECK_FALSE(old.stream());
+    stream fresh{dev};  // often at the dead stream's address
+    CHECK_FALSE(keel::registered_pool<backend>(fresh));
+    registration mine_now{fresh, theirs};
+    old.reset();  // ended with its stream: leaves fresh's registration alone
+    CHECK(keel::registered_pool<backend>(fresh) == theirs.ref());
+    auto ws = keel::allocate_workspace<backend>(fresh, kib);
+    CHECK(ws.from(theirs));
+    ws.reset();
+    fresh.synchronize();
+  }
+  CHECK(mine.statistics().used == 0);
+}
 
 KEEL_BACKEND_TEST("memory pool: a registration makes the pool its stream's allocator until it is dropped",
                   "[runtime][memory_pool][allocator]") {

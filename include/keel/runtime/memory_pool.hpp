@@ -245,6 +245,9 @@ class basic_memory_pool_ref {
       detail::pool_core<B>::unhold_and_delete(static_cast<detail::pool_core<B>*>(p));
     });
   }
+  // Whether the pool object was destroyed while something still holds the
+  // pool (a registration holding it through capture_source()).
+  bool owner_destroyed() const noexcept { return core_ != nullptr && core_->owner_gone(); }
   /// @endcond
 
  private:
@@ -306,7 +309,10 @@ class basic_memory_pool : public basic_memory_pool_ref<B> {
   basic_memory_pool_ref<B> ref() const noexcept { return basic_memory_pool_ref<B>(this->core_); }
   /** @brief Destroys the pool now (deferred while its memory is held); empty afterwards. Throws: nothing. */
   void reset() noexcept {
-    if (auto* c = std::exchange(this->core_, nullptr)) detail::pool_core<B>::unhold_and_delete(c);
+    if (auto* c = std::exchange(this->core_, nullptr)) {
+      c->owner_left();
+      detail::pool_core<B>::unhold_and_delete(c);
+    }
   }
   /// Exchanges what this and the other pool hold.
   void swap(basic_memory_pool& other) noexcept { std::swap(this->core_, other.core_); }

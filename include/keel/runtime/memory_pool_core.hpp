@@ -311,6 +311,10 @@ class pool_core final : public capture_memory_source<B> {
     self_biased_section lock(lock_);
     return holders_;
   }
+  // The pool object was destroyed (its memory may still be held): what
+  // holds the pool without owning it (an allocator registration) refuses.
+  void owner_left() noexcept { owner_gone_.store(true, std::memory_order_release); }
+  bool owner_gone() const noexcept { return owner_gone_.load(std::memory_order_acquire); }
 
   // ---- captures ----------------------------------------------------------
 
@@ -788,7 +792,8 @@ class pool_core final : public capture_memory_source<B> {
   std::vector<block*> capture_free_;
   std::size_t reserved_ = 0, reserved_high_ = 0, used_ = 0, used_high_ = 0;
   std::uint64_t allocations_ = 0, hits_ = 0, backend_allocations_ = 0;
-  std::size_t holders_ = 1;  // the pool object, live blocks, models and capture scopes
+  std::size_t holders_ = 1;  // the pool object, live blocks, models, capture scopes and allocator registrations
+  std::atomic<bool> owner_gone_{false};
   typename B::event_handle dep_event_{};
   native_pool_handle native_{};
   stream_handle passed_here_{};  // the stream whose host callable runs the teardown

@@ -112,6 +112,7 @@ struct backend : protected Native {
   // ---- streams ---------------------------------------------------------------
 
   static void destroy_stream(stream_handle s) noexcept {
+    if (void (*hook)(stream_handle) = take_stream_destroy_hook(s)) hook(s);
     if constexpr (keel::detail::is_detected_v<detail::is_adopted_call, N>) {
       if (N::is_adopted(s)) return N::destroy_stream(s);  // keel never ends what it did not make
     }
@@ -140,6 +141,17 @@ struct backend : protected Native {
     }
     sb.destroyed.store(true, std::memory_order_release);
     N::destroy_stream(s);
+  }
+
+  /**
+   * Sets the function destroy_stream calls (once, before the stream goes)
+   * for @p s: a registry keyed by stream handles drops the stream's entry,
+   * so that a new stream at the same address inherits nothing. One per
+   * stream; null clears it.
+   */
+  static void set_stream_destroy_hook(stream_handle s, void (*hook)(stream_handle)) noexcept {
+    std::lock_guard<books_mutex> lock(N::books(N::device_of(s)).m);
+    N::books(s).on_destroy = hook;
   }
 
   static void synchronize(stream_handle s) {
@@ -385,6 +397,10 @@ struct backend : protected Native {
   using capture_t = capture_books<stream_handle>;
 
   static void note_waited(stream_handle s, const event_books<stream_handle>& eb) noexcept;
+  static auto take_stream_destroy_hook(stream_handle s) noexcept {
+    std::lock_guard<books_mutex> lock(N::books(N::device_of(s)).m);
+    return std::exchange(N::books(s).on_destroy, nullptr);
+  }
 
   // execute()'s issue, after the pool's claim.
   static void execute_issue(model_handle m, stream_handle s) {

@@ -130,6 +130,9 @@ struct stream_books {
   // mark of a record there that a plain wait here waited for.
   std::uint64_t records = 0;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> waited;
+  // Called by destroy_stream before the stream goes, when set (a per-stream
+  // allocator registry drops its entry); guarded by the device books' mutex.
+  void (*on_destroy)(Stream) = nullptr;
   /// @endcond
 };
 

@@ -93,8 +93,9 @@ enum class op_kind : std::uint8_t {
   fence_new,      // a: capturing stream, b: group size (bit 0), kinds (1-2), workspace (3): a new fenced model
   fence_exec,     // a: stream, c: update stream: the fenced model's execution, then apply() with nothing staged;
                   // then synchronizes c (second)
-  fence_apply,    // a: update stream, b: what is staged first (0-5, see the reference; 6: apply() alone, refused),
-                  // c: the execution's stream: stage, execute, apply(); then synchronizes a (second)
+  fence_apply,    // a: update stream, b: what is staged first (0-5, see the reference; 6: apply() alone, refused;
+                  // 7: stage, execute, then the fenced model goes instead of apply()), c: the execution's stream:
+                  // stage, execute, apply(); then synchronizes a (second; 7: c)
   task_args,      // a: model, b: task (bits 0-5; bit 6: an argument of the wrong type; bit 7: a task the model does
                   // not have), c: commit stream: set_arguments (the kernel then logs this op's token); then
                   // synchronizes c (second)
@@ -783,7 +784,9 @@ class reference {
         // a fence that does not exist; 4 the first kernel of another kind;
         // 5 one kernel too many), execute on the execution stream, apply()
         // on the update stream. b 6: apply() alone, which every issued
-        // execution having its signal refuses. fence_exec: nothing staged.
+        // execution having its signal refuses. b 7: as 1, but the fenced
+        // model is destroyed instead of apply(), its execution still waiting
+        // at the fence. fence_exec: nothing staged.
         const bool step = o.kind == op_kind::fence_exec;
         const int variant = step ? 0 : o.b;
         const int ui = step ? o.c : o.a, ei = step ? o.a : o.c;
@@ -813,6 +816,15 @@ class reference {
         if (!s.alive) return err(keel::errc::invalid_handle);
         if (s.cap >= 0) return unsupported();
         if (s.upd_group >= 0) return err(keel::errc::update_violation);
+        if (variant == 7) {
+          // The destruction signals the waiting execution (it runs the group
+          // as it stands: the staged replacement goes with the fenced model)
+          // and waits for it; then the execution's stream is synchronized.
+          run_nodes(model_recs_[fence_.model].nodes, s, s.failed);
+          model_recs_[fence_.model].alive = false;
+          fence_ = rfence{};
+          return sync_after(s, index, r);
+        }
         // The execution waits at the fence for this step's apply(): one the
         // update stream would refuse (or that shares the execution's stream)
         // would leave it waiting until the fenced model goes.
@@ -1753,6 +1765,12 @@ class runner {
       if (r.first != 0) return;
       r.first = code_of([&] { fm_->execute(s); });
       if (r.first != 0) return;
+      if (variant == 7) {
+        fm_.reset();  // with the execution waiting at the fence: it is signalled, not left to hang
+        fm_.emplace(dev_);
+        r.second = code_of([&] { s.synchronize(); });
+        return;
+      }
     }
     r.first = code_of([&] { fm_->apply(u); });
     if (r.first == 0 || r.first == static_cast<int>(keel::errc::update_violation))
@@ -2287,7 +2305,7 @@ class generator {
         // Sometimes on a capturing or dead stream: refused, with what was staged kept.
         o.a = static_cast<std::uint8_t>(chance(15) ? pick(n_streams)
                                                    : slot(n_streams, [&](int s) { return alive(s) && !ref.capturing(s); }));
-        o.b = static_cast<std::uint8_t>(chance(50) ? pick(2) : pick(7));
+        o.b = static_cast<std::uint8_t>(chance(50) ? pick(2) : pick(8));
         o.c = static_cast<std::uint8_t>(slot(n_streams, [&](int s) { return s != o.a && alive(s) && !ref.capturing(s); }));
         break;
       default: break;
@@ -2361,6 +2379,7 @@ class generator {
         for (int step = 0; step < 2 + pick(3); ++step) {
           push(op{op_kind::fence_apply, th(), u, static_cast<std::uint8_t>(chance(60) ? 1 : pick(6)), 0, x});
           if (chance(25)) push(op{op_kind::fence_apply, th(), u, 6, 0, x});  // apply() alone: refused
+          if (chance(10)) push(op{op_kind::fence_apply, th(), u, 7, 0, x});  // goes with an execution waiting
           if (chance(50)) push(op{op_kind::fence_exec, th(), x, 0, 0, u});
         }
         if (chance(50)) push(op{op_kind::sync, th(), x, 0, 0});

@@ -39,6 +39,7 @@
 #include <thread>
 #include <vector>
 
+#include "keel/host/memory_pool.hpp"
 #include "keel/ops/operator_task.hpp"
 #include "keel/runtime.hpp"
 
@@ -103,6 +104,10 @@ enum class op_kind : std::uint8_t {
                   // which the kernels do not take, or for an odd token a keel::ops::basic_operator_task, which
                   // takes an operator's launch only), whose update() commits on c; then synchronizes c (second)
   memset,         // a: stream: memset_async sets the call's own byte (by its token) to 1; captured as a task
+  pool_share,     // a: variant: two models captured into one pool of its own share its memory, executed on two
+                  // streams of its own while the first is held: 0 unordered (refused), 1 after a wait on an
+                  // event recorded after the first (accepted, runs after it), 2 from two threads at once (one
+                  // refused); the models and streams go at the end of the call
   count_
 };
 
@@ -114,7 +119,7 @@ inline const char* name_of(op_kind k) {
                                       "drop_group",  "upd_begin",   "upd_end",     "record_ext",  "wait_ext",
                                       "build",       "cond",        "set_value",   "ctx_new",     "ctx_close",
                                       "ctx_stream",  "upd_model",   "task_disable", "fence_new",  "fence_exec",
-                                      "fence_apply", "task_args", "task_handle", "memset"};
+                                      "fence_apply", "task_args", "task_handle", "memset",      "pool_share"};
   static_assert(sizeof names / sizeof names[0] == static_cast<std::size_t>(op_kind::count_));
   return names[static_cast<int>(k)];
 }
@@ -219,6 +224,7 @@ inline std::string describe(const op& o) {
     case op_kind::fence_apply:
       return s + " on s" + std::to_string(o.a) + " stage " + std::to_string(o.b) + " after an execution on s" +
              std::to_string(o.c) + " #" + std::to_string(o.token);
+    case op_kind::pool_share: return s + " variant " + std::to_string(o.a);
     default: return s;
   }
 }
@@ -777,6 +783,13 @@ class reference {
         fence_.present = true;
         return r;
       }
+      case op_kind::pool_share:
+        // Its own streams and pool: only the device's model limit and the
+        // captures in progress (whose modes may refuse its synchronizes) reach it.
+        if (!capture_order_.empty() || group_stream_ >= 0) return unsupported();
+        if (live_models() + 2 > max_live_models) return unsupported();
+        if (o.a == 0) return err(keel::errc::invalid_state);
+        return r;
       case op_kind::fence_exec:
       case op_kind::fence_apply: {
         // One step: stage (fence_apply's b: 0 nothing; 1 a replacement of
@@ -1558,6 +1571,7 @@ class runner {
       case op_kind::task_handle: kernel_task_update(o, r); break;
       case op_kind::fence_new: r.first = code_of([&] { fence_new(o); }); break;
       case op_kind::fence_exec: case op_kind::fence_apply: fence_step(o, r); break;
+      case op_kind::pool_share: r.first = pool_share(o.a); break;
       default: break;
     }
     return r;
@@ -1717,6 +1731,58 @@ class runner {
       task.update(streams_[o.c], o.token);
     });
     if (r.first == 0 && named) r.second = code_of([&] { streams_[o.c].synchronize(); });
+  }
+
+  // See op_kind::pool_share. The models' first task holds the device's one
+  // compute worker until the call has issued what it checks; the answer is
+  // the decisive call's errc, or a code no errc has when the pool let two
+  // executions run at once or out of order.
+  int pool_share(int variant) {
+    static constexpr int overlapped = 1000;
+    keel::host::memory_pool pool{dev_, {"pool_share"}};
+    keel::host::stream s{dev_}, t{dev_};
+    std::atomic<bool> open{false};
+    std::vector<int> ran;
+    std::mutex ran_m;
+    auto capture = [&](int which) {
+      keel::host::capture_scope scope{s, pool};
+      auto tmp = pool.allocate(s, 4096);  // released inside the capture: the next capture shares it
+      s.launch_host([&open, &ran, &ran_m, which] {
+        while (!open.load()) std::this_thread::yield();
+        std::lock_guard<std::mutex> lock(ran_m);
+        ran.push_back(which);
+      });
+      tmp.reset();
+      return scope.end();
+    };
+    keel::host::model a = capture(0), b = capture(1);
+    int answer = 0;
+    if (variant == 2) {
+      std::atomic<int> refused{0}, ready{0};
+      auto run = [&](keel::host::model& m, keel::host::stream& on) {
+        ++ready;
+        while (ready.load() < 2) {
+        }
+        if (code_of([&] { m.execute(on); }) == static_cast<int>(keel::errc::invalid_state)) ++refused;
+      };
+      std::thread other([&] { run(b, t); });
+      run(a, s);
+      other.join();
+      answer = refused.load() == 1 ? 0 : overlapped;
+    } else {
+      a.execute(s);
+      if (variant == 1) {
+        keel::host::event after{dev_};
+        after.record(s);
+        t.wait(after);
+      }
+      answer = code_of([&] { b.execute(t); });
+    }
+    open = true;
+    s.synchronize();
+    t.synchronize();
+    if (variant == 1 && answer == 0 && ran != std::vector<int>{0, 1}) answer = overlapped;
+    return answer;
   }
 
   // See op_kind::fence_new: the old fenced model goes first.
@@ -2167,7 +2233,7 @@ class generator {
         {op_kind::wait_ext, 3},    {op_kind::build, 3},         {op_kind::cond, 4},        {op_kind::set_value, 2},
         {op_kind::ctx_new, 2},     {op_kind::ctx_close, 1},     {op_kind::ctx_stream, 3},  {op_kind::upd_model, 3},
         {op_kind::task_disable, 3}, {op_kind::fence_new, 1},    {op_kind::fence_exec, 2},  {op_kind::fence_apply, 2},
-        {op_kind::task_args, 3},   {op_kind::task_handle, 3},   {op_kind::memset, 4}};
+        {op_kind::task_args, 3},   {op_kind::task_handle, 3},   {op_kind::memset, 4},      {op_kind::pool_share, 2}};
     int total = 0;
     for (const auto& w : weights) total += w.second;
     int x = pick(total);
@@ -2308,6 +2374,7 @@ class generator {
         o.b = static_cast<std::uint8_t>(chance(50) ? pick(2) : pick(8));
         o.c = static_cast<std::uint8_t>(slot(n_streams, [&](int s) { return s != o.a && alive(s) && !ref.capturing(s); }));
         break;
+      case op_kind::pool_share: o.a = static_cast<std::uint8_t>(pick(3)); break;
       default: break;
     }
     return o;

@@ -108,6 +108,10 @@ enum class op_kind : std::uint8_t {
                   // streams of its own while the first is held: 0 unordered (refused), 1 after a wait on an
                   // event recorded after the first (accepted, runs after it), 2 from two threads at once (one
                   // refused); the models and streams go at the end of the call
+  abort_nested,   // a: depth (0: a WHILE loop whose condition nothing clears; 1: that loop in an IF body): a
+                  // model on streams of its own, executed, aborted once the loop runs; the stream's synchronize
+                  // reports task_failed (first outcome); with the condition cleared the model runs again and
+                  // the synchronize succeeds (second)
   count_
 };
 
@@ -119,7 +123,7 @@ inline const char* name_of(op_kind k) {
                                       "drop_group",  "upd_begin",   "upd_end",     "record_ext",  "wait_ext",
                                       "build",       "cond",        "set_value",   "ctx_new",     "ctx_close",
                                       "ctx_stream",  "upd_model",   "task_disable", "fence_new",  "fence_exec",
-                                      "fence_apply", "task_args", "task_handle", "memset",      "pool_share"};
+                                      "fence_apply", "task_args", "task_handle", "memset",      "pool_share", "abort_nested"};
   static_assert(sizeof names / sizeof names[0] == static_cast<std::size_t>(op_kind::count_));
   return names[static_cast<int>(k)];
 }
@@ -225,6 +229,7 @@ inline std::string describe(const op& o) {
       return s + " on s" + std::to_string(o.a) + " stage " + std::to_string(o.b) + " after an execution on s" +
              std::to_string(o.c) + " #" + std::to_string(o.token);
     case op_kind::pool_share: return s + " variant " + std::to_string(o.a);
+    case op_kind::abort_nested: return s + " depth " + std::to_string(o.a);
     default: return s;
   }
 }
@@ -789,6 +794,13 @@ class reference {
         if (!capture_order_.empty() || group_stream_ >= 0) return unsupported();
         if (live_models() + 2 > max_live_models) return unsupported();
         if (o.a == 0) return err(keel::errc::invalid_state);
+        return r;
+      case op_kind::abort_nested:
+        // Its own streams: only the device's model limit and the captures
+        // in progress reach it. abort() ends the loop, whatever its depth.
+        if (!capture_order_.empty() || group_stream_ >= 0) return unsupported();
+        if (live_models() + 1 > max_live_models) return unsupported();
+        r.out = {static_cast<int>(keel::errc::task_failed), 0};
         return r;
       case op_kind::fence_exec:
       case op_kind::fence_apply: {
@@ -1572,6 +1584,7 @@ class runner {
       case op_kind::fence_new: r.first = code_of([&] { fence_new(o); }); break;
       case op_kind::fence_exec: case op_kind::fence_apply: fence_step(o, r); break;
       case op_kind::pool_share: r.first = pool_share(o.a); break;
+      case op_kind::abort_nested: abort_nested(o.a, r); break;
       default: break;
     }
     return r;
@@ -1783,6 +1796,49 @@ class runner {
     t.synchronize();
     if (variant == 1 && answer == 0 && ran != std::vector<int>{0, 1}) answer = overlapped;
     return answer;
+  }
+
+  // See op_kind::abort_nested. Bounded waits: a loop the abort did not reach
+  // answers timeout instead of hanging the run.
+  void abort_nested(int depth, outcome& r) {
+    using B = keel::host::backend;
+    keel::host::stream s{dev_}, side{dev_}, inner_side{dev_};
+    std::atomic<int> runs{0};
+    std::uint64_t* loop_value = nullptr;
+    keel::host::model m;
+    {
+      keel::host::capture_scope capture{s, keel::capture_mode::relaxed};
+      auto capture_loop = [&](keel::host::stream& on, keel::host::stream& in) {
+        auto loop = keel::make_condition<B>(on, 1, false);  // nothing in the loop clears it
+        loop_value = loop.value();
+        auto body = keel::while_<B>(on, loop);
+        keel::host::body_capture_scope into{in, body, keel::capture_mode::relaxed};
+        in.launch_host([&runs] { ++runs; });
+        into.end();
+      };
+      if (depth == 0) {
+        capture_loop(s, side);
+      } else {
+        auto outer = keel::make_condition<B>(s, 1);
+        auto then_body = keel::if_<B>(s, outer);
+        keel::host::body_capture_scope into{side, then_body, keel::capture_mode::relaxed};
+        capture_loop(side, inner_side);
+        into.end();
+      }
+      m = capture.end();
+    }
+    m.execute(s);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (runs.load() < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    r.first = code_of([&] {
+      m.abort();
+      s.synchronize(std::chrono::seconds(10));
+    });
+    *loop_value = 0;  // the model and its stream stay usable: the loop now ends at once
+    r.second = code_of([&] {
+      m.execute(s);
+      s.synchronize(std::chrono::seconds(10));
+    });
   }
 
   // See op_kind::fence_new: the old fenced model goes first.
@@ -2233,7 +2289,7 @@ class generator {
         {op_kind::wait_ext, 3},    {op_kind::build, 3},         {op_kind::cond, 4},        {op_kind::set_value, 2},
         {op_kind::ctx_new, 2},     {op_kind::ctx_close, 1},     {op_kind::ctx_stream, 3},  {op_kind::upd_model, 3},
         {op_kind::task_disable, 3}, {op_kind::fence_new, 1},    {op_kind::fence_exec, 2},  {op_kind::fence_apply, 2},
-        {op_kind::task_args, 3},   {op_kind::task_handle, 3},   {op_kind::memset, 4},      {op_kind::pool_share, 2}};
+        {op_kind::task_args, 3},   {op_kind::task_handle, 3},   {op_kind::memset, 4},      {op_kind::pool_share, 2}, {op_kind::abort_nested, 1}};
     int total = 0;
     for (const auto& w : weights) total += w.second;
     int x = pick(total);
@@ -2375,6 +2431,7 @@ class generator {
         o.c = static_cast<std::uint8_t>(slot(n_streams, [&](int s) { return s != o.a && alive(s) && !ref.capturing(s); }));
         break;
       case op_kind::pool_share: o.a = static_cast<std::uint8_t>(pick(3)); break;
+      case op_kind::abort_nested: o.a = static_cast<std::uint8_t>(pick(2)); break;
       default: break;
     }
     return o;

@@ -68,6 +68,9 @@ int main() {
     const std::size_t n = batch * width;
     r.x = pool.allocate(main_stream, n * sizeof(float));
     r.out = pool.allocate(main_stream, n * sizeof(float));
+    // Pool memory is stream-ordered: the host touches it once the stream
+    // has passed what the allocation may wait for (another stream's release).
+    r.x.wait_for_host();
     for (std::size_t i = 0; i < n; ++i) r.x.data_as<float>()[i] = 1.0f;
     {
       keel::host::capture_scope capture{main_stream, pool};

@@ -59,8 +59,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         break;
       case kr::op_kind::fence_new: o.a %= kr::n_streams; o.b &= 15; break;
       case kr::op_kind::fence_exec: o.a %= kr::n_streams; o.b = 0; o.c %= kr::n_streams; break;
-      case kr::op_kind::fence_apply: o.a %= kr::n_streams; o.b %= 7; o.c %= kr::n_streams; break;
+      case kr::op_kind::fence_apply: o.a %= kr::n_streams; o.b %= 8; o.c %= kr::n_streams; break;
       case kr::op_kind::memset: o.a %= kr::n_streams; o.b = 0; break;
+      case kr::op_kind::pool_share: o.a %= 3; o.b = 0; break;
+      case kr::op_kind::abort_nested: o.a %= 2; o.b = 0; break;
       default: o.a %= kr::n_streams; o.b = 0; break;
     }
     kr::reference trial = ref;

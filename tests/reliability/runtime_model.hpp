@@ -39,6 +39,7 @@
 #include <thread>
 #include <vector>
 
+#include "keel/host/memory_pool.hpp"
 #include "keel/ops/operator_task.hpp"
 #include "keel/runtime.hpp"
 
@@ -93,8 +94,9 @@ enum class op_kind : std::uint8_t {
   fence_new,      // a: capturing stream, b: group size (bit 0), kinds (1-2), workspace (3): a new fenced model
   fence_exec,     // a: stream, c: update stream: the fenced model's execution, then apply() with nothing staged;
                   // then synchronizes c (second)
-  fence_apply,    // a: update stream, b: what is staged first (0-5, see the reference; 6: apply() alone, refused),
-                  // c: the execution's stream: stage, execute, apply(); then synchronizes a (second)
+  fence_apply,    // a: update stream, b: what is staged first (0-5, see the reference; 6: apply() alone, refused;
+                  // 7: stage, execute, then the fenced model goes instead of apply()), c: the execution's stream:
+                  // stage, execute, apply(); then synchronizes a (second; 7: c)
   task_args,      // a: model, b: task (bits 0-5; bit 6: an argument of the wrong type; bit 7: a task the model does
                   // not have), c: commit stream: set_arguments (the kernel then logs this op's token); then
                   // synchronizes c (second)
@@ -102,6 +104,14 @@ enum class op_kind : std::uint8_t {
                   // which the kernels do not take, or for an odd token a keel::ops::basic_operator_task, which
                   // takes an operator's launch only), whose update() commits on c; then synchronizes c (second)
   memset,         // a: stream: memset_async sets the call's own byte (by its token) to 1; captured as a task
+  pool_share,     // a: variant: two models captured into one pool of its own share its memory, executed on two
+                  // streams of its own while the first is held: 0 unordered (refused), 1 after a wait on an
+                  // event recorded after the first (accepted, runs after it), 2 from two threads at once (one
+                  // refused); the models and streams go at the end of the call
+  abort_nested,   // a: depth (0: a WHILE loop whose condition nothing clears; 1: that loop in an IF body): a
+                  // model on streams of its own, executed, aborted once the loop runs; the stream's synchronize
+                  // reports task_failed (first outcome); with the condition cleared the model runs again and
+                  // the synchronize succeeds (second)
   count_
 };
 
@@ -113,7 +123,7 @@ inline const char* name_of(op_kind k) {
                                       "drop_group",  "upd_begin",   "upd_end",     "record_ext",  "wait_ext",
                                       "build",       "cond",        "set_value",   "ctx_new",     "ctx_close",
                                       "ctx_stream",  "upd_model",   "task_disable", "fence_new",  "fence_exec",
-                                      "fence_apply", "task_args", "task_handle", "memset"};
+                                      "fence_apply", "task_args", "task_handle", "memset",      "pool_share", "abort_nested"};
   static_assert(sizeof names / sizeof names[0] == static_cast<std::size_t>(op_kind::count_));
   return names[static_cast<int>(k)];
 }
@@ -218,6 +228,8 @@ inline std::string describe(const op& o) {
     case op_kind::fence_apply:
       return s + " on s" + std::to_string(o.a) + " stage " + std::to_string(o.b) + " after an execution on s" +
              std::to_string(o.c) + " #" + std::to_string(o.token);
+    case op_kind::pool_share: return s + " variant " + std::to_string(o.a);
+    case op_kind::abort_nested: return s + " depth " + std::to_string(o.a);
     default: return s;
   }
 }
@@ -776,6 +788,20 @@ class reference {
         fence_.present = true;
         return r;
       }
+      case op_kind::pool_share:
+        // Its own streams and pool: only the device's model limit and the
+        // captures in progress (whose modes may refuse its synchronizes) reach it.
+        if (!capture_order_.empty() || group_stream_ >= 0) return unsupported();
+        if (live_models() + 2 > max_live_models) return unsupported();
+        if (o.a == 0) return err(keel::errc::invalid_state);
+        return r;
+      case op_kind::abort_nested:
+        // Its own streams: only the device's model limit and the captures
+        // in progress reach it. abort() ends the loop, whatever its depth.
+        if (!capture_order_.empty() || group_stream_ >= 0) return unsupported();
+        if (live_models() + 1 > max_live_models) return unsupported();
+        r.out = {static_cast<int>(keel::errc::task_failed), 0};
+        return r;
       case op_kind::fence_exec:
       case op_kind::fence_apply: {
         // One step: stage (fence_apply's b: 0 nothing; 1 a replacement of
@@ -783,7 +809,9 @@ class reference {
         // a fence that does not exist; 4 the first kernel of another kind;
         // 5 one kernel too many), execute on the execution stream, apply()
         // on the update stream. b 6: apply() alone, which every issued
-        // execution having its signal refuses. fence_exec: nothing staged.
+        // execution having its signal refuses. b 7: as 1, but the fenced
+        // model is destroyed instead of apply(), its execution still waiting
+        // at the fence. fence_exec: nothing staged.
         const bool step = o.kind == op_kind::fence_exec;
         const int variant = step ? 0 : o.b;
         const int ui = step ? o.c : o.a, ei = step ? o.a : o.c;
@@ -813,6 +841,15 @@ class reference {
         if (!s.alive) return err(keel::errc::invalid_handle);
         if (s.cap >= 0) return unsupported();
         if (s.upd_group >= 0) return err(keel::errc::update_violation);
+        if (variant == 7) {
+          // The destruction signals the waiting execution (it runs the group
+          // as it stands: the staged replacement goes with the fenced model)
+          // and waits for it; then the execution's stream is synchronized.
+          run_nodes(model_recs_[fence_.model].nodes, s, s.failed);
+          model_recs_[fence_.model].alive = false;
+          fence_ = rfence{};
+          return sync_after(s, index, r);
+        }
         // The execution waits at the fence for this step's apply(): one the
         // update stream would refuse (or that shares the execution's stream)
         // would leave it waiting until the fenced model goes.
@@ -1546,6 +1583,8 @@ class runner {
       case op_kind::task_handle: kernel_task_update(o, r); break;
       case op_kind::fence_new: r.first = code_of([&] { fence_new(o); }); break;
       case op_kind::fence_exec: case op_kind::fence_apply: fence_step(o, r); break;
+      case op_kind::pool_share: r.first = pool_share(o.a); break;
+      case op_kind::abort_nested: abort_nested(o.a, r); break;
       default: break;
     }
     return r;
@@ -1707,6 +1746,101 @@ class runner {
     if (r.first == 0 && named) r.second = code_of([&] { streams_[o.c].synchronize(); });
   }
 
+  // See op_kind::pool_share. The models' first task holds the device's one
+  // compute worker until the call has issued what it checks; the answer is
+  // the decisive call's errc, or a code no errc has when the pool let two
+  // executions run at once or out of order.
+  int pool_share(int variant) {
+    static constexpr int overlapped = 1000;
+    keel::host::memory_pool pool{dev_, {"pool_share"}};
+    keel::host::stream s{dev_}, t{dev_};
+    std::atomic<bool> open{false};
+    std::vector<int> ran;
+    std::mutex ran_m;
+    auto capture = [&](int which) {
+      keel::host::capture_scope scope{s, pool};
+      auto tmp = pool.allocate(s, 4096);  // released inside the capture: the next capture shares it
+      s.launch_host([&open, &ran, &ran_m, which] {
+        while (!open.load()) std::this_thread::yield();
+        std::lock_guard<std::mutex> lock(ran_m);
+        ran.push_back(which);
+      });
+      tmp.reset();
+      return scope.end();
+    };
+    keel::host::model a = capture(0), b = capture(1);
+    int answer = 0;
+    if (variant == 2) {
+      std::atomic<int> refused{0}, ready{0};
+      auto run = [&](keel::host::model& m, keel::host::stream& on) {
+        ++ready;
+        while (ready.load() < 2) {
+        }
+        if (code_of([&] { m.execute(on); }) == static_cast<int>(keel::errc::invalid_state)) ++refused;
+      };
+      std::thread other([&] { run(b, t); });
+      run(a, s);
+      other.join();
+      answer = refused.load() == 1 ? 0 : overlapped;
+    } else {
+      a.execute(s);
+      if (variant == 1) {
+        keel::host::event after{dev_};
+        after.record(s);
+        t.wait(after);
+      }
+      answer = code_of([&] { b.execute(t); });
+    }
+    open = true;
+    s.synchronize();
+    t.synchronize();
+    if (variant == 1 && answer == 0 && ran != std::vector<int>{0, 1}) answer = overlapped;
+    return answer;
+  }
+
+  // See op_kind::abort_nested. Bounded waits: a loop the abort did not reach
+  // answers timeout instead of hanging the run.
+  void abort_nested(int depth, outcome& r) {
+    using B = keel::host::backend;
+    keel::host::stream s{dev_}, side{dev_}, inner_side{dev_};
+    std::atomic<int> runs{0};
+    std::uint64_t* loop_value = nullptr;
+    keel::host::model m;
+    {
+      keel::host::capture_scope capture{s, keel::capture_mode::relaxed};
+      auto capture_loop = [&](keel::host::stream& on, keel::host::stream& in) {
+        auto loop = keel::make_condition<B>(on, 1, false);  // nothing in the loop clears it
+        loop_value = loop.value();
+        auto body = keel::while_<B>(on, loop);
+        keel::host::body_capture_scope into{in, body, keel::capture_mode::relaxed};
+        in.launch_host([&runs] { ++runs; });
+        into.end();
+      };
+      if (depth == 0) {
+        capture_loop(s, side);
+      } else {
+        auto outer = keel::make_condition<B>(s, 1);
+        auto then_body = keel::if_<B>(s, outer);
+        keel::host::body_capture_scope into{side, then_body, keel::capture_mode::relaxed};
+        capture_loop(side, inner_side);
+        into.end();
+      }
+      m = capture.end();
+    }
+    m.execute(s);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (runs.load() < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    r.first = code_of([&] {
+      m.abort();
+      s.synchronize(std::chrono::seconds(10));
+    });
+    *loop_value = 0;  // the model and its stream stay usable: the loop now ends at once
+    r.second = code_of([&] {
+      m.execute(s);
+      s.synchronize(std::chrono::seconds(10));
+    });
+  }
+
   // See op_kind::fence_new: the old fenced model goes first.
   void fence_new(const op& o) {
     fm_.reset();
@@ -1753,6 +1887,12 @@ class runner {
       if (r.first != 0) return;
       r.first = code_of([&] { fm_->execute(s); });
       if (r.first != 0) return;
+      if (variant == 7) {
+        fm_.reset();  // with the execution waiting at the fence: it is signalled, not left to hang
+        fm_.emplace(dev_);
+        r.second = code_of([&] { s.synchronize(); });
+        return;
+      }
     }
     r.first = code_of([&] { fm_->apply(u); });
     if (r.first == 0 || r.first == static_cast<int>(keel::errc::update_violation))
@@ -2149,7 +2289,7 @@ class generator {
         {op_kind::wait_ext, 3},    {op_kind::build, 3},         {op_kind::cond, 4},        {op_kind::set_value, 2},
         {op_kind::ctx_new, 2},     {op_kind::ctx_close, 1},     {op_kind::ctx_stream, 3},  {op_kind::upd_model, 3},
         {op_kind::task_disable, 3}, {op_kind::fence_new, 1},    {op_kind::fence_exec, 2},  {op_kind::fence_apply, 2},
-        {op_kind::task_args, 3},   {op_kind::task_handle, 3},   {op_kind::memset, 4}};
+        {op_kind::task_args, 3},   {op_kind::task_handle, 3},   {op_kind::memset, 4},      {op_kind::pool_share, 2}, {op_kind::abort_nested, 1}};
     int total = 0;
     for (const auto& w : weights) total += w.second;
     int x = pick(total);
@@ -2287,9 +2427,11 @@ class generator {
         // Sometimes on a capturing or dead stream: refused, with what was staged kept.
         o.a = static_cast<std::uint8_t>(chance(15) ? pick(n_streams)
                                                    : slot(n_streams, [&](int s) { return alive(s) && !ref.capturing(s); }));
-        o.b = static_cast<std::uint8_t>(chance(50) ? pick(2) : pick(7));
+        o.b = static_cast<std::uint8_t>(chance(50) ? pick(2) : pick(8));
         o.c = static_cast<std::uint8_t>(slot(n_streams, [&](int s) { return s != o.a && alive(s) && !ref.capturing(s); }));
         break;
+      case op_kind::pool_share: o.a = static_cast<std::uint8_t>(pick(3)); break;
+      case op_kind::abort_nested: o.a = static_cast<std::uint8_t>(pick(2)); break;
       default: break;
     }
     return o;
@@ -2361,6 +2503,7 @@ class generator {
         for (int step = 0; step < 2 + pick(3); ++step) {
           push(op{op_kind::fence_apply, th(), u, static_cast<std::uint8_t>(chance(60) ? 1 : pick(6)), 0, x});
           if (chance(25)) push(op{op_kind::fence_apply, th(), u, 6, 0, x});  // apply() alone: refused
+          if (chance(10)) push(op{op_kind::fence_apply, th(), u, 7, 0, x});  // goes with an execution waiting
           if (chance(50)) push(op{op_kind::fence_exec, th(), x, 0, 0, u});
         }
         if (chance(50)) push(op{op_kind::sync, th(), x, 0, 0});

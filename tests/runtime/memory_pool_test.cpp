@@ -146,6 +146,46 @@ KEEL_BACKEND_TEST("memory pool: internal dependencies reuse a block and order th
   s.synchronize();
 }
 
+// Under the default attributes a block released on a stream whose work has
+// not passed the release is handed to another stream behind an internal
+// dependency: ready for that stream's work, not for the host. The host
+// writes after wait_for_host(), which waits for the stream's order; before
+// it, the other stream's in-flight work still owns the block.
+KEEL_BACKEND_TEST("memory pool: wait_for_host lets the host touch an allocation once its stream's order allows",
+                  "[runtime][memory_pool]") {
+  KEEL_USING_BACKEND(TestType);
+  stream s{dev}, t{dev};
+  pool_of<TestType> pool{dev, {"host-access"}};
+  keel_test::gate g;
+  std::atomic<bool> late_write_done{false};
+  void* first = nullptr;
+  {
+    auto a = pool.allocate(s, 8 * kib);
+    first = a.data();
+    g.hold(s.ref());
+    s.launch_host([p = a.template data_as<int>(), &late_write_done] {
+      p[0] = -1;  // s's in-flight work, still writing the block after its release was issued
+      late_write_done = true;
+    });
+  }  // released on s, behind the gated work
+  auto b = pool.allocate(t, 8 * kib);
+  REQUIRE(b.data() == first);  // reused across streams behind an internal dependency
+  CHECK_FALSE(late_write_done.load());  // a host write now would land under s's work
+  std::thread opener([&g] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    g.open();
+  });
+  b.wait_for_host();
+  CHECK(late_write_done.load());
+  b.template data_as<int>()[0] = 42;
+  opener.join();
+  s.synchronize();
+  t.synchronize();
+  CHECK(b.template data_as<int>()[0] == 42);
+  b.reset();
+  KEEL_REQUIRE_ERROR(b.wait_for_host(), keel::errc::invalid_handle, "wait_for_host");
+}
+
 KEEL_BACKEND_TEST("memory pool: trim_to frees idle memory and refuses to go below what is in use",
                   "[runtime][memory_pool]") {
   KEEL_USING_BACKEND(TestType);
@@ -587,7 +627,173 @@ KEEL_BACKEND_TEST("memory pool: the sharing rule holds through a model's views, 
   CHECK(pool.statistics().used == 0);
 }
 
+// The sharing rule's check and the issue are one step for other threads:
+// two threads executing two models that share memory, each on its own
+// stream, at the same moment, never both get through (one is refused while
+// the other's is issued or unfinished). Each model begins by waiting for
+// the round to be opened, after both calls returned: both accepted in one
+// round would run at once.
+KEEL_BACKEND_TEST("memory pool: executions of models sharing memory on two threads never run concurrently",
+                  "[runtime][memory_pool][model][concurrency]") {
+  KEEL_USING_BACKEND(TestType);
+  pool_of<TestType> pool{dev, {"shared-threads"}};
+  stream s{dev};
+  std::atomic<bool> open{false};
+  auto capture_one = [&] {
+    capture_scope capture{s, pool};
+    auto tmp = pool.allocate(s, 64 * kib);  // released inside the capture: shared with later captures
+    s.launch_host([&open] {
+      while (!open.load()) std::this_thread::yield();
+    });
+    tmp.reset();
+    return capture.end();
+  };
+  model a = capture_one();
+  model b = capture_one();
+  constexpr int rounds = 300;
+  std::atomic<int> arrived{0}, refused{0}, both{0}, other_errors{0};
+  std::vector<std::atomic<int>> accepted(rounds);
+  // Both threads pass each meeting together (spinning without yielding: a
+  // thread that yields may lose its processor until the other's call ended).
+  auto meet = [&](int& meetings) {
+    ++meetings;
+    ++arrived;
+    while (arrived.load() < 2 * meetings) {
+    }
+  };
+  auto run = [&](model& m, bool opener) {
+    stream mine{dev};
+    int meetings = 0;
+    for (int i = 0; i < rounds; ++i) {
+      meet(meetings);
+      try {
+        m.execute(mine);
+        if (++accepted[static_cast<std::size_t>(i)] == 2) ++both;
+      } catch (const keel::error& e) {
+        if (e.code() == keel::make_error_code(keel::errc::invalid_state)) {
+          ++refused;
+        } else {
+          ++other_errors;
+        }
+      }
+      meet(meetings);  // both calls returned
+      if (opener) open = true;
+      mine.synchronize();
+      meet(meetings);  // both executions ended
+      if (opener) open = false;
+    }
+  };
+  std::thread other([&] { run(b, false); });
+  run(a, true);
+  other.join();
+  CHECK(both.load() == 0);
+  CHECK(refused.load() == rounds);
+  CHECK(other_errors.load() == 0);
+  a.reset();
+  b.reset();
+  s.synchronize();
+  CHECK(pool.statistics().used == 0);
+}
+
+// The refusal's advice works: a stream that waits on an event recorded after
+// the other model's execution is ordered behind it, and the pool accepts it.
+// A wait on an event recorded before that execution orders nothing.
+KEEL_BACKEND_TEST("memory pool: models sharing memory ordered with an event wait may execute on two streams",
+                  "[runtime][memory_pool][model]") {
+  KEEL_USING_BACKEND(TestType);
+  stream s{dev}, t{dev};
+  pool_of<TestType> pool{dev, {"shared-ordered"}};
+  static const float one = 1.0f, two = 2.0f;
+  auto out = pool.allocate(s, sizeof(float));
+  auto capture_one = [&](float alpha) {
+    capture_scope capture{s, pool};
+    auto tmp = pool.allocate(s, 64 * kib);  // released inside the capture: shared with later captures
+    auto* t0 = tmp.template data_as<float>();
+    TestType::axpy(s, t0, &one, &two, alpha);
+    TestType::axpy(s, out.template data_as<float>(), t0, &one, 0.0f);
+    tmp.reset();
+    return capture.end();
+  };
+  model a = capture_one(1.0f);
+  model b = capture_one(2.0f);
+  event before{dev}, after{dev};
+  keel_test::gate g;
+  g.hold(s.ref());
+  before.record(s);
+  a.execute(s);
+  t.wait(before);  // recorded before a's execution: orders nothing
+  KEEL_REQUIRE_ERROR(b.execute(t), keel::errc::invalid_state, "record one on stream");
+  after.record(s);
+  t.wait(after);
+  b.execute(t);  // ordered behind a: accepted although a has not finished
+  float* result = out.template data_as<float>();
+  g.open();
+  t.synchronize();
+  CHECK(*result == 5.0f);  // b ran after a (a alone would leave 3)
+  // And back: s ordered behind b's execution on t.
+  keel_test::gate h;
+  h.hold(t.ref());
+  b.execute(t);
+  KEEL_REQUIRE_ERROR(a.execute(s), keel::errc::invalid_state, "concurrently");
+  after.record(t);
+  s.wait(after);
+  a.execute(s);
+  h.open();
+  s.synchronize();
+  CHECK(*result == 3.0f);
+  a.reset();
+  b.reset();
+  out.reset();
+  s.synchronize();
+  t.synchronize();
+  CHECK(pool.statistics().used == 0);
+}
+
 // ---- per-stream allocators ---------------------------------------------------
+
+// A registration should not outlive its pool or its stream; when it does,
+// nothing dangles: a destroyed pool is refused by name (the registration
+// holds its books), and a destroyed stream ends the registration with it,
+// so that a new stream (often at the dead one's address) inherits nothing
+// and the old registration's end leaves the new one's alone.
+KEEL_BACKEND_TEST("memory pool: a registration outliving its pool or its stream is refused or ended and never inherited",
+                  "[runtime][memory_pool][allocator]") {
+  KEEL_USING_BACKEND(TestType);
+  using backend = typename TestType::backend;
+  using registration = keel::basic_allocator_registration<backend>;
+  pool_of<TestType> theirs{dev, {"client B"}};
+  {
+    stream s{dev};
+    auto gone = std::make_unique<pool_of<TestType>>(dev, keel::pool_options{"client gone"});
+    registration r{s, *gone};
+    gone.reset();
+    CHECK_FALSE(keel::registered_pool<backend>(s));
+    KEEL_REQUIRE_ERROR(keel::allocate_workspace<backend>(s, kib), keel::errc::invalid_state,
+                       "(client gone) was destroyed");
+    CHECK(r);  // still registered: dropping it unregisters
+    r.reset();
+    KEEL_REQUIRE_ERROR(keel::allocate_workspace<backend>(s, kib), keel::errc::invalid_state, "no registered allocator");
+    s.synchronize();
+  }
+  pool_of<TestType> mine{dev, {"client A"}};
+  for (int round = 0; round < 4; ++round) {
+    auto dead = std::make_unique<stream>(dev);
+    registration old{*dead, mine};
+    dead.reset();
+    CHECK_FALSE(old);
+    CHECK_FALSE(old.stream());
+    stream fresh{dev};  // often at the dead stream's address
+    CHECK_FALSE(keel::registered_pool<backend>(fresh));
+    registration mine_now{fresh, theirs};
+    old.reset();  // ended with its stream: leaves fresh's registration alone
+    CHECK(keel::registered_pool<backend>(fresh) == theirs.ref());
+    auto ws = keel::allocate_workspace<backend>(fresh, kib);
+    CHECK(ws.from(theirs));
+    ws.reset();
+    fresh.synchronize();
+  }
+  CHECK(mine.statistics().used == 0);
+}
 
 KEEL_BACKEND_TEST("memory pool: a registration makes the pool its stream's allocator until it is dropped",
                   "[runtime][memory_pool][allocator]") {

@@ -838,6 +838,36 @@ KEEL_BACKEND_TEST("kernel task: update() commits in the stream's order, other ty
   CHECK(c.run() == std::make_pair(2.0f, 8.0f));
 }
 
+// A kernel_task and an open task_update_scope name a model they do not own;
+// used after the model went they refuse with invalid_handle (they hold its
+// life flag) instead of touching the freed model, and the scope's cancel
+// and destruction do nothing.
+KEEL_BACKEND_TEST("kernel task: a kernel_task or an open task_update_scope used after its model went is refused",
+                  "[runtime][model_update][kernel_task]") {
+  using U = axpy_updates<TestType>;
+  two_kernels<TestType> c(1.0f, 1.0f);
+  typename TestType::stream u{TestType::device()};
+  typename U::task task{c.m, c.kernel(1)};
+  const keel::task_info first = c.kernel(0);
+  {
+    keel::basic_task_update_scope<typename TestType::backend> scope{c.m};
+    c.m.reset();
+    auto e = error_of([&] { scope.disable(first); });
+    CHECK(matches(e.code, errc::invalid_handle));
+    CHECK_THAT(e.what, Catch::Contains("keel::task_update_scope::disable") && Catch::Contains("was destroyed"));
+    e = error_of([&] { scope.end(u); });
+    CHECK(matches(e.code, errc::invalid_handle));
+    CHECK(scope.active());
+    scope.cancel();  // nothing to abandon: the update went with the model
+    CHECK_FALSE(scope.active());
+  }
+  auto e = error_of([&] { U::update(task, u, c, 2.0f); });
+  CHECK(matches(e.code, errc::invalid_handle));
+  CHECK_THAT(e.what, Catch::Contains("keel::kernel_task::update") && Catch::Contains("kernel_task (task ") &&
+                         Catch::Contains("was destroyed"));
+  u.synchronize();
+}
+
 #ifdef KEEL_ACL_EMULATION_DIR
 // run_on is a launch of (plan, workspace): an operator task takes another
 // executor's plan, typed, through aclmdlRITaskGetParams / SetParams / Update.

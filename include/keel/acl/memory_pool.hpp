@@ -41,6 +41,7 @@ struct registered_allocator {
 
   static void* alloc(void* self, std::size_t size) noexcept {
     auto* a = static_cast<registered_allocator*>(self);
+    if (a->pool.owner_destroyed()) return nullptr;  // a registration outliving its pool hands out nothing
     try {
       return new pool_buffer(a->pool.allocate(a->stream, size));
     } catch (...) {

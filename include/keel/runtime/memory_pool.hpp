@@ -57,8 +57,29 @@ class basic_pool_buffer {
 
   /// Whether this holds an allocation.
   explicit operator bool() const noexcept { return b_ != nullptr; }
-  /** @brief The memory (host-addressable on the host backend). @throws keel::error invalid_handle if empty. */
+  /**
+   * @brief The memory (host-addressable on the host backend and for pinned
+   * host pools). The host may touch it only after wait_for_host(): until
+   * then it belongs to the allocation's stream's order (see wait_for_host).
+   * @throws keel::error invalid_handle if empty.
+   */
   void* data() const { return checked("keel::pool_buffer::data")->data; }
+  /**
+   * @brief Blocks until the host may read and write the allocation: until
+   * the work issued so far to the stream the allocation is ordered on has
+   * run. Pool memory is stream-ordered: a block released on another stream
+   * may be handed out while that stream's work still uses it, behind a
+   * dependency only work on the allocation's stream respects (the default
+   * `allow_internal_dependencies`: the stream waits for the release point),
+   * so a host write right after allocate() can land under another stream's
+   * in-flight work. Work issued to the stream later is not waited for.
+   * @throws keel::error invalid_handle if empty; what synchronizing the
+   * stream throws (capture_violation on a capturing stream, task_failed).
+   */
+  void wait_for_host() const {
+    static constexpr const char* api = "keel::pool_buffer::wait_for_host";
+    B::synchronize(checked(api)->bound);
+  }
   /// data() as a pointer to @p T. @throws keel::error invalid_handle if empty.
   template <class T>
   T* data_as() const {
@@ -224,6 +245,9 @@ class basic_memory_pool_ref {
       detail::pool_core<B>::unhold_and_delete(static_cast<detail::pool_core<B>*>(p));
     });
   }
+  // Whether the pool object was destroyed while something still holds the
+  // pool (a registration holding it through capture_source()).
+  bool owner_destroyed() const noexcept { return core_ != nullptr && core_->owner_gone(); }
   /// @endcond
 
  private:
@@ -285,7 +309,10 @@ class basic_memory_pool : public basic_memory_pool_ref<B> {
   basic_memory_pool_ref<B> ref() const noexcept { return basic_memory_pool_ref<B>(this->core_); }
   /** @brief Destroys the pool now (deferred while its memory is held); empty afterwards. Throws: nothing. */
   void reset() noexcept {
-    if (auto* c = std::exchange(this->core_, nullptr)) detail::pool_core<B>::unhold_and_delete(c);
+    if (auto* c = std::exchange(this->core_, nullptr)) {
+      c->owner_left();
+      detail::pool_core<B>::unhold_and_delete(c);
+    }
   }
   /// Exchanges what this and the other pool hold.
   void swap(basic_memory_pool& other) noexcept { std::swap(this->core_, other.core_); }

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -314,6 +315,10 @@ class pool_core final : public capture_memory_source<B> {
     self_biased_section lock(lock_);
     return holders_;
   }
+  // The pool object was destroyed (its memory may still be held): what
+  // holds the pool without owning it (an allocator registration) refuses.
+  void owner_left() noexcept { owner_gone_.store(true, std::memory_order_release); }
+  bool owner_gone() const noexcept { return owner_gone_.load(std::memory_order_acquire); }
 
   // ---- captures ----------------------------------------------------------
 
@@ -356,30 +361,52 @@ class pool_core final : public capture_memory_source<B> {
     return span;
   }
 
-  // Models sharing this pool's memory never execute concurrently: the rule
-  // is checked for executions on different streams (an event recorded after
-  // each tells whether the last one has finished).
-  void check_exclusive(stream_handle s) {
+  // Models sharing this pool's memory never execute concurrently. The rule
+  // is checked for executions on different streams, and the check claims
+  // the execution until its work is issued (end_exclusive), so two threads
+  // issuing on two streams cannot both pass it. An execution on another
+  // stream than the last one's is accepted when that one has finished (an
+  // event recorded after it tells) or, on a backend that keeps stream order
+  // (record_ordered / waited_for), when this stream waited on an event
+  // recorded there after it.
+  void check_exclusive(stream_handle s, pool_model_memory<B>& model) {
     std::lock_guard<std::mutex> lock(exec_m_);
-    if (last_exec_ == stream_handle{} || last_exec_ == s) return;
-    bool finished = false;
-    try {
-      finished = B::query(exec_event_);
-    } catch (...) {
-      finished = true;  // the execution failed: it runs no more
-    }
-    if (!finished)
+    if (!holds_shared(model.blocks)) return;
+    if (issuing_ != 0 && issuing_on_ != s)
+      ::keel::detail::throw_composed(
+          errc::invalid_state, "keel::model::execute",
+          {pool_text(), ": models sharing its memory would execute concurrently: an execution on stream ",
+           B::id_of(issuing_on_), " is being issued (on another thread) and this one is on stream ", B::id_of(s),
+           " (order them with an event, or capture them into separate pools)"});
+    if (last_exec_ != stream_handle{} && last_exec_ != s && !finished_or_ordered(s))
       ::keel::detail::throw_composed(
           errc::invalid_state, "keel::model::execute",
           {pool_text(), ": models sharing its memory would execute concurrently: an execution on stream ",
            B::id_of(last_exec_), " has not finished and this one is on stream ", B::id_of(s),
-           " (order them with an event, or capture them into separate pools)"});
+           " (order them with an event: record one on stream ", B::id_of(last_exec_),
+           " after that execution and make this stream wait on it; or capture them into separate pools)"});
+    issuing_on_ = s;
+    ++issuing_;
+    ++model.claims;
   }
-  void note_exclusive(stream_handle s) noexcept {
+  // Ends a claim of check_exclusive's for @p model; @p issued: the work was
+  // issued on s (an event recorded after it then marks its end). A model
+  // whose memory became shared by a later capture after its check made
+  // no claim, and counts from now on.
+  void end_exclusive(stream_handle s, pool_model_memory<B>& model, bool issued) noexcept {
     std::lock_guard<std::mutex> lock(exec_m_);
+    const bool claimed = model.claims > 0;
+    if (claimed) {
+      --model.claims;
+      --issuing_;
+    }
+    if (!issued || (!claimed && !holds_shared(model.blocks))) return;
     try {
       if (exec_event_ == typename B::event_handle{}) exec_event_ = B::create_event(device(), event_flags::default_);
-      B::record(exec_event_, s);
+      if constexpr (tracks_order)
+        exec_mark_ = B::record_ordered(exec_event_, s);
+      else
+        B::record(exec_event_, s);
     } catch (...) {
       report_current_exception("keel::model::execute");
       return;
@@ -401,6 +428,29 @@ class pool_core final : public capture_memory_source<B> {
   static std::uint64_t next_id() noexcept {
     static std::atomic<std::uint64_t> id{1};
     return id.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  template <class C, class = void>
+  struct keeps_order : std::false_type {};
+  template <class C>
+  struct keeps_order<C, std::void_t<decltype(C::record_ordered(std::declval<typename C::event_handle>(),
+                                                               std::declval<stream_handle>())),
+                                    decltype(C::waited_for(std::declval<stream_handle>(),
+                                                           std::declval<stream_handle>(), std::uint64_t{}))>>
+      : std::true_type {};
+  static constexpr bool tracks_order = keeps_order<B>::value;
+
+  // Caller holds exec_m_; last_exec_ is set.
+  bool finished_or_ordered(stream_handle s) noexcept {
+    try {
+      if (B::query(exec_event_)) return true;
+    } catch (...) {
+      return true;  // the execution failed: it runs no more
+    }
+    if constexpr (tracks_order)
+      return B::waited_for(s, last_exec_, exec_mark_);
+    else
+      return false;
   }
 
   static bool capturing_noexcept(stream_handle s) noexcept {
@@ -759,7 +809,8 @@ class pool_core final : public capture_memory_source<B> {
   std::vector<block*> capture_free_;
   std::size_t reserved_ = 0, reserved_high_ = 0, used_ = 0, used_high_ = 0;
   std::uint64_t allocations_ = 0, hits_ = 0, backend_allocations_ = 0;
-  std::size_t holders_ = 1;  // the pool object, live blocks, models and capture scopes
+  std::size_t holders_ = 1;  // the pool object, live blocks, models, capture scopes and allocator registrations
+  std::atomic<bool> owner_gone_{false};
   typename B::event_handle dep_event_{};
   native_pool_handle native_{};
   stream_handle passed_here_{};  // the stream whose host callable runs the teardown
@@ -779,6 +830,9 @@ class pool_core final : public capture_memory_source<B> {
   std::mutex exec_m_;
   stream_handle last_exec_{};
   typename B::event_handle exec_event_{};
+  std::uint64_t exec_mark_ = 0;  // exec_event_'s record mark on last_exec_ (record_ordered)
+  stream_handle issuing_on_{};    // the stream of the executions being issued (claimed, not yet issued)
+  std::size_t issuing_ = 0;       // how many
 
   friend struct pool_model_memory<B>;
 };
@@ -800,9 +854,7 @@ struct pool_model_memory final : model_attachment<B> {
     if (last != stream_handle{}) pool_unretain<B>(last);
     if (pool->unhold()) pool_core<B>::destroy(pool);
   }
-  void before_execute(stream_handle s) override {
-    if (pool->holds_shared(blocks)) pool->check_exclusive(s);
-  }
+  void before_execute(stream_handle s) override { pool->check_exclusive(s, *this); }
   void after_execute(stream_handle s) noexcept override {
     {
       std::lock_guard<std::mutex> lock(m);
@@ -812,13 +864,15 @@ struct pool_model_memory final : model_attachment<B> {
         last_stream = s;
       }
     }
-    if (pool->holds_shared(blocks)) pool->note_exclusive(s);
+    pool->end_exclusive(s, *this, true);
   }
+  void execute_failed(stream_handle s) noexcept override { pool->end_exclusive(s, *this, false); }
 
   pool_core<B>* pool;
   std::vector<pool_block<B>*> blocks;  // guarded by the pool's lock while the capture runs
   std::mutex m;
   stream_handle last_stream{};
+  std::size_t claims = 0;  // check_exclusive's claims not yet ended; guarded by the pool's exec_m_
 };
 
 template <class B>

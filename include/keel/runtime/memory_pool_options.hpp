@@ -29,6 +29,10 @@ KEEL_BEGIN_NAMESPACE
  * - `allow_internal_dependencies`: reuse anyway, making T wait for S's
  *   release point (an event recorded on S, waited on by T).
  * A block the rules refuse stays in the pool and a new one is reserved.
+ * Under the last rule, and for blocks the runtime's own pool reuses, the
+ * allocation is ready for work issued to T, not for the host: the host
+ * touches pool memory only after basic_pool_buffer::wait_for_host() (or
+ * after synchronizing T).
  *
  * `release_threshold`: idle bytes (reserved but not used) the pool keeps;
  * when a release leaves more idle, idle blocks whose releases have passed go

@@ -63,10 +63,19 @@ template <class B>
 struct model_attachments final : model_attachment<B> {
   std::vector<std::shared_ptr<model_attachment<B>>> parts;
   void before_execute(typename B::stream_handle s) override {
-    for (const auto& p : parts) p->before_execute(s);
+    std::size_t claimed = 0;
+    try {
+      for (; claimed < parts.size(); ++claimed) parts[claimed]->before_execute(s);
+    } catch (...) {
+      while (claimed-- > 0) parts[claimed]->execute_failed(s);
+      throw;
+    }
   }
   void after_execute(typename B::stream_handle s) noexcept override {
     for (const auto& p : parts) p->after_execute(s);
+  }
+  void execute_failed(typename B::stream_handle s) noexcept override {
+    for (const auto& p : parts) p->execute_failed(s);
   }
 };
 
@@ -435,7 +444,12 @@ class basic_model : public basic_model_ref<B> {
     // destroy this handle while execute() is still running.
     const std::shared_ptr<detail::model_attachment<B>> memory = memory_;
     if (memory) memory->before_execute(s);
-    B::execute(m, s);
+    try {
+      B::execute(m, s);
+    } catch (...) {
+      if (memory) memory->execute_failed(s);
+      throw;
+    }
     if (memory) memory->after_execute(s);
   }
 

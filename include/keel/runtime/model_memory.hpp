@@ -16,11 +16,17 @@ namespace detail {
 // that they never run concurrently), and destroying it returns the memory in
 // the order of the stream that executed the model last. Keyed by the stream
 // handle, so the checked layer calls it without knowing the public backend.
+//
+// before_execute checks and claims the execution (a pool's check and the
+// issue are one step for other threads: a concurrent execution on another
+// stream is refused until the claim ends); exactly one of after_execute
+// (the work was issued) or execute_failed (it was not) ends the claim.
 template <class StreamHandle>
 struct model_memory {
   virtual ~model_memory() = default;
   virtual void before_execute(StreamHandle s) = 0;
   virtual void after_execute(StreamHandle s) noexcept = 0;
+  virtual void execute_failed(StreamHandle s) noexcept = 0;
 };
 
 }  // namespace detail

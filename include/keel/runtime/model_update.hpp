@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <atomic>
 #include <exception>
 #include <memory>
 #include <tuple>
@@ -69,6 +70,13 @@ struct all_pass_as<std::tuple<A...>, std::tuple<T...>> {
   }
   static constexpr bool value = check();
 };
+
+// A handle that names a model it does not own (a kernel task, an open
+// update) holds the model's life flag, as a destroy callback does: used
+// after the model went, it refuses instead of touching the freed model.
+inline bool model_gone(const std::shared_ptr<const std::atomic<bool>>& alive) noexcept {
+  return alive && !alive->load(std::memory_order_acquire);
+}
 }  // namespace detail
 /// @endcond
 
@@ -95,13 +103,15 @@ class basic_task_update_scope;
  * scope's would be. Either way the result is the same.
  *
  * Ownership: names a task of a model it does not own; the model must
- * outlive it (as a task_info's pointers). Copyable. Thread safety: a value;
+ * outlive its use (as a task_info's pointers): it holds the model's life
+ * flag, and update() after the model went throws invalid_handle instead of
+ * touching it. Copyable. Thread safety: a value;
  * update() takes the model's update right for its duration, so concurrent
  * updates of one model are refused, never interleaved. Exceptions: the
  * constructor throws invalid_handle (an empty model), update_violation (the
  * model is being updated) or invalid_parameter (no such task, not a kernel,
  * in a task group, argument types other than @p Args); update() throws
- * invalid_handle (an empty stream), update_violation, capture_violation (a
+ * invalid_handle (an empty stream, or the model was destroyed), update_violation, capture_violation (a
  * capturing stream), or invalid_parameter (a whole-model update or
  * set_from retyped the task since); the model is unchanged on every throw.
  *
@@ -135,7 +145,8 @@ class basic_kernel_task {
       : model_(detail::checked_handle(model, "keel::kernel_task")),
         task_(task),
         index_(UB::template kernel_task_prepare<arguments_type>(
-            model_, task, &::keel::detail::type_describer<arguments_type>::describe, sizeof...(Args))) {}
+            model_, task, &::keel::detail::type_describer<arguments_type>::describe, sizeof...(Args))),
+        alive_(B::model_life(model_)) {}
 
   /**
    * @brief Gives the task @p args and commits them in @p stream's order.
@@ -151,6 +162,10 @@ class basic_kernel_task {
                   "keel::kernel_task::update: pass arguments of the types the kernel_task names (as many; the same "
                   "types, a pointer may gain const; no arithmetic conversion)");
     auto s = detail::checked_handle(stream, "keel::kernel_task::update");
+    if (detail::model_gone(alive_))
+      ::keel::detail::throw_composed(errc::invalid_handle, "keel::kernel_task::update",
+                                     {"the model of this kernel_task (task ", task_.sequence, " of stream ",
+                                      task_.stream, ") was destroyed; the kernel_task names nothing now"});
     const arguments_type values(launch_argument<Args>::store(std::forward<A>(args))...);
     UB::kernel_task_update(model_, index_, task_, s, values, &::keel::detail::describe_tuple<arguments_type>,
                            sizeof...(Args));
@@ -164,6 +179,7 @@ class basic_kernel_task {
   typename B::model_handle model_;
   task_info task_;
   std::size_t index_;
+  std::shared_ptr<const std::atomic<bool>> alive_;  // the model's life flag (null: a model keel did not capture)
 };
 
 /**
@@ -187,13 +203,16 @@ class basic_kernel_task {
  * Finishes as every keel scope does: end() commits, cancel() abandons (the
  * model is unchanged), and a scope left without either abandons and, left
  * by a normal return, reports "left without end() or cancel()" (left by an
- * exception, nothing: the exception tells). The model must outlive the scope.
+ * exception, nothing: the exception tells). The model must outlive the
+ * scope: the scope holds the model's life flag, and a call after the model
+ * went throws invalid_handle (cancel() and the destructor then do nothing).
  *
  * Ownership: holds the model's update right (one per-task or whole-model
  * update of a model at a time); not copyable or movable. Thread safety: one
  * thread uses the scope. Exceptions: the constructor throws update_violation
- * (the model is being updated); set_arguments / set_copy / disable throw
- * invalid_parameter naming the task and the rule; end() throws
+ * (the model is being updated); set_arguments / set_copy / disable / end
+ * throw invalid_handle when the model was destroyed, invalid_parameter
+ * naming the task and the rule; end() throws
  * capture_violation on a capturing stream (the update is then abandoned);
  * cancel() and the destructor throw nothing.
  *
@@ -211,7 +230,7 @@ class [[nodiscard]] basic_task_update_scope {
  public:
   /** @brief Begins an update of @p model. @throws keel::error update_violation when the model is being updated. */
   explicit basic_task_update_scope(basic_model_ref<B> model)
-      : model_(detail::checked_handle(model, "keel::task_update_scope")) {
+      : model_(detail::checked_handle(model, "keel::task_update_scope")), alive_(B::model_life(model_)) {
     UB::task_update_begin(model_);
   }
   basic_task_update_scope(const basic_task_update_scope&) = delete;
@@ -307,7 +326,7 @@ class [[nodiscard]] basic_task_update_scope {
   }
   /** @brief Abandons the update; the model is unchanged; nothing when not active. Throws: nothing. */
   void cancel() noexcept {
-    if (active_) UB::task_update_abort(model_);
+    if (active_ && !detail::model_gone(alive_)) UB::task_update_abort(model_);  // a destroyed model's update went with it
     active_ = false;
   }
   /// Whether the update is still open (neither end() nor cancel() finished it).
@@ -318,8 +337,11 @@ class [[nodiscard]] basic_task_update_scope {
  private:
   void require_active(const char* api) const {
     if (!active_) throw_error(errc::invalid_state, api, "the update already ended (end() or cancel())");
+    if (detail::model_gone(alive_))
+      throw_error(errc::invalid_handle, api, "the model this task_update_scope updates was destroyed; the update went with it");
   }
   typename B::model_handle model_;
+  std::shared_ptr<const std::atomic<bool>> alive_;  // the model's life flag (null: a model keel did not capture)
   bool active_ = true;
 };
 

@@ -112,6 +112,7 @@ struct backend : protected Native {
   // ---- streams ---------------------------------------------------------------
 
   static void destroy_stream(stream_handle s) noexcept {
+    if (void (*hook)(stream_handle) = take_stream_destroy_hook(s)) hook(s);
     if constexpr (keel::detail::is_detected_v<detail::is_adopted_call, N>) {
       if (N::is_adopted(s)) return N::destroy_stream(s);  // keel never ends what it did not make
     }
@@ -140,6 +141,17 @@ struct backend : protected Native {
     }
     sb.destroyed.store(true, std::memory_order_release);
     N::destroy_stream(s);
+  }
+
+  /**
+   * Sets the function destroy_stream calls (once, before the stream goes)
+   * for @p s: a registry keyed by stream handles drops the stream's entry,
+   * so that a new stream at the same address inherits nothing. One per
+   * stream; null clears it.
+   */
+  static void set_stream_destroy_hook(stream_handle s, void (*hook)(stream_handle)) noexcept {
+    std::lock_guard<books_mutex> lock(N::books(N::device_of(s)).m);
+    N::books(s).on_destroy = hook;
   }
 
   static void synchronize(stream_handle s) {
@@ -274,6 +286,14 @@ struct backend : protected Native {
   static void synchronize_for(event_handle e, std::chrono::microseconds timeout);
   /** Milliseconds between two completed timing events. */
   static float elapsed_ms(event_handle start, event_handle end);
+  /**
+   * A plain record made for a pool's sharing rule: from now on plain records
+   * and waits on @p s's device keep stream order (record marks and what each
+   * stream waited for); returns this record's mark on @p s.
+   */
+  static std::uint64_t record_ordered(event_handle e, stream_handle s);
+  /** Whether @p s waited plainly on an event recorded on @p on at or after mark @p mark (record_ordered). */
+  static bool waited_for(stream_handle s, stream_handle on, std::uint64_t mark) noexcept;
 
   // ---- capture and models ------------------------------------------------------
 
@@ -283,35 +303,21 @@ struct backend : protected Native {
   static void destroy_model(model_handle m) noexcept;
   // The pool's sharing rule applies to every execution, through the owner
   // or a view: the memory is in the model's books, where both reach it.
+  // The memory is held, not only pointed at: a host function of the model
+  // may destroy the model (and its books) before after_execute runs.
   static void execute(model_handle m, stream_handle s) {
-    model_memory_t* const memory = model_memory(m);
-    if (memory != nullptr) memory->before_execute(s);
-    if constexpr (keeps_uses) {
-      // The table this execution runs with stays until the stream passes it
-      // (captured: as long as the outer model), whatever updates do meanwhile.
-      const std::shared_ptr<model_uses>& uses = N::books(m).uses;
-      std::shared_ptr<void> table = uses ? uses->snapshot() : nullptr;
-      if (N::books(s).redirect.load(std::memory_order_acquire) == 0) {
-        N::execute(m, s);
-        if (table) N::keep_with_work(s, std::move(table));
-      } else {
-        issue(s, task_kind::model, "keel::model::execute", [&] {
-          std::vector<std::shared_ptr<void>>& kept = N::books(s).session->uses;
-          if (table) kept.reserve(kept.size() + 1);
-          N::captured_execute(m, s);
-          if (table) kept.push_back(std::move(table));  // reserved: cannot throw
-        });
-      }
-    } else {
-      if (N::books(s).redirect.load(std::memory_order_acquire) == 0) {
-        N::execute(m, s);
-      } else {
-        issue(s, task_kind::model, "keel::model::execute", [&] { N::captured_execute(m, s); });
-      }
+    const std::shared_ptr<void>& books_memory = N::books(m).memory;
+    if (!books_memory) return execute_issue(m, s);
+    const std::shared_ptr<model_memory_t> memory = std::static_pointer_cast<model_memory_t>(books_memory);
+    memory->before_execute(s);
+    try {
+      execute_issue(m, s);
+    } catch (...) {
+      memory->execute_failed(s);
+      throw;
     }
-    if (memory != nullptr) memory->after_execute(s);
+    memory->after_execute(s);
   }
-
   // The pool memory a capture took (keel/runtime/model_memory.hpp), in the model's books.
   using model_memory_t = ::keel::detail::model_memory<stream_handle>;
   static model_memory_t* model_memory(model_handle m) noexcept {
@@ -389,6 +395,39 @@ struct backend : protected Native {
  private:
   using device_books_t = device_books<stream_handle>;
   using capture_t = capture_books<stream_handle>;
+
+  static void note_waited(stream_handle s, const event_books<stream_handle>& eb) noexcept;
+  static auto take_stream_destroy_hook(stream_handle s) noexcept {
+    std::lock_guard<books_mutex> lock(N::books(N::device_of(s)).m);
+    return std::exchange(N::books(s).on_destroy, nullptr);
+  }
+
+  // execute()'s issue, after the pool's claim.
+  static void execute_issue(model_handle m, stream_handle s) {
+    if constexpr (keeps_uses) {
+      // The table this execution runs with stays until the stream passes it
+      // (captured: as long as the outer model), whatever updates do meanwhile.
+      const std::shared_ptr<model_uses>& uses = N::books(m).uses;
+      std::shared_ptr<void> table = uses ? uses->snapshot() : nullptr;
+      if (N::books(s).redirect.load(std::memory_order_acquire) == 0) {
+        N::execute(m, s);
+        if (table) N::keep_with_work(s, std::move(table));
+      } else {
+        issue(s, task_kind::model, "keel::model::execute", [&] {
+          std::vector<std::shared_ptr<void>>& kept = N::books(s).session->uses;
+          if (table) kept.reserve(kept.size() + 1);
+          N::captured_execute(m, s);
+          if (table) kept.push_back(std::move(table));  // reserved: cannot throw
+        });
+      }
+    } else {
+      if (N::books(s).redirect.load(std::memory_order_acquire) == 0) {
+        N::execute(m, s);
+      } else {
+        issue(s, task_kind::model, "keel::model::execute", [&] { N::captured_execute(m, s); });
+      }
+    }
+  }
 
   // ---- issuing work that is captured or staged ----------------------------------
 

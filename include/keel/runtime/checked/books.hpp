@@ -54,6 +54,9 @@ struct device_books {
   std::atomic<int> capture_count{0};             // captures.size() (lock-free hint)
   Stream group_stream{};                         // the stream marking a task group (one per device), or none
   std::atomic<std::uint64_t> next_id{1};         // capture and group ids
+  // Set once a pool's sharing rule needs to see stream order (record_ordered):
+  // plain records and waits on the device then keep the marks below.
+  std::atomic<bool> order_tracking{false};
   /// @endcond
 };
 
@@ -121,6 +124,15 @@ struct stream_books {
   Group updating{};
   UpdateLock update_m;
   std::atomic<bool> destroyed{false};  // the checked layer's destroy_stream ran: scopes' late ends refuse
+  // Stream order a pool's sharing rule can see (device_books::order_tracking),
+  // guarded by the device books' mutex: the plain records issued here
+  // (each record's mark), and for each other stream (its id) the latest
+  // mark of a record there that a plain wait here waited for.
+  std::uint64_t records = 0;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> waited;
+  // Called by destroy_stream before the stream goes, when set (a per-stream
+  // allocator registry drops its entry); guarded by the device books' mutex.
+  void (*on_destroy)(Stream) = nullptr;
   /// @endcond
 };
 
@@ -142,6 +154,10 @@ struct event_books {
   // never does both.
   std::atomic<bool> plain_recorded{false};
   std::vector<std::pair<std::weak_ptr<capture_books<Stream>>, bool>> external_uses;
+  // Its last plain record while stream order is tracked: the stream's id and
+  // the record's mark there (stream_books::records); 0 when unknown.
+  std::uint64_t order_stream = 0;
+  std::uint64_t order_mark = 0;
   /// @endcond
 };
 

@@ -50,7 +50,53 @@ void backend<Native>::record(event_handle e, stream_handle s) {
     eb.session.reset();
     eb.captured.store(false, std::memory_order_release);
   }
+  if (db.order_tracking.load(std::memory_order_relaxed)) {
+    // Under the lock, so that marks follow the records' order on the stream.
+    std::lock_guard<books_mutex> lock(db.m);
+    N::record(e, s);
+    eb.order_stream = N::id_of(s);
+    eb.order_mark = ++sb.records;
+    return;
+  }
   N::record(e, s);
+}
+
+template <class Native>
+std::uint64_t backend<Native>::record_ordered(event_handle e, stream_handle s) {
+  auto& db = N::books(N::device_of(s));
+  db.order_tracking.store(true, std::memory_order_relaxed);
+  record(e, s);
+  std::lock_guard<books_mutex> lock(db.m);
+  return N::books(s).records;  // this record's mark, or a later record's (a stricter order)
+}
+
+template <class Native>
+bool backend<Native>::waited_for(stream_handle s, stream_handle on, std::uint64_t mark) noexcept {
+  const std::uint64_t on_id = N::id_of(on);
+  auto& db = N::books(N::device_of(s));
+  std::lock_guard<books_mutex> lock(db.m);
+  for (const auto& w : N::books(s).waited)
+    if (w.first == on_id) return w.second >= mark;
+  return false;
+}
+
+// A plain wait's order, for the pool's sharing rule; caller holds the
+// device books' lock. Forgetting one (no room) only makes that rule stricter.
+template <class Native>
+void backend<Native>::note_waited(stream_handle s, const event_books<stream_handle>& eb) noexcept {
+  if (eb.order_stream == 0 || eb.order_stream == N::id_of(s)) return;
+  auto& waited = N::books(s).waited;
+  for (auto& w : waited) {
+    if (w.first != eb.order_stream) continue;
+    w.second = std::max(w.second, eb.order_mark);
+    return;
+  }
+  // A few streams are remembered (the oldest is forgotten first).
+  if (waited.size() >= 16) waited.erase(waited.begin());
+  try {
+    waited.emplace_back(eb.order_stream, eb.order_mark);
+  } catch (...) {
+  }
 }
 
 template <class Native>
@@ -92,6 +138,12 @@ void backend<Native>::wait(stream_handle s, event_handle e) {
       return;
     }
     if (from_capture) return fork_locked(db, s, e, api);
+  }
+  if (db.order_tracking.load(std::memory_order_relaxed)) {
+    std::lock_guard<books_mutex> lock(db.m);
+    N::wait(s, e);
+    note_waited(s, eb);
+    return;
   }
   N::wait(s, e);
 }

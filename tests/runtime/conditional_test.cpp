@@ -79,10 +79,13 @@ KEEL_BACKEND_TEST("conditional: IF runs its then body when the condition is not 
   }
   CHECK(m.task_count() == 1);
   {
-    // tasks() lists the conditional (CANN's aclmdlRITaskType has no type for it: other on ACL).
+    // tasks() lists the conditional with its bodies (CANN's aclmdlRITaskType
+    // has no type for it: on ACL keel's books name it).
     const std::vector<keel::task_info> listed = m.tasks();
     REQUIRE(listed.size() == 1);
-    CHECK(listed[0].type == (TestType::is_host ? keel::task_type::conditional : keel::task_type::other));
+    CHECK(listed[0].type == keel::task_type::conditional);
+    CHECK(listed[0].conditional == "if");
+    CHECK(listed[0].bodies.size() == 2);
   }
   m.execute(s);
   s.synchronize();

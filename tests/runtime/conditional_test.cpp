@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "keel/runtime/model_dump.hpp"
 #include "test_support.hpp"
 
 using keel::conditional_kind;
@@ -149,6 +150,13 @@ KEEL_BACKEND_TEST("conditional: SWITCH runs the body its value names, and none p
     }
     m = capture.end();
   }
+  const std::vector<keel::task_info> listed = m.tasks();  // the task, its kind and each case's body
+  REQUIRE(listed.size() == 1);
+  CHECK(listed[0].type == keel::task_type::conditional);
+  CHECK(listed[0].conditional == "switch");
+  REQUIRE(listed[0].bodies.size() == 3);
+  for (const keel::conditional_body& b : listed[0].bodies) CHECK(b.tasks.size() == 1);
+  CHECK_THAT(keel::to_json(m), Catch::Contains("\"name\": \"case 2\""));
   for (std::uint64_t v : {2u, 0u, 1u, 3u, 7u}) {
     *value = v;
     m.execute(s);

@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "keel/runtime/model_dump.hpp"
 #include "test_support.hpp"
 
 using keel::conditional_kind;
@@ -79,10 +80,13 @@ KEEL_BACKEND_TEST("conditional: IF runs its then body when the condition is not 
   }
   CHECK(m.task_count() == 1);
   {
-    // tasks() lists the conditional (CANN's aclmdlRITaskType has no type for it: other on ACL).
+    // tasks() lists the conditional with its bodies (CANN's aclmdlRITaskType
+    // has no type for it: on ACL keel's books name it).
     const std::vector<keel::task_info> listed = m.tasks();
     REQUIRE(listed.size() == 1);
-    CHECK(listed[0].type == (TestType::is_host ? keel::task_type::conditional : keel::task_type::other));
+    CHECK(listed[0].type == keel::task_type::conditional);
+    CHECK(listed[0].conditional == "if");
+    CHECK(listed[0].bodies.size() == 2);
   }
   m.execute(s);
   s.synchronize();
@@ -146,6 +150,13 @@ KEEL_BACKEND_TEST("conditional: SWITCH runs the body its value names, and none p
     }
     m = capture.end();
   }
+  const std::vector<keel::task_info> listed = m.tasks();  // the task, its kind and each case's body
+  REQUIRE(listed.size() == 1);
+  CHECK(listed[0].type == keel::task_type::conditional);
+  CHECK(listed[0].conditional == "switch");
+  REQUIRE(listed[0].bodies.size() == 3);
+  for (const keel::conditional_body& b : listed[0].bodies) CHECK(b.tasks.size() == 1);
+  CHECK_THAT(keel::to_json(m), Catch::Contains("\"name\": \"case 2\""));
   for (std::uint64_t v : {2u, 0u, 1u, 3u, 7u}) {
     *value = v;
     m.execute(s);

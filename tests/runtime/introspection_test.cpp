@@ -405,6 +405,89 @@ KEEL_BACKEND_TEST("model: to_dot and to_json show every stream and task of the m
   CHECK(c.run() == 3.0f);
 }
 
+KEEL_BACKEND_TEST("model: tasks() and the dumps nest each conditional task's bodies under it, at any depth",
+                  "[runtime][introspection][dump][conditional]") {
+  KEEL_USING_BACKEND(TestType);
+  using B = typename TestType::backend;
+  stream s{TestType::device()}, side{TestType::device()}, inner_side{TestType::device()};
+  float tmp = 1.0f, other = 2.0f, out = 0.0f, then_out = 0.0f, else_out = 0.0f, loop_out = 0.0f;
+  device_buffer staging{s, sizeof(float)};
+  model m;
+  {
+    capture_scope capture{s};
+    s.copy_async(staging.span(), keel::host_span(&out, sizeof(float)));  // a task ACL lists untyped, before the IF
+    auto c = keel::make_condition<B>(s, 1);
+    auto bodies = keel::if_else<B>(s, c);
+    {
+      keel::basic_body_capture_scope<B> into{side, bodies.first};
+      TestType::axpy(side, &then_out, &tmp, &other, 1.0f);
+      auto loop = keel::make_condition<B>(side, 0);  // 0 at each run of the body: the loop runs no iteration
+      auto body = keel::while_<B>(side, loop);
+      {
+        keel::basic_body_capture_scope<B> inner{inner_side, body};
+        TestType::axpy(inner_side, &loop_out, &tmp, &other, 3.0f);
+        inner.end();
+      }
+      into.end();
+    }
+    {
+      keel::basic_body_capture_scope<B> into{side, bodies.second};
+      TestType::axpy(side, &else_out, &tmp, &other, 2.0f);
+      into.end();
+    }
+    TestType::axpy(s, &out, &tmp, &other, 1.0f);
+    m = capture.end();
+  }
+  const std::vector<keel::task_info> tasks = m.tasks();
+  REQUIRE(tasks.size() == 3);
+  CHECK(tasks[0].type == (TestType::is_host ? task_type::copy : task_type::other));  // CANN has no copy type
+  CHECK(tasks[2].type == task_type::kernel);
+  const keel::task_info& branch = tasks[1];
+  REQUIRE(branch.type == task_type::conditional);
+  CHECK(branch.conditional == "if");
+  REQUIRE(branch.bodies.size() == 2);
+  const keel::conditional_body& then_body = branch.bodies[0];
+  REQUIRE(then_body.streams.size() == 1);
+  REQUIRE(then_body.tasks.size() == 2);
+  CHECK(then_body.tasks[0].type == task_type::kernel);
+  const keel::task_info& loop = then_body.tasks[1];
+  REQUIRE(loop.type == task_type::conditional);
+  CHECK(loop.conditional == "while");
+  REQUIRE(loop.bodies.size() == 1);
+  REQUIRE(loop.bodies[0].tasks.size() == 1);
+  CHECK(loop.bodies[0].tasks[0].type == task_type::kernel);
+  CHECK(loop.bodies[0].tasks[0].bodies.empty());
+  REQUIRE(branch.bodies[1].tasks.size() == 1);
+  CHECK(branch.bodies[1].tasks[0].type == task_type::kernel);
+
+  const keel_test::json::value doc = keel_test::json::parse(keel::to_json(m));
+  const keel_test::json::value& listed = doc["streams"][0]["tasks"];
+  REQUIRE(listed.items.size() == 3);
+  const keel_test::json::value& if_task = listed[1];
+  CHECK(if_task["taskType"].text == "conditional");
+  CHECK(if_task["conditional"].text == "if");
+  REQUIRE(if_task["bodies"].items.size() == 2);
+  CHECK(if_task["bodies"][0]["name"].text == "then");
+  CHECK(if_task["bodies"][1]["name"].text == "else");
+  const keel_test::json::value& then_tasks = if_task["bodies"][0]["streams"][0]["tasks"];
+  REQUIRE(then_tasks.items.size() == 2);
+  CHECK(then_tasks[0]["taskType"].text == "kernel");
+  CHECK(then_tasks[1]["conditional"].text == "while");
+  CHECK(then_tasks[1]["bodies"][0]["name"].text == "body");
+  CHECK(then_tasks[1]["bodies"][0]["streams"][0]["tasks"][0]["taskType"].text == "kernel");
+  CHECK(if_task["bodies"][1]["streams"][0]["tasks"][0]["taskType"].text == "kernel");
+
+  const std::string dot = keel::to_dot(m);
+  CHECK_THAT(dot, Catch::Contains("conditional if") && Catch::Contains("\"if then\"") &&
+                      Catch::Contains("\"if else\"") && Catch::Contains("conditional while") &&
+                      Catch::Contains("\"while body\"") && Catch::Contains("-> t0_1b0_0_0 [style=dotted, label=\"then\"]"));
+  m.execute(s);
+  s.synchronize();
+  CHECK(then_out == 3.0f);
+  CHECK(else_out == 0.0f);
+  CHECK(loop_out == 0.0f);
+}
+
 KEEL_BACKEND_TEST("model: dumps number events and task groups alike on every backend and mark external events",
                   "[runtime][introspection][dump]") {
   using B = typename TestType::backend;

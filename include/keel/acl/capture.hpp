@@ -87,6 +87,7 @@ struct capture_calls : stream_calls {
   template <class F>
   static void captured_launch_host(stream_handle s, F&& f) {
     launch_host_call(s, std::forward<F>(f), true, keeper_of(s));
+    count_untyped(s);
   }
   // A kernel that stream::launch issued with copyable arguments is recorded
   // for the model (typed_launch) before its body issues its ACL work: the
@@ -171,6 +172,7 @@ struct capture_calls : stream_calls {
   static void captured_memset_async(stream_handle s, void* dst, int value, std::size_t bytes,
                                     std::shared_ptr<void> keep_dst) {
     memset_async(s, dst, value, bytes, std::move(keep_dst));
+    if (bytes != 0) count_untyped(s);  // an empty memset issues no task
   }
   static void captured_record(event_handle e, stream_handle s) { event_calls::record(e, s); }
   static void captured_wait(stream_handle s, event_handle e) { event_calls::wait(s, e); }

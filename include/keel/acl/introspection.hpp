@@ -66,6 +66,13 @@ struct introspection_calls : native_types {
   KEEL_DECL static std::vector<model_stream> model_streams(model_handle m);
 
   KEEL_DECL static std::vector<task_info> model_tasks(model_handle m);
+  // Marks each conditional task keel captured in @p tasks (ACL lists it
+  // untyped) with its kind and its bodies' streams and tasks, from keel's
+  // books: CANN documents no task type for a conditional task and no query
+  // for its bodies. The k-th untyped task of a stream is the one keel
+  // counted k-th there; when any stream's untyped count differs from keel's
+  // (work keel did not issue), none is marked.
+  KEEL_DECL static void attach_conditionals(model_handle m, std::vector<task_info>& tasks);
   // The tasks as ACL reports them (no kernel arguments).
   KEEL_DECL static std::vector<task_info> model_tasks_unpaired(model_handle m);
   // The arguments task group @p group's last committed update gave its

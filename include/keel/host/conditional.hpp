@@ -62,14 +62,16 @@ struct conditional_calls : native_types {
     for (std::size_t i = 0; i < n; ++i) out[i] = bodies[i].get();
     auto& records = s->target->records;
     records.reserve(records.size() + 1);  // its task record, for introspection
+    task_record r;
+    r.type = task_type::conditional;
+    r.stream_id = s->id;
+    r.conditional = to_string(kind);
+    r.bodies.assign(out, out + n);  // the node below owns them
     s->target->nodes.emplace_back(
         make_failure_aware([cond = ref_ptr<condition_state>(c), kind, bodies = std::move(bodies)](bool work) {
           run(*cond, kind, bodies, work);
         }),
         replay_task::category::model);
-    task_record r;
-    r.type = task_type::conditional;
-    r.stream_id = s->id;
     records.push_back(std::move(r));  // reserved above: cannot throw
   }
 

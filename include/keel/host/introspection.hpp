@@ -64,6 +64,11 @@ struct introspection_calls : native_types {
     std::lock_guard lock(m->meta_m);  // a committed update rewrites entries
     std::vector<task_info> out = m->task_list;
     group_arguments(m, out);
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if (out[i].type != task_type::conditional) continue;
+      for (model_state* body : m->records[m->task_records[i]].bodies)  // each body's own lock
+        out[i].bodies.push_back(conditional_body{model_streams(body), model_tasks(body)});
+    }
     return out;
   }
   // A task group's kernels report the arguments of the tasks the group runs

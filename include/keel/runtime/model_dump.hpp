@@ -196,8 +196,10 @@ class dump_ids {
   std::vector<std::uint64_t> seen_;
 };
 
-inline std::string node_name(const task_info& t) {
-  return "t" + std::to_string(t.stream) + "_" + std::to_string(t.sequence);
+// A task's node: @p prefix ("t" for the model's own tasks, the conditional
+// task's node and its body's number for a body's) and its place.
+inline std::string node_name(const task_info& t, const std::string& prefix = "t") {
+  return prefix + std::to_string(t.stream) + "_" + std::to_string(t.sequence);
 }
 
 // Built by appending, not with "literal" + std::string: GCC 12 at -O3 in
@@ -227,12 +229,129 @@ inline std::string node_label(const task_info& t, dump_ids& events) {
     label += std::to_string(t.copy.bytes);
     label += " B, ";
     label += to_string(t.copy.kind);
+  } else if (t.type == task_type::conditional && !t.conditional.empty()) {
+    label += ' ';
+    label += t.conditional;
   } else if (t.event != 0) {
     label += "\nevent #";
     label += std::to_string(events(t.event));
     if (t.external_event) label += " (external)";
   }
   return label;
+}
+
+// The name of body @p j of a conditional task of kind @p kind, for a dump.
+inline std::string body_name(std::string_view kind, std::size_t j, std::size_t count) {
+  if (kind == "if") return count == 1 || j == 0 ? "then" : "else";
+  if (kind == "switch") return "case " + std::to_string(j);
+  return "body";
+}
+
+// One model's (or one body's) streams as DOT clusters under @p indent, its
+// nodes named from @p prefix; each conditional task's bodies as dotted
+// clusters after them, with an edge from the task to each body's first task.
+inline void dot_tasks(const std::vector<model_stream>& streams, const std::vector<task_info>& tasks,
+                      const std::string& prefix, const std::string& indent, dump_ids& events, dump_ids& groups,
+                      std::string& out) {
+  const std::string cluster = prefix == "t" ? std::string() : prefix;  // the model's own: cluster_stream_<n>
+  std::size_t i = 0;
+  for (const model_stream& s : streams) {
+    out += indent + "subgraph cluster_" + cluster + "stream_" + std::to_string(s.index) + " {\n" + indent +
+           "  label=" + dot_string("stream #" + std::to_string(s.id)) + ";\n" + indent + "  style=rounded;\n";
+    const std::size_t first = i;
+    std::uint64_t open_group = 0;
+    for (; i < tasks.size() && tasks[i].stream == s.index; ++i) {
+      const task_info& t = tasks[i];
+      if (t.group != open_group) {
+        if (open_group != 0) out += indent + "  }\n";
+        if (t.group != 0) {
+          const std::string group = std::to_string(groups(t.group));
+          out += indent + "  subgraph cluster_" + cluster + "group_" + group + " {\n" + indent +
+                 "    label=" + dot_string("task group #" + group) + ";\n" + indent + "    style=dashed;\n";
+        }
+        open_group = t.group;
+      }
+      out += indent + (open_group != 0 ? "    " : "  ") + node_name(t, prefix) +
+             " [label=" + dot_string(node_label(t, events)) +
+             (t.type == task_type::kernel ? ", style=filled, fillcolor=\"#dde8f5\"" : "") + "];\n";
+    }
+    if (open_group != 0) out += indent + "  }\n";
+    for (std::size_t k = first + 1; k < i; ++k)
+      out += indent + "  " + node_name(tasks[k - 1], prefix) + " -> " + node_name(tasks[k], prefix) + ";\n";
+    out += indent + "}\n";
+  }
+  // A wait depends on the records of its event in other streams.
+  for (const task_info& w : tasks) {
+    if (w.type != task_type::event_wait || w.event == 0) continue;
+    for (const task_info& r : tasks)
+      if (r.type == task_type::event_record && r.event == w.event && r.stream != w.stream)
+        out += indent + node_name(r, prefix) + " -> " + node_name(w, prefix) + " [style=dashed, color=\"#c0392b\"];\n";
+  }
+  for (const task_info& t : tasks) {
+    for (std::size_t j = 0; j < t.bodies.size(); ++j) {
+      const conditional_body& b = t.bodies[j];
+      const std::string body_prefix = node_name(t, prefix) + "b" + std::to_string(j) + "_";
+      const std::string name = body_name(t.conditional, j, t.bodies.size());
+      out += indent + "subgraph cluster_" + body_prefix + "body {\n" + indent + "  label=" +
+             dot_string(std::string(t.conditional) + " " + name) + ";\n" + indent + "  style=dotted;\n";
+      dot_tasks(b.streams, b.tasks, body_prefix, indent + "  ", events, groups, out);
+      out += indent + "}\n";
+      if (!b.tasks.empty())
+        out += indent + node_name(t, prefix) + " -> " + node_name(b.tasks.front(), body_prefix) +
+               " [style=dotted, label=" + dot_string(name) + "];\n";
+    }
+  }
+}
+
+// One model's (or one body's) streams as a JSON array's items, each task
+// line under @p indent; a conditional task's bodies nested in it.
+inline void json_tasks(const std::vector<model_stream>& streams, const std::vector<task_info>& tasks,
+                       const std::string& indent, dump_ids& events, dump_ids& groups, std::string& out) {
+  std::size_t i = 0;
+  bool first_stream = true;
+  for (const model_stream& s : streams) {
+    out += std::string(first_stream ? "" : ",") + "\n" + indent + "{\"streamId\": " + std::to_string(s.id) +
+           ", \"index\": " + std::to_string(s.index) + ", \"taskCount\": " + std::to_string(s.task_count) +
+           ", \"tasks\": [";
+    first_stream = false;
+    bool first = true;
+    for (; i < tasks.size() && tasks[i].stream == s.index; ++i) {
+      const task_info& t = tasks[i];
+      out += std::string(first ? "" : ",") + "\n" + indent + "  {\"taskId\": " + std::to_string(i) +
+             ", \"seqId\": " + std::to_string(t.sequence) + ", \"taskType\": " + json_string(to_string(t.type));
+      first = false;
+      if (t.group != 0) out += ", \"groupId\": " + std::to_string(groups(t.group));
+      if (t.type == task_type::kernel) {
+        out += ", \"kernel\": " + json_string(t.kernel.kind.name()) + ", \"arguments\": [";
+        for (std::size_t k = 0; k < t.kernel.argument_count; ++k) {
+          const kernel_argument& a = t.kernel.arguments[k];
+          out += std::string(k == 0 ? "" : ", ") + "{\"type\": " + json_string(a.type) +
+                 ", \"size\": " + std::to_string(a.size) + ", \"value\": " + argument_value(a, true) + "}";
+        }
+        out += "]";
+        if (t.kernel.argument_block_bytes != 0)
+          out += ", \"argsSize\": " + std::to_string(t.kernel.argument_block_bytes) +
+                 ", \"numBlocks\": " + std::to_string(t.kernel.blocks);
+        if (const kernel_argument* op = operator_argument(t)) out += ", \"operator\": " + operator_json(op->describe());
+      } else if (t.type == task_type::copy) {
+        out += ", \"copy\": {\"dst\": \"" + address(t.copy.dst) + "\", \"src\": \"" + address(t.copy.src) +
+               "\", \"bytes\": " + std::to_string(t.copy.bytes) + ", \"kind\": " + json_string(to_string(t.copy.kind)) + "}";
+      } else if (t.type == task_type::conditional) {
+        out += ", \"conditional\": " + json_string(t.conditional) + ", \"bodies\": [";
+        for (std::size_t j = 0; j < t.bodies.size(); ++j) {
+          out += std::string(j == 0 ? "" : ",") + "\n" + indent + "    {\"body\": " + std::to_string(j) +
+                 ", \"name\": " + json_string(body_name(t.conditional, j, t.bodies.size())) + ", \"streams\": [";
+          json_tasks(t.bodies[j].streams, t.bodies[j].tasks, indent + "      ", events, groups, out);
+          out += "]}";
+        }
+        out += "]";
+      }
+      if (t.event != 0)
+        out += ", \"eventId\": " + std::to_string(events(t.event)) + ", \"externalEvent\": " + (t.external_event ? "true" : "false");
+      out += "}";
+    }
+    out += std::string(first ? "" : "\n" + indent) + "]}";
+  }
 }
 
 }  // namespace detail::dump
@@ -242,7 +361,9 @@ inline std::string node_label(const task_info& t, dump_ids& events) {
  * @brief The model as a Graphviz graph: one cluster per stream, its tasks in
  * stream order joined by solid edges, a dashed edge from each event record
  * to the waits on that event in other streams, and each task group a dashed
- * sub-cluster. Render with `dot -Tpng`.
+ * sub-cluster; each conditional task's bodies as dotted clusters of their
+ * own streams, joined to the task by a dotted edge named after the body
+ * ("then", "else", "case <n>", "body"). Render with `dot -Tpng`.
  * @throws keel::error as model.tasks() / streams(); std::bad_alloc.
  */
 template <class Model>
@@ -255,38 +376,7 @@ std::string to_dot(const Model& model) {
   std::string out = "digraph " + d::dot_string("model " + std::to_string(model.id())) + " {\n";
   out += "  label=" + d::dot_string("model #" + std::to_string(model.id()) + (name.empty() ? "" : " '" + name + "'")) +
          ";\n  labelloc=t;\n  node [shape=box, fontname=\"Helvetica\", fontsize=10];\n";
-  std::size_t i = 0;
-  for (const model_stream& s : streams) {
-    out += "  subgraph cluster_stream_" + std::to_string(s.index) + " {\n    label=" +
-           d::dot_string("stream #" + std::to_string(s.id)) + ";\n    style=rounded;\n";
-    const std::size_t first = i;
-    std::uint64_t open_group = 0;
-    for (; i < tasks.size() && tasks[i].stream == s.index; ++i) {
-      const task_info& t = tasks[i];
-      if (t.group != open_group) {
-        if (open_group != 0) out += "    }\n";
-        if (t.group != 0) {
-          const std::string group = std::to_string(groups(t.group));
-          out += "    subgraph cluster_group_" + group + " {\n      label=" + d::dot_string("task group #" + group) +
-                 ";\n      style=dashed;\n";
-        }
-        open_group = t.group;
-      }
-      out += std::string(open_group != 0 ? "      " : "    ") + d::node_name(t) + " [label=" + d::dot_string(d::node_label(t, events)) +
-             (t.type == task_type::kernel ? ", style=filled, fillcolor=\"#dde8f5\"" : "") + "];\n";
-    }
-    if (open_group != 0) out += "    }\n";
-    for (std::size_t k = first + 1; k < i; ++k)
-      out += "    " + d::node_name(tasks[k - 1]) + " -> " + d::node_name(tasks[k]) + ";\n";
-    out += "  }\n";
-  }
-  // A wait depends on the records of its event in other streams.
-  for (const task_info& w : tasks) {
-    if (w.type != task_type::event_wait || w.event == 0) continue;
-    for (const task_info& r : tasks)
-      if (r.type == task_type::event_record && r.event == w.event && r.stream != w.stream)
-        out += "  " + d::node_name(r) + " -> " + d::node_name(w) + " [style=dashed, color=\"#c0392b\"];\n";
-  }
+  d::dot_tasks(streams, tasks, "t", "  ", events, groups, out);
   out += "}\n";
   return out;
 }
@@ -303,7 +393,9 @@ std::string to_dot(const Model& model) {
  * `operator`: `op`, `function` (what computes it), `tensors` (each `name`,
  * `address` of its first element, `dtype`, `shape`, `strides` in elements)
  * and `scalars` (each `name`, `dtype`, `value`), in the operator's parameter
- * order.
+ * order. A conditional task has `conditional` ("if", "while", "switch")
+ * and `bodies` (each `body`, its number, `name`: "then", "else", "case <n>"
+ * or "body", and `streams` as the model's, nested conditionals included).
  * @throws keel::error as model.tasks() / streams(); std::bad_alloc.
  */
 template <class Model>
@@ -314,40 +406,7 @@ std::string to_json(const Model& model) {
   d::dump_ids events, groups;
   std::string out = "{\n  \"modelId\": " + std::to_string(model.id()) + ",\n  \"name\": " + d::json_string(model.name()) +
                     ",\n  \"streams\": [";
-  std::size_t i = 0;
-  for (const model_stream& s : streams) {
-    out += std::string(s.index == 0 ? "" : ",") + "\n    {\"streamId\": " + std::to_string(s.id) +
-           ", \"index\": " + std::to_string(s.index) + ", \"taskCount\": " + std::to_string(s.task_count) +
-           ", \"tasks\": [";
-    bool first = true;
-    for (; i < tasks.size() && tasks[i].stream == s.index; ++i) {
-      const task_info& t = tasks[i];
-      out += std::string(first ? "" : ",") + "\n      {\"taskId\": " + std::to_string(i) +
-             ", \"seqId\": " + std::to_string(t.sequence) + ", \"taskType\": " + d::json_string(to_string(t.type));
-      first = false;
-      if (t.group != 0) out += ", \"groupId\": " + std::to_string(groups(t.group));
-      if (t.type == task_type::kernel) {
-        out += ", \"kernel\": " + d::json_string(t.kernel.kind.name()) + ", \"arguments\": [";
-        for (std::size_t k = 0; k < t.kernel.argument_count; ++k) {
-          const kernel_argument& a = t.kernel.arguments[k];
-          out += std::string(k == 0 ? "" : ", ") + "{\"type\": " + d::json_string(a.type) +
-                 ", \"size\": " + std::to_string(a.size) + ", \"value\": " + d::argument_value(a, true) + "}";
-        }
-        out += "]";
-        if (t.kernel.argument_block_bytes != 0)
-          out += ", \"argsSize\": " + std::to_string(t.kernel.argument_block_bytes) +
-                 ", \"numBlocks\": " + std::to_string(t.kernel.blocks);
-        if (const kernel_argument* op = d::operator_argument(t)) out += ", \"operator\": " + d::operator_json(op->describe());
-      } else if (t.type == task_type::copy) {
-        out += ", \"copy\": {\"dst\": \"" + d::address(t.copy.dst) + "\", \"src\": \"" + d::address(t.copy.src) +
-               "\", \"bytes\": " + std::to_string(t.copy.bytes) + ", \"kind\": " + d::json_string(to_string(t.copy.kind)) + "}";
-      }
-      if (t.event != 0)
-        out += ", \"eventId\": " + std::to_string(events(t.event)) + ", \"externalEvent\": " + (t.external_event ? "true" : "false");
-      out += "}";
-    }
-    out += std::string(first ? "" : "\n    ") + "]}";
-  }
+  d::json_tasks(streams, tasks, "    ", events, groups, out);
   out += "\n  ]\n}\n";
   return out;
 }

@@ -398,6 +398,8 @@ struct kernel_attributes {
   std::uint64_t timeout_us = 0;        ///< its timeout in microseconds (timeoutUs; set instead of timeout_s)
 };
 
+struct conditional_body;
+
 /**
  * @brief One task of a model, as introspection reports it: its type, its
  * stream (an index into the model's streams()), its sequence id (its
@@ -417,6 +419,12 @@ struct task_info {
   bool disabled = false;        ///< a per-task update disabled it (it no longer runs)
   kernel_params kernel;  ///< a kernel's parameters
   copy_params copy;      ///< a copy's parameters
+  /// A conditional task's kind: "if", "while" or "switch" (empty for any other task).
+  std::string_view conditional;
+  /// A conditional task's bodies, in the order its kind numbers them (IF:
+  /// then, else; WHILE: the body; SWITCH: case 0, 1, ...), each with its own
+  /// streams and tasks (a nested conditional's bodies too).
+  std::vector<conditional_body> bodies;
 };
 
 /** @brief One stream of a model: keel's id of the stream that captured it, its index, how many tasks it has. */
@@ -424,6 +432,20 @@ struct model_stream {
   std::uint64_t id = 0;        ///< host: the capturing stream's id; ACL: the model's stream number (1, 2, ...)
   std::size_t index = 0;       ///< its position in streams(), what task_info::stream names
   std::size_t task_count = 0;  ///< its tasks
+};
+
+/**
+ * @brief One body of a conditional task, as introspection reports it: the
+ * body's streams and its tasks, as a model's streams() and tasks() report
+ * them (task_info::stream indexes these streams).
+ *
+ * Ownership: a value (kernel arguments point into the body's records, valid
+ * while the model that owns the body lives and the task is not updated).
+ * Thread safety: a value.
+ */
+struct conditional_body {
+  std::vector<model_stream> streams;  ///< the body's streams
+  std::vector<task_info> tasks;       ///< the body's tasks, stream by stream
 };
 
 KEEL_END_NAMESPACE  // namespace keel

@@ -35,6 +35,12 @@ struct model_box {
   std::vector<std::shared_ptr<void>> keep;  // what the captured copies use (host callables included)
   bool host_calls = false;  // it replays host callables: its executing stream needs a reporting thread
   std::vector<model_box*> bodies;  // its conditional bodies (owned through keep), which may replay host callables too
+  // Its conditional tasks and its streams' untyped task counts, as its
+  // capture counted them (stream_box::capture_conditionals): what pairs each
+  // conditional task with its bodies (introspection.hpp). Fixed at capture end.
+  std::vector<conditional_task> conditionals;
+  std::vector<untyped_count> untyped;
+  bool untyped_lost = false;
 
   // Whether @p native is one of its conditional bodies, at any depth.
   bool holds_body(const void* native_body) const noexcept {

@@ -11,6 +11,7 @@
 #include <new>
 #include <string>
 #include <thread>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -216,6 +217,25 @@ struct launch_records {
   }
 };
 
+// Per aclrtStream of a capture: how many tasks keel issued there that ACL
+// lists with no type of its own (ACL_MODEL_RI_TASK_DEFAULT: copies, memsets,
+// host functions, model executions, conditional tasks). CANN documents no
+// type for a conditional task and no query for its bodies, so keel finds a
+// conditional's task by its rank among these (introspection.hpp).
+struct untyped_count {
+  stream_handle stream = nullptr;
+  std::size_t count = 0;
+};
+// A conditional task keel issued while capturing: its aclrtStream, its rank
+// among that stream's untyped tasks, its kind's name and how many bodies it
+// has (the next ones of the model's bodies, in the order they were made).
+struct conditional_task {
+  stream_handle stream = nullptr;
+  std::size_t rank = 0;
+  std::string_view kind;
+  std::size_t bodies = 0;
+};
+
 struct stream_box {
   stream_handle native = nullptr;
   device* dev = nullptr;
@@ -263,11 +283,38 @@ struct stream_box {
   launch_records capture_records;
   // The aclrtStreams in the order they joined the capture: moved into the model.
   std::vector<stream_handle> capture_streams;
+  // The capture's untyped tasks per stream and its conditional tasks (under
+  // m, on the stream that began it): moved into the model. `untyped_lost`:
+  // a count could not be kept (no room), so no conditional is paired.
+  std::vector<untyped_count> capture_untyped;
+  std::vector<conditional_task> capture_conditionals;
+  bool capture_untyped_lost = false;
   bool group_open = false;          // ACL has a task group open on it (capture_discard ends it)
   model_box* capture_into = nullptr;  // the conditional body its next capture fills (keel/acl/conditional.hpp)
   // The checked layer's books (keel/runtime/checked/books.hpp).
   checked::stream_books<stream_box*, group_box*> books;
 };
+
+// Counts a task just issued to @p s that ACL lists untyped, in the books of
+// the capture keel began that s takes part in (none: nothing counted), and
+// returns its rank among s's untyped tasks there. Caller holds the capture
+// origin's m (@p keeper, s's keeper).
+inline std::size_t count_untyped_locked(stream_box* keeper, stream_handle native) noexcept {
+  for (untyped_count& c : keeper->capture_untyped)
+    if (c.stream == native) return c.count++;
+  try {
+    keeper->capture_untyped.push_back(untyped_count{native, 1});
+  } catch (...) {
+    keeper->capture_untyped_lost = true;
+  }
+  return 0;
+}
+inline void count_untyped(stream_box* s) noexcept {
+  stream_box* const keeper = s->keeper.load(std::memory_order_acquire);
+  if (keeper == nullptr) return;
+  std::lock_guard<std::mutex> lock(keeper->m);
+  (void)count_untyped_locked(keeper, s->native);
+}
 /// @endcond
 
 }  // namespace detail

@@ -32,6 +32,8 @@ KEEL_DECL void built_model_calls::build_bind(model_handle m, stream_handle s, bo
   std::lock_guard<std::mutex> lock(s->m);
   s->keeper = s;  // what its recorded work uses is kept until build end, then by the model
   s->capture_records.restart();
+  s->capture_untyped.clear();  // a built model pairs no conditional task: nothing is moved into it
+  s->capture_conditionals.clear();
 }
 
 KEEL_DECL void built_model_calls::build_end_task(model_handle m, stream_handle s) {

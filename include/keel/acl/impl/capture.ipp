@@ -29,6 +29,9 @@ KEEL_DECL void capture_calls::capture_begin(stream_handle s, keel::capture_mode 
   s->capture_bodies.clear();
   s->capture_records.restart();
   s->capture_streams.assign(1, s->native);
+  s->capture_untyped.clear();
+  s->capture_conditionals.clear();
+  s->capture_untyped_lost = false;
 }
 
 KEEL_DECL void capture_calls::capture_join(stream_handle s, stream_handle origin, event_handle e) {
@@ -65,6 +68,11 @@ KEEL_DECL auto capture_calls::capture_end(stream_handle s) -> model_handle {
     s->capture_records.hand_over(body->launches, body->launch_arguments);
     body->launch_streams.swap(s->capture_streams);
     s->capture_streams.clear();
+    body->untyped.swap(s->capture_untyped);
+    body->conditionals.swap(s->capture_conditionals);
+    body->untyped_lost = std::exchange(s->capture_untyped_lost, false);
+    s->capture_untyped.clear();
+    s->capture_conditionals.clear();
     return body;
   }
   box->native = native;
@@ -83,6 +91,9 @@ KEEL_DECL auto capture_calls::capture_end(stream_handle s) -> model_handle {
   s->keeper = nullptr;
   s->capture_records.hand_over(box->launches, box->launch_arguments);
   box->launch_streams.swap(s->capture_streams);
+  box->untyped.swap(s->capture_untyped);
+  box->conditionals.swap(s->capture_conditionals);
+  box->untyped_lost = std::exchange(s->capture_untyped_lost, false);
   return box.release();
 }
 
@@ -98,6 +109,8 @@ KEEL_DECL void capture_calls::capture_discard(stream_handle s) noexcept {
     s->capture_bodies.clear();
     s->capture_records.discard();
     s->capture_streams.clear();
+    s->capture_untyped.clear();
+    s->capture_conditionals.clear();
   }
   if (!native_capturing(s)) return;  // ACL ended it already
   if (group_open && a.aclmdlRICaptureTaskGrpEnd.get() != nullptr) {
@@ -180,6 +193,7 @@ KEEL_DECL void capture_calls::execute(model_handle m, stream_handle s) {
 KEEL_DECL void capture_calls::captured_copy_async(stream_handle s, void* dst, const void* src, std::size_t bytes, copy_kind kind,
                                   std::shared_ptr<void> keep_dst, std::shared_ptr<void> keep_src) {
   copy_async(s, dst, src, bytes, kind, std::move(keep_dst), std::move(keep_src));
+  if (bytes != 0) count_untyped(s);  // an empty copy issues no task
 }
 
 KEEL_DECL void capture_calls::captured_record_external(event_handle e, stream_handle s) {
@@ -195,6 +209,7 @@ KEEL_DECL void capture_calls::captured_wait_external(stream_handle s, event_hand
 KEEL_DECL void capture_calls::captured_execute(model_handle m, stream_handle s) {
   const bool host_calls = m->replays_host_calls();  // read before the issue, as execute() reads the record
   execute(m, s);
+  count_untyped(s);
   if (host_calls) {  // the outer model replays them too
     const stream_handle origin = keeper_of(s);
     std::lock_guard<std::mutex> lock(origin->m);

@@ -55,8 +55,15 @@ KEEL_DECL void conditional_calls::captured_conditional(stream_handle s, conditio
   }
   const cond_task_params params{c->native, static_cast<cond_task_type>(kind), static_cast<std::uint32_t>(n),
                                 natives.data()};
+  {
+    std::lock_guard<std::mutex> lock(keeper->m);
+    keeper->capture_conditionals.reserve(keeper->capture_conditionals.size() + 1);
+  }
   dev.check(entered(dev).aclmdlRIAddCondTask(params, s->native, 0), "aclmdlRIAddCondTask");
   std::lock_guard<std::mutex> lock(keeper->m);
+  // Its task's rank among the stream's untyped ones, and its bodies: the next n the model made (reserved above).
+  keeper->capture_conditionals.push_back(
+      conditional_task{s->native, count_untyped_locked(keeper, s->native), to_string(kind), n});
   for (std::size_t i = 0; i < n; ++i) {
     bodies[i]->native = natives[i];
     out[i] = bodies[i].get();

@@ -100,6 +100,7 @@ KEEL_DECL auto introspection_calls::model_streams(model_handle m) -> std::vector
 
 KEEL_DECL auto introspection_calls::model_tasks(model_handle m) -> std::vector<task_info> {
   std::vector<task_info> out = model_tasks_unpaired(m);
+  attach_conditionals(m, out);  // from books fixed at capture end: no lock
   // Kernels stream::launch issued report the arguments they run with: a
   // task group's, those of its last committed update (once there is one).
   std::lock_guard<std::mutex> lock(m->launch_m);
@@ -123,6 +124,44 @@ KEEL_DECL auto introspection_calls::model_tasks(model_handle m) -> std::vector<t
     out[i].kernel.argument_count = launches[i]->argument_count;
   }
   return out;
+}
+
+KEEL_DECL void introspection_calls::attach_conditionals(model_handle m, std::vector<task_info>& tasks) {
+  if (m->conditionals.empty() || m->untyped_lost) return;
+  const std::vector<acl::stream_handle>& streams = m->launch_streams;
+  std::vector<std::vector<std::size_t>> untyped(streams.size());  // per model stream: its untyped tasks
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    if (tasks[i].type != task_type::other) continue;
+    if (tasks[i].stream >= streams.size()) return;
+    untyped[tasks[i].stream].push_back(i);
+  }
+  const auto stream_index = [&](acl::stream_handle native) {
+    return static_cast<std::size_t>(std::find(streams.begin(), streams.end(), native) - streams.begin());
+  };
+  std::size_t counted = 0;
+  for (const untyped_count& c : m->untyped) {
+    const std::size_t k = stream_index(c.stream);
+    if (k == streams.size() || untyped[k].size() != c.count) return;
+    counted += c.count;
+  }
+  std::size_t listed = 0;
+  for (const auto& u : untyped) listed += u.size();
+  if (listed != counted) return;  // untyped tasks on a stream keel counted none on
+  std::size_t bodies = 0;
+  for (const conditional_task& c : m->conditionals) bodies += c.bodies;
+  if (bodies > m->bodies.size()) return;
+  std::size_t body = 0;
+  for (const conditional_task& c : m->conditionals) {
+    const std::size_t k = stream_index(c.stream);
+    task_info& t = tasks[untyped[k][c.rank]];  // counted: c.rank < untyped[k].size()
+    t.type = task_type::conditional;
+    t.conditional = c.kind;
+    t.bodies.reserve(c.bodies);
+    for (std::size_t j = 0; j < c.bodies; ++j, ++body) {
+      model_box* const b = m->bodies[body];
+      t.bodies.push_back(conditional_body{model_streams(b), model_tasks(b)});
+    }
+  }
 }
 
 KEEL_DECL auto introspection_calls::updated_group_arguments(model_handle m, std::uint64_t group)

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "keel/host/detail/task.hpp"
@@ -20,6 +21,7 @@
 KEEL_BEGIN_NAMESPACE namespace host::detail {
 
 struct group_state;
+struct model_state;
 
 /// @cond
 // Makes @p into @p current's kernel with new arguments (a std::tuple of the
@@ -53,6 +55,9 @@ struct task_record {
   kernel_rebind rebind = nullptr;
   kernel_assign assign = nullptr;
   bool disabled = false;
+  // A conditional task: its kind's name and its bodies (owned by its replay node).
+  std::string_view conditional;
+  std::vector<model_state*> bodies;
 };
 
 // What introspection reports of a task's parameters (tasks(): each task;
@@ -69,6 +74,7 @@ inline void fill_task_parameters(task_info& info, const task_record& r) noexcept
     info.kernel.argument_count = r.arguments.size();
   }
   info.copy = r.copy;
+  info.conditional = r.conditional;
 }
 /// @endcond
 

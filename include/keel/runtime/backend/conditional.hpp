@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -24,6 +25,16 @@ enum class conditional_kind : std::int32_t {
   while_ = 1,   ///< body 0 runs while value != 0 (checked before each run)
   switch_ = 2,  ///< body `value` runs; a value past the last body runs none
 };
+
+/** @brief The name of a conditional kind ("if", "while", "switch"), for introspection and dumps. Throws: nothing. */
+constexpr std::string_view to_string(conditional_kind k) noexcept {
+  switch (k) {
+    case conditional_kind::if_: return "if";
+    case conditional_kind::while_: return "while";
+    case conditional_kind::switch_: return "switch";
+  }
+  return "unknown";
+}
 
 /// @cond
 namespace detail::conditional_layer {

@@ -414,10 +414,15 @@ struct backend : protected Native {
         if (table) N::keep_with_work(s, std::move(table));
       } else {
         issue(s, task_kind::model, "keel::model::execute", [&] {
-          std::vector<std::shared_ptr<void>>& kept = N::books(s).session->uses;
-          if (table) kept.reserve(kept.size() + 1);
-          N::captured_execute(m, s);
-          if (table) kept.push_back(std::move(table));  // reserved: cannot throw
+          detail::kept_objects& kept = N::books(s).session->uses;
+          detail::kept_objects::node* const keeping =
+              table ? kept.template emplace<std::shared_ptr<void>>(std::move(table)).second : nullptr;
+          try {
+            N::captured_execute(m, s);
+          } catch (...) {
+            if (keeping != nullptr) detail::kept_objects::discard(keeping);
+            throw;
+          }
         });
       }
     } else {
@@ -460,18 +465,32 @@ struct backend : protected Native {
     const auto same_capture = [&sb, &c, id] { return sb.session.get() == &c && c.id == id; };
     if constexpr (keeps_uses) {
       // The model keeps the kernel with its arguments (their owners): the
-      // native backend keeps nothing of it once its body has run.
-      auto held = detail::hold_kernel(std::forward<F>(f));
-      c.uses.push_back(held);
-      try {
-        issue_captured(lock, s, kind, c, *held, same_capture);
-      } catch (...) {
-        if (!lock.owns_lock()) lock.lock();
-        if (same_capture()) {
-          auto it = std::find(c.uses.rbegin(), c.uses.rend(), held);
-          if (it != c.uses.rend()) c.uses.erase(std::next(it).base());
+      // native backend keeps nothing of it once its body has run. A copy
+      // is kept in the capture's books (no allocation of its own), and the
+      // body runs on the caller's kernel, valid through this call, whatever
+      // another thread does to the capture meanwhile.
+      using kernel_t = std::decay_t<F>;
+      if constexpr (std::is_copy_constructible_v<kernel_t>) {
+        const auto kept = c.uses.template emplace<kernel_t>(std::as_const(f));
+        try {
+          detail::keep_arguments_for_later(*kept.first);
+          issue_captured(lock, s, kind, c, std::forward<F>(f), same_capture);
+        } catch (...) {
+          if (!lock.owns_lock()) lock.lock();
+          if (same_capture()) detail::kept_objects::discard(kept.second);
+          throw;
         }
-        throw;
+      } else {
+        // Not copyable: moved to the heap, shared by the books and the body.
+        auto held = detail::hold_kernel(std::forward<F>(f));
+        const auto kept = c.uses.template emplace<std::shared_ptr<kernel_t>>(held);
+        try {
+          issue_captured(lock, s, kind, c, *held, same_capture);
+        } catch (...) {
+          if (!lock.owns_lock()) lock.lock();
+          if (same_capture()) detail::kept_objects::discard(kept.second);
+          throw;
+        }
       }
     } else {
       issue_captured(lock, s, kind, c, std::forward<F>(f), same_capture);

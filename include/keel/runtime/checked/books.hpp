@@ -96,7 +96,7 @@ struct capture_books {
   // What the captured kernels use (a native backend that keeps nothing of a
   // kernel: checked/task_uses.hpp), and the model's uses they go to at the
   // end (made at the beginning, so that the capture's groups can name it).
-  std::vector<std::shared_ptr<void>> uses;
+  detail::kept_objects uses;
   std::shared_ptr<model_uses> uses_home;
   /// @endcond
 };

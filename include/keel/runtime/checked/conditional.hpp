@@ -147,7 +147,7 @@ struct conditionals {
       std::lock_guard<books_mutex> lock(db.m);
       body_books<stream_t>* bb = N::body_books_of(body);
       if (const std::shared_ptr<capture_t> parent = bb != nullptr ? bb->parent.lock() : nullptr)
-        parent->uses.push_back(std::move(table));
+        parent->uses.template emplace<std::shared_ptr<void>>(std::move(table));
     }
   }
   // A discarded capture into a body leaves it taken (a body is captured
@@ -160,15 +160,7 @@ struct conditionals {
       auto& sb = N::books(s);
       body_books<stream_t>* bb = N::body_books_of(body);
       const std::shared_ptr<capture_t> parent = bb != nullptr ? bb->parent.lock() : nullptr;
-      if (parent && sb.session && sb.session->origin == s && !sb.session->uses.empty()) {
-        try {
-          parent->uses.reserve(parent->uses.size() + sb.session->uses.size());
-          for (auto& u : sb.session->uses) parent->uses.push_back(std::move(u));  // reserved: cannot throw
-          sb.session->uses.clear();
-        } catch (...) {
-          report_current_exception("keel::body_capture_scope");
-        }
-      }
+      if (parent && sb.session && sb.session->origin == s) parent->uses.splice(sb.session->uses);
     }
     backend<N>::capture_discard(s);
   }

@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <new>
 #include <memory>
 #include <mutex>
 #include <tuple>
@@ -66,6 +68,150 @@ struct held_kernel {
   }
 };
 
+// What a capture keeps of its launches: objects placed one after another in
+// blocks that never move, each block twice the last, so keeping one
+// allocates only when a block fills (a capture of n launches makes about
+// log2(n) allocations, not n). Objects stay at their address until the
+// whole goes; one can be destroyed early (discard) when its launch failed.
+// Not thread-safe (the capture books' lock guards a capture's).
+class kept_objects {
+ public:
+  struct node {
+    void (*destroy)(node*) noexcept = nullptr;  // null: discarded
+    node* next = nullptr;
+  };
+
+  kept_objects() noexcept = default;
+  kept_objects(const kept_objects&) = delete;
+  kept_objects& operator=(const kept_objects&) = delete;
+  kept_objects(kept_objects&& other) noexcept { take(other); }
+  kept_objects& operator=(kept_objects&& other) noexcept {
+    if (this != &other) {
+      clear();
+      take(other);
+    }
+    return *this;
+  }
+  ~kept_objects() { clear(); }
+
+  bool empty() const noexcept { return first_ == nullptr; }
+
+  /**
+   * Keeps a T made from @p args; returns it and its node (for discard).
+   * Strong guarantee: nothing is kept when it throws (std::bad_alloc, or
+   * what T's constructor throws).
+   */
+  template <class T, class... A>
+  std::pair<T*, node*> emplace(A&&... args) {
+    if constexpr (alignof(node_of<T>) > alignof(std::max_align_t)) {
+      // Over-aligned: kept through a shared owner, placed as any other.
+      auto owner = std::make_shared<T>(std::forward<A>(args)...);
+      T* object = owner.get();
+      return {object, emplace<std::shared_ptr<T>>(std::move(owner)).second};
+    } else {
+      unsigned char* at = room(sizeof(node_of<T>), alignof(node_of<T>));  // may throw: nothing kept
+      node_of<T>* n = ::new (static_cast<void*>(at)) node_of<T>(std::forward<A>(args)...);  // may throw: room unused
+      head_->used = static_cast<std::size_t>(at - data(head_)) + sizeof(node_of<T>);
+      n->destroy = &destroy_node<T>;
+      if (last_ != nullptr) {
+        last_->next = n;
+      } else {
+        first_ = n;
+      }
+      last_ = n;
+      return {&n->value, n};
+    }
+  }
+
+  /// Destroys the object of @p n (one of this whole's) now; its room stays.
+  static void discard(node* n) noexcept {
+    if (n->destroy == nullptr) return;
+    void (*const destroy)(node*) noexcept = std::exchange(n->destroy, nullptr);
+    destroy(n);
+  }
+
+  /// Takes every object of @p other (which is left empty). Throws: nothing.
+  void splice(kept_objects& other) noexcept {
+    if (this == &other || other.head_ == nullptr) return;
+    if (other.first_ != nullptr) {
+      if (last_ != nullptr) {
+        last_->next = other.first_;
+      } else {
+        first_ = other.first_;
+      }
+      last_ = other.last_;
+    }
+    if (head_ == nullptr) {
+      head_ = other.head_;
+    } else {
+      block* tail = head_;
+      while (tail->next != nullptr) tail = tail->next;
+      tail->next = other.head_;
+    }
+    other.head_ = nullptr;
+    other.first_ = other.last_ = nullptr;
+  }
+
+  /// Destroys every object, in the order kept, and frees the blocks.
+  void clear() noexcept {
+    for (node* n = first_; n != nullptr;) {
+      node* const next = n->next;
+      discard(n);
+      n = next;
+    }
+    first_ = last_ = nullptr;
+    while (head_ != nullptr) {
+      block* const next = head_->next;
+      ::operator delete(static_cast<void*>(head_));
+      head_ = next;
+    }
+  }
+
+ private:
+  template <class T>
+  struct node_of final : node {
+    template <class... A>
+    explicit node_of(A&&... args) : value(std::forward<A>(args)...) {}
+    T value;
+  };
+  template <class T>
+  static void destroy_node(node* n) noexcept {
+    static_cast<node_of<T>*>(n)->~node_of<T>();
+  }
+  struct alignas(std::max_align_t) block {
+    block* next;  // the block made before it
+    std::size_t size;
+    std::size_t used;
+  };
+  static constexpr std::size_t first_block = 4096;  // a hundred operator launches fit in two blocks
+  static unsigned char* data(block* b) noexcept { return reinterpret_cast<unsigned char*>(b + 1); }
+
+  // Room for @p size bytes aligned to @p align in the newest block, made
+  // when it has none. Strong guarantee.
+  unsigned char* room(std::size_t size, std::size_t align) {
+    if (head_ != nullptr) {
+      const std::size_t offset = (head_->used + align - 1) / align * align;
+      if (offset <= head_->size && head_->size - offset >= size) return data(head_) + offset;
+    }
+    const std::size_t bytes = std::max(size, head_ != nullptr ? 2 * head_->size : first_block);
+    auto* b = static_cast<block*>(::operator new(sizeof(block) + bytes));
+    b->next = head_;
+    b->size = bytes;
+    b->used = 0;
+    head_ = b;
+    return data(b);  // aligned as std::max_align_t, which covers align
+  }
+  void take(kept_objects& other) noexcept {
+    head_ = std::exchange(other.head_, nullptr);
+    first_ = std::exchange(other.first_, nullptr);
+    last_ = std::exchange(other.last_, nullptr);
+  }
+
+  block* head_ = nullptr;  // the newest block, where the next object goes
+  node* first_ = nullptr;
+  node* last_ = nullptr;
+};
+
 }  // namespace detail
 
 /**
@@ -116,13 +262,29 @@ class model_uses {
     return current_;
   }
 
-  /// What the capture issued; kept as long as the model.
-  void set_captured(std::vector<std::shared_ptr<void>> captured) {
+  /**
+   * What the capture issued, taken from @p captured (left empty); kept as
+   * long as the model, with what an earlier call kept (a capture whose end
+   * the runtime refused and that went on). Strong guarantee: @p captured
+   * keeps everything when it throws (std::bad_alloc).
+   */
+  void set_captured(detail::kept_objects& captured) {
     if (captured.empty()) return;
-    auto all = std::make_shared<std::vector<std::shared_ptr<void>>>(std::move(captured));
+    auto all = std::make_shared<captured_uses>();
     std::vector<uses_change> changes;
-    changes.push_back(uses_change{uses_key{}, std::move(all)});
-    apply(0, changes, room(1));
+    changes.reserve(1);
+    std::shared_ptr<table> next = room(1);
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      if (current_) {
+        const table& now = *static_cast<const table*>(current_.get());
+        for (const entry& e : now)
+          if (e.key == uses_key{}) all->earlier = e.owner;
+      }
+    }
+    all->kept = std::move(captured);  // cannot throw
+    changes.push_back(uses_change{uses_key{}, std::move(all)});  // reserved: cannot throw
+    apply(0, changes, std::move(next));  // room made: cannot throw
   }
 
   /**
@@ -186,6 +348,12 @@ class model_uses {
   std::uint64_t next_sequence() noexcept { return sequence_.fetch_add(1, std::memory_order_relaxed) + 1; }
 
  private:
+  // What one capture kept, and what the same capture kept before a refused end.
+  struct captured_uses {
+    detail::kept_objects kept;
+    std::shared_ptr<void> earlier;
+  };
+
   mutable std::mutex m_;
   std::shared_ptr<void> current_;  // a const table; null until something is kept
   std::atomic<std::uint64_t> sequence_{0};

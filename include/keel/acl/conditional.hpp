@@ -6,6 +6,7 @@
 // (keel/runtime/checked/conditional.hpp) checks every rule before ACL is asked.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -44,6 +45,14 @@ struct conditional_calls : native_types {
 
   static void capture_into(stream_handle s, model_handle body) noexcept { s->capture_into = body; }
   static void capture_into_clear(stream_handle s) noexcept { s->capture_into = nullptr; }
+
+ private:
+  // Room for @p n more in @p v, grown geometrically: a reserve of size + n
+  // per call would copy the whole list at every conditional of a capture.
+  template <class V>
+  static void room_for(V& v, std::size_t n) {
+    if (v.capacity() - v.size() < n) v.reserve(std::max(v.size() + n, 2 * v.size()));
+  }
 };
 /// @endcond
 

@@ -9,6 +9,7 @@
 // (keel/runtime/checked/conditional.hpp) decides what may be made and issued.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -37,9 +38,16 @@ struct conditional_calls : native_types {
   static std::uint64_t* condition_ptr(condition_handle c) noexcept { return &c->value; }
   static checked::body_books<stream_state*>* body_books_of(model_handle m) noexcept { return m->body.get(); }
 
+  // Room for @p n more in @p v, grown geometrically: a reserve of size + n
+  // per call would copy the whole list at every conditional of a capture.
+  template <class V>
+  static void room_for(V& v, std::size_t n) {
+    if (v.capacity() - v.size() < n) v.reserve(std::max(v.size() + n, 2 * v.size()));
+  }
+
   static condition_handle condition_create(stream_handle s, std::uint32_t default_value, bool assign) {
     capture_target& t = *s->target;
-    t.owned.reserve(t.owned.size() + 1);
+    room_for(t.owned, 1);
     ref_ptr<condition_state> c(new condition_state, {});
     c->value = c->default_value = default_value;
     if (assign)  // the value is the default at this point of every execution
@@ -61,7 +69,7 @@ struct conditional_calls : native_types {
     }
     for (std::size_t i = 0; i < n; ++i) out[i] = bodies[i].get();
     auto& records = s->target->records;
-    records.reserve(records.size() + 1);  // its task record, for introspection
+    room_for(records, 1);  // its task record, for introspection
     task_record r;
     r.type = task_type::conditional;
     r.stream_id = s->id;
@@ -79,14 +87,21 @@ struct conditional_calls : native_types {
   static void capture_into_clear(stream_handle s) noexcept { s->capture_into = nullptr; }
 
  private:
+  // An IF or SWITCH body that runs nothing is not entered: it has no task
+  // an abort could stop, and the enclosing execution tests its own abort
+  // before its next task. (A WHILE body is always entered: its run is what
+  // tests an abort of the execution around the loop.)
+  static void run_branch(model_state& body, bool work) {
+    if (!body.runs_nothing()) body.run(work);
+  }
   static void run(const condition_state& c, conditional_kind kind, const std::vector<ref_ptr<model_state>>& bodies,
                   bool work) {
     switch (kind) {
       case conditional_kind::if_:
         if (c.value != 0)
-          bodies[0]->run(work);
+          run_branch(*bodies[0], work);
         else if (bodies.size() > 1)
-          bodies[1]->run(work);
+          run_branch(*bodies[1], work);
         return;
       case conditional_kind::while_:
         // After a failure the body's work would not run and nothing could end
@@ -97,7 +112,7 @@ struct conditional_calls : native_types {
         while (c.value != 0) bodies[0]->run(true);
         return;
       case conditional_kind::switch_:
-        if (c.value < bodies.size()) bodies[static_cast<std::size_t>(c.value)]->run(work);
+        if (c.value < bodies.size()) run_branch(*bodies[static_cast<std::size_t>(c.value)], work);
         return;
     }
   }

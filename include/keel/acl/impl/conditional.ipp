@@ -22,7 +22,7 @@ KEEL_DECL auto conditional_calls::condition_create(stream_handle s, std::uint32_
   const stream_handle keeper = keeper_of(s);
   {
     std::lock_guard<std::mutex> lock(keeper->m);
-    keeper->keep.reserve(keeper->keep.size() + 1);
+    room_for(keeper->keep, 1);
   }
   dev.check(a.aclmdlRICondHandleCreate(model, default_value,
                                        assign ? cond_handle_flag::assign_default : cond_handle_flag::none,
@@ -50,14 +50,14 @@ KEEL_DECL void conditional_calls::captured_conditional(stream_handle s, conditio
   const stream_handle keeper = keeper_of(s);
   {
     std::lock_guard<std::mutex> lock(keeper->m);
-    keeper->keep.reserve(keeper->keep.size() + n);
-    keeper->capture_bodies.reserve(keeper->capture_bodies.size() + n);
+    room_for(keeper->keep, n);
+    room_for(keeper->capture_bodies, n);
   }
   const cond_task_params params{c->native, static_cast<cond_task_type>(kind), static_cast<std::uint32_t>(n),
                                 natives.data()};
   {
     std::lock_guard<std::mutex> lock(keeper->m);
-    keeper->capture_conditionals.reserve(keeper->capture_conditionals.size() + 1);
+    room_for(keeper->capture_conditionals, 1);
   }
   dev.check(entered(dev).aclmdlRIAddCondTask(params, s->native, 0), "aclmdlRIAddCondTask");
   std::lock_guard<std::mutex> lock(keeper->m);

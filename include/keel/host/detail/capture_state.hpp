@@ -427,6 +427,11 @@ struct model_state : ref_counted {
   // it before its next task, and one that came while its last task ran
   // fails it at its end: an execution aborted before it ended reports
   // task_failed, so a WHILE loop whose body was aborted ends too.
+  // Whether an execution runs no task: nothing captured, and no update
+  // committed a table of its own.
+  bool runs_nothing() const noexcept {
+    return store->nodes.empty() && !has_table.load(std::memory_order_acquire);
+  }
   void run(bool work = true, std::uint64_t ticket = ticket_at_run) {
     if (ticket == ticket_at_run) ticket = executions.fetch_add(1, std::memory_order_relaxed);
     execution_frame frame{this, ticket, nullptr};

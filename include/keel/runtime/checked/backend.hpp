@@ -289,7 +289,8 @@ struct backend : protected Native {
   /**
    * A plain record made for a pool's sharing rule: from now on plain records
    * and waits on @p s's device keep stream order (record marks and what each
-   * stream waited for); returns this record's mark on @p s.
+   * stream waited for); returns this record's mark on @p s (the largest
+   * value, which no wait reaches, for a record made into a capture).
    */
   static std::uint64_t record_ordered(event_handle e, stream_handle s);
   /** Whether @p s waited plainly on an event recorded on @p on at or after mark @p mark (record_ordered). */

@@ -67,7 +67,10 @@ std::uint64_t backend<Native>::record_ordered(event_handle e, stream_handle s) {
   db.order_tracking.store(true, std::memory_order_relaxed);
   record(e, s);
   std::lock_guard<books_mutex> lock(db.m);
-  return N::books(s).records;  // this record's mark, or a later record's (a stricter order)
+  const auto& eb = N::books(e);
+  // A record made into a capture orders nothing outside it: no wait reaches its mark.
+  if (eb.captured.load(std::memory_order_relaxed) || eb.order_stream != N::id_of(s)) return ~std::uint64_t{0};
+  return eb.order_mark;
 }
 
 template <class Native>

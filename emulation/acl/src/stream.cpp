@@ -9,6 +9,8 @@
 #include <new>
 #include <string>
 
+#include "detail/ipc_event.hpp"
+#include "detail/overflow.hpp"
 #include "detail/state.hpp"
 
 namespace keel::acl_emulation::detail {
@@ -64,6 +66,7 @@ void destroy_stream_now(aclrtStream stream, const char* function, bool force) {
     hb::destroy_stream(s);
   }
   forget_subscription(stream);  // after its work: a blocking callback still ran on the subscribed thread
+  forget_overflow_switch(stream);
   if (orphan != nullptr) {
     for (auto g : orphan->groups) hb::destroy_group(g);
     delete orphan;
@@ -350,6 +353,7 @@ aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus* status) {
   });
 }
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
+  if (is_ipc_event(event)) return wait_ipc_event(stream, event, "aclrtStreamWaitEvent");
   return guarded("aclrtStreamWaitEvent", call::other, [&] {
     hb::stream_handle s = stream_of(stream, "aclrtStreamWaitEvent");
     hb::event_handle e = event_of(event, "aclrtStreamWaitEvent");

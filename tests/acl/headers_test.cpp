@@ -86,7 +86,8 @@ static_assert(!same_abi_function<int (*)(keel::acl::data_type), int (*)(int)>::v
   X(aclrtDestroyStream) X(aclrtDestroyStreamForce) X(aclrtSynchronizeStream)                                  \
   X(aclrtSynchronizeStreamWithTimeout) X(aclrtStreamQuery) X(aclrtStreamWaitEvent)                            \
   X(aclrtStreamWaitEventWithTimeout) X(aclrtStreamWaitEventWithFlag) X(aclrtSubscribeReport) X(aclrtLaunchCallback) X(aclrtProcessReport)     \
-  X(aclrtUnSubscribeReport) X(aclrtLaunchHostFunc) X(aclrtCreateContext) X(aclrtDestroyContext) X(aclrtSetCurrentContext) \
+  X(aclrtUnSubscribeReport) X(aclrtLaunchHostFunc) X(aclrtSubscribeHostFunc) X(aclrtProcessHostFunc)        \
+  X(aclrtUnSubscribeHostFunc) X(aclrtCreateContext) X(aclrtDestroyContext) X(aclrtSetCurrentContext)          \
   X(aclrtGetCurrentContext) X(aclrtResetDeviceForce) X(aclrtStreamGetId) X(aclrtStreamGetFlags) X(aclrtStreamGetPriority) \
   X(aclrtDeviceGetStreamPriorityRange) X(aclrtCreateEvent) X(aclrtCreateEventWithFlag) X(aclrtCreateEventExWithFlag) \
   X(aclrtDestroyEvent) X(aclrtRecordEvent) X(aclrtRecordEventWithFlag) X(aclrtResetEvent)                     \
@@ -119,7 +120,14 @@ static_assert(!same_abi_function<int (*)(keel::acl::data_type), int (*)(int)>::v
   X(aclrtValueWrite) X(aclrtValueWait) X(aclCreateDataBuffer) X(aclDestroyDataBuffer) X(aclUpdateDataBuffer) \
   X(aclGetDataBufferAddr) X(aclGetDataBufferSizeV2) X(aclrtCreateNotify) X(aclrtDestroyNotify)              \
   X(aclrtRecordNotify) X(aclrtWaitAndResetNotify) X(aclrtGetNotifyId) X(aclrtNotifyBatchReset)               \
-  X(aclrtGetResInCurrentThread) X(aclrtGetDeviceResLimit) X(aclrtSetDeviceResLimit) X(aclrtResetDeviceResLimit)
+  X(aclrtGetResInCurrentThread) X(aclrtGetDeviceResLimit) X(aclrtSetDeviceResLimit) X(aclrtResetDeviceResLimit) \
+  X(aclrtIpcGetEventHandle) X(aclrtIpcOpenEventHandle)                                                       \
+  X(aclrtCreateLabel) X(aclrtSetLabel) X(aclrtDestroyLabel) X(aclrtCreateLabelList) X(aclrtDestroyLabelList)      \
+  X(aclrtSwitchLabelByIndex) X(aclrtSetDeviceSatMode) X(aclrtGetDeviceSatMode) X(aclrtSetStreamOverflowSwitch)     \
+  X(aclrtGetStreamOverflowSwitch) X(aclrtGetOverflowStatus) X(aclrtResetOverflowStatus)                            \
+  X(aclrtSetExceptionInfoCallback) X(aclrtExceptionInfoCallbackRegister) X(aclrtExceptionInfoCallbackUnregister)   \
+  X(aclrtGetTaskIdFromExceptionInfo) X(aclrtGetStreamIdFromExceptionInfo) X(aclrtGetThreadIdFromExceptionInfo)    \
+  X(aclrtGetDeviceIdFromExceptionInfo) X(aclrtGetErrorCodeFromExceptionInfo)
 
 #define KEEL_TEST_SAME_ABI(name)                                                                  \
   static_assert(same_abi_function<decltype(keel::acl::api::name)::pointer, decltype(&::name)>::value, \
@@ -141,6 +149,10 @@ static_assert(std::is_same_v<keel::acl::scalar_handle, aclScalar*>);
 static_assert(std::is_same_v<keel::acl::int_array_handle, aclIntArray*>);
 static_assert(std::is_same_v<keel::acl::executor_handle, aclOpExecutor*>);
 static_assert(std::is_same_v<keel::acl::notify_handle, aclrtNotify>);
+static_assert(std::is_same_v<keel::acl::label_handle, aclrtLabel>);
+static_assert(std::is_same_v<keel::acl::label_list_handle, aclrtLabelList>);
+static_assert(std::is_same_v<keel::acl::exception_info, aclrtExceptionInfo>);
+static_assert(std::is_same_v<keel::acl::exception_info_callback, aclrtExceptionInfoCallback>);
 
 #define KEEL_TEST_VALUE(keel_value, c_value) \
   static_assert(static_cast<long long>(keel_value) == static_cast<long long>(c_value), #keel_value " != " #c_value);
@@ -219,6 +231,8 @@ static_assert(sizeof(keel::acl::kernel_attribute_value::data_dump) == sizeof(acl
 static_assert(sizeof(keel::acl::kernel_attribute_value::timeout) == sizeof(aclrtLaunchKernelAttrValue::timeout));
 static_assert(offsetof(keel::acl::timeout_us_value, low) == offsetof(aclrtTimeoutUs, timeoutLow));
 static_assert(offsetof(keel::acl::timeout_us_value, high) == offsetof(aclrtTimeoutUs, timeoutHigh));
+static_assert(sizeof(keel::acl::ipc_event_handle) == sizeof(aclrtIpcEventHandle));
+static_assert(offsetof(keel::acl::ipc_event_handle, reserved) == offsetof(aclrtIpcEventHandle, reserved));
 static_assert(static_cast<int>(keel::acl::kernel_attribute::schedule_mode) == ACL_RT_LAUNCH_KERNEL_ATTR_SCHEM_MODE);
 static_assert(static_cast<int>(keel::acl::kernel_attribute::timeout_us) == ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT_US);
 
@@ -313,6 +327,9 @@ KEEL_TEST_VALUE(keel::acl::value_wait::and_, ACL_STREAM_WAIT_VALUE_AND)
 KEEL_TEST_VALUE(keel::acl::value_wait::nor, ACL_STREAM_WAIT_VALUE_NOR)
 KEEL_TEST_VALUE(keel::acl::device_resource::cube_core, ACL_RT_DEV_RES_CUBE_CORE)
 KEEL_TEST_VALUE(keel::acl::device_resource::vector_core, ACL_RT_DEV_RES_VECTOR_CORE)
+KEEL_TEST_VALUE(keel::acl::float_overflow_mode::saturation, ACL_RT_OVERFLOW_MODE_SATURATION)
+KEEL_TEST_VALUE(keel::acl::float_overflow_mode::inf_nan, ACL_RT_OVERFLOW_MODE_INFNAN)
+KEEL_TEST_VALUE(keel::acl::float_overflow_mode::undefined, ACL_RT_OVERFLOW_MODE_UNDEF)
 #undef KEEL_TEST_VALUE
 
 TEST_CASE("headers: keel's table lists exactly the functions checked against the declarations", "[acl][headers]") {

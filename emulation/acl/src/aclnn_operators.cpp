@@ -15,6 +15,7 @@
 #include "detail/aclnn_objects.hpp"
 #include "allocator.hpp"
 #include "detail/capture_rules.hpp"
+#include "detail/overflow.hpp"
 #include "detail/state.hpp"
 #include "keel/ops/kernels/static_dispatch.hpp"
 #include "keel/ops/launch.hpp"
@@ -29,14 +30,17 @@ keel::ops::prepare_options options() {
   return keel::ops::prepare_options{dev().compute_workers(), keel::ops::executor_use::repeatable};
 }
 
-// Phase one: checks the pointers CANN requires, prepares, hands out an executor.
+// Phase one: checks the pointers CANN requires, prepares, hands out an
+// executor, which keeps the view of the result `out` for the overflow check.
 template <class Prepare>
-aclnnStatus phase_one(const char* api, std::uint64_t* workspaceSize, aclOpExecutor** executor, Prepare&& prepare) {
+aclnnStatus phase_one(const char* api, std::uint64_t* workspaceSize, aclOpExecutor** executor, const aclTensor* out,
+                      Prepare&& prepare) {
   return guarded(api, call::nn, [&] {
     require(workspaceSize, api, "workspaceSize");
     require(executor, api, "executor");
     auto made = std::make_unique<aclOpExecutor>();
-    made->ex = prepare();
+    made->ex = prepare();  // requires `out`
+    made->out = out->view;
     *workspaceSize = made->ex.workspace_size();
     *executor = made.release();
   });
@@ -63,6 +67,7 @@ aclnnStatus phase_two(const char* api, keel::ops::op_kind op, void* workspace, s
                       keel::memory_span{workspace, static_cast<std::size_t>(workspaceSize), keel::memory_kind::device,
                                         nullptr});
     cann_rules::note_task(stream);
+    check_overflow_after(stream, s, executor->out);
     if (!executor->repeatable) delete executor;
   });
 }
@@ -78,7 +83,7 @@ extern "C" {
 aclnnStatus aclnnAddGetWorkspaceSize(const aclTensor* self, const aclTensor* other, const aclScalar* alpha,
                                      aclTensor* out, std::uint64_t* workspaceSize, aclOpExecutor** executor) {
   static constexpr const char* api = "aclnnAddGetWorkspaceSize";
-  return phase_one(api, workspaceSize, executor, [&] {
+  return phase_one(api, workspaceSize, executor, out, [&] {
     require(self, api, "self");
     require(other, api, "other");
     require(alpha, api, "alpha");
@@ -93,7 +98,7 @@ aclnnStatus aclnnAdd(void* workspace, std::uint64_t workspaceSize, aclOpExecutor
 aclnnStatus aclnnMulGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out,
                                      std::uint64_t* workspaceSize, aclOpExecutor** executor) {
   static constexpr const char* api = "aclnnMulGetWorkspaceSize";
-  return phase_one(api, workspaceSize, executor, [&] {
+  return phase_one(api, workspaceSize, executor, out, [&] {
     require(self, api, "self");
     require(other, api, "other");
     require(out, api, "out");
@@ -108,7 +113,7 @@ aclnnStatus aclnnAddcmulGetWorkspaceSize(const aclTensor* self, const aclTensor*
                                          const aclScalar* value, aclTensor* out, std::uint64_t* workspaceSize,
                                          aclOpExecutor** executor) {
   static constexpr const char* api = "aclnnAddcmulGetWorkspaceSize";
-  return phase_one(api, workspaceSize, executor, [&] {
+  return phase_one(api, workspaceSize, executor, out, [&] {
     require(self, api, "self");
     require(tensor1, api, "tensor1");
     require(tensor2, api, "tensor2");
@@ -125,7 +130,7 @@ aclnnStatus aclnnAddcmul(void* workspace, std::uint64_t workspaceSize, aclOpExec
 aclnnStatus aclnnCastGetWorkspaceSize(const aclTensor* self, aclDataType dtype, aclTensor* out,
                                       std::uint64_t* workspaceSize, aclOpExecutor** executor) {
   static constexpr const char* api = "aclnnCastGetWorkspaceSize";
-  return phase_one(api, workspaceSize, executor, [&] {
+  return phase_one(api, workspaceSize, executor, out, [&] {
     require(self, api, "self");
     require(out, api, "out");
     if (out->type != dtype)
@@ -140,7 +145,7 @@ aclnnStatus aclnnCast(void* workspace, std::uint64_t workspaceSize, aclOpExecuto
 aclnnStatus aclnnAdaptiveAvgPool2dGetWorkspaceSize(const aclTensor* self, const aclIntArray* outputSize, aclTensor* out,
                                                    std::uint64_t* workspaceSize, aclOpExecutor** executor) {
   static constexpr const char* api = "aclnnAdaptiveAvgPool2dGetWorkspaceSize";
-  return phase_one(api, workspaceSize, executor, [&] {
+  return phase_one(api, workspaceSize, executor, out, [&] {
     require(self, api, "self");
     require(outputSize, api, "outputSize");
     require(out, api, "out");
@@ -163,7 +168,7 @@ aclnnStatus aclnnBaddbmmGetWorkspaceSize(const aclTensor* self, const aclTensor*
                                          const aclScalar* beta, const aclScalar* alpha, aclTensor* out,
                                          int8_t cubeMathType, std::uint64_t* workspaceSize, aclOpExecutor** executor) {
   static constexpr const char* api = "aclnnBaddbmmGetWorkspaceSize";
-  return phase_one(api, workspaceSize, executor, [&] {
+  return phase_one(api, workspaceSize, executor, out, [&] {
     require(self, api, "self");
     require(batch1, api, "batch1");
     require(batch2, api, "batch2");

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Host callbacks: aclrtSubscribeReport, aclrtLaunchCallback,
-// aclrtProcessReport, aclrtUnSubscribeReport, and aclrtLaunchHostFunc (CANN's stream-management
-// callback protocol; the rules the emulation adds are in ../README.md).
+// aclrtProcessReport, aclrtUnSubscribeReport, and aclrtLaunchHostFunc with
+// aclrtSubscribeHostFunc, aclrtProcessHostFunc, aclrtUnSubscribeHostFunc
+// (CANN's stream-management callback protocol, 12_execution_control.md and
+// 24_other_APIs.md; the rules the emulation adds are in ../README.md).
 //
 // aclrtLaunchCallback enqueues a host task on the stream (the host backend's
 // launch_host). When the stream reaches it, the task hands (fn, userData) to
@@ -59,6 +61,13 @@ report_books& reports() {
   static report_books r;
   return r;
 }
+// The same protocol for host functions: aclrtSubscribeHostFunc names the
+// thread that runs a stream's aclrtLaunchHostFunc functions, inside its
+// aclrtProcessHostFunc.
+report_books& host_funcs() {
+  static report_books r;
+  return r;
+}
 
 std::uint64_t this_thread_id() noexcept { return static_cast<std::uint64_t>(::pthread_self()); }
 
@@ -91,9 +100,30 @@ void post_callback(aclrtStream stream, aclrtCallback fn, void* user, bool block)
     throw_rule(errc::invalid_state, "aclrtLaunchCallback", "the stream was unsubscribed before its callback ran; dropped");
 }
 
+// On the stream's worker, when the stream reaches a host function: false if
+// no thread is subscribed to the stream's host functions (the worker runs
+// it then); else true once the subscribed thread ran it (the stream waits,
+// as for every host function).
+bool post_host_func(aclrtStream stream, aclrtHostFunc fn, void* args) {
+  report_books& r = host_funcs();
+  std::unique_lock<std::mutex> lock(r.m);
+  const auto it = r.subscriber.find(stream);
+  if (it == r.subscriber.end()) return false;
+  auto call = std::make_shared<report_call>();
+  call->fn = fn;
+  call->user = args;
+  call->stream = stream;
+  r.queue[it->second].push_back(call);
+  r.cv.notify_all();
+  r.cv.wait(lock, [&] { return call->done; });
+  if (call->dropped)
+    throw_rule(errc::invalid_state, "aclrtLaunchHostFunc",
+               "the stream was unsubscribed (aclrtUnSubscribeHostFunc) before its host function ran; dropped");
+  return true;
+}
+
 // The stream is unsubscribed (or destroyed): its calls not yet taken are dropped.
-void drop_calls(std::uint64_t thread, aclrtStream stream) {
-  report_books& r = reports();
+void drop_calls(report_books& r, std::uint64_t thread, aclrtStream stream) {
   auto q = r.queue.find(thread);
   if (q == r.queue.end()) return;
   auto& calls = q->second;
@@ -111,27 +141,22 @@ void drop_calls(std::uint64_t thread, aclrtStream stream) {
 }  // namespace
 
 void forget_subscription(aclrtStream stream) {
-  report_books& r = reports();
-  std::lock_guard<std::mutex> lock(r.m);
-  const auto it = r.subscriber.find(stream);
-  if (it == r.subscriber.end()) return;
-  drop_calls(it->second, stream);
-  r.subscriber.erase(it);
-  r.cv.notify_all();
+  for (report_books* r : {&reports(), &host_funcs()}) {
+    std::lock_guard<std::mutex> lock(r->m);
+    const auto it = r->subscriber.find(stream);
+    if (it == r->subscriber.end()) continue;
+    drop_calls(*r, it->second, stream);
+    r->subscriber.erase(it);
+    r->cv.notify_all();
+  }
 }
 
+namespace {
 
-}  // namespace keel::acl_emulation::detail
-
-using namespace keel::acl_emulation::detail;
-
-extern "C" {
-
-aclError aclrtSubscribeReport(std::uint64_t threadId, aclrtStream stream) {
-  static constexpr const char* api = "aclrtSubscribeReport";
+// aclrtSubscribeReport / aclrtSubscribeHostFunc: one thread per stream.
+aclError subscribe(report_books& r, const char* api, std::uint64_t threadId, aclrtStream stream) {
   const aclError checked = guarded(api, call::other, [&] { stream_of(stream, api); });
   if (checked != ACL_SUCCESS) return checked;
-  report_books& r = reports();
   std::lock_guard<std::mutex> lock(r.m);
   const auto it = r.subscriber.find(stream);
   if (it != r.subscriber.end())  // one thread per stream keeps its callbacks in order
@@ -142,6 +167,66 @@ aclError aclrtSubscribeReport(std::uint64_t threadId, aclrtStream stream) {
     r.subscriber.emplace(stream, threadId);
     r.cv.notify_all();
   });
+}
+
+// aclrtProcessReport / aclrtProcessHostFunc: runs the calling thread's next call.
+aclError process(report_books& r, const char* api, std::int32_t timeout) {
+  if (timeout == 0 || timeout < -1) return fail(ACL_ERROR_INVALID_PARAM, api, "timeout must be -1 or positive (ms)");
+  const std::uint64_t me = this_thread_id();
+  std::unique_lock<std::mutex> lock(r.m);
+  auto subscribed = [&] {
+    for (const auto& entry : r.subscriber)
+      if (entry.second == me) return true;
+    return false;
+  };
+  auto ready = [&] {
+    const auto q = r.queue.find(me);
+    return (q != r.queue.end() && !q->second.empty()) || !subscribed();
+  };
+  if (!subscribed()) return fail(ACL_ERROR_THREAD_NOT_SUBSCRIBE, api, "the calling thread is subscribed to no stream");
+  if (timeout < 0)
+    r.cv.wait(lock, ready);
+  else if (!r.cv.wait_for(lock, std::chrono::milliseconds(timeout), ready))
+    return fail(ACL_ERROR_WAIT_CALLBACK_TIMEOUT, api, "no callback within " + std::to_string(timeout) + " ms");
+  const auto q = r.queue.find(me);
+  if (q == r.queue.end() || q->second.empty())
+    return fail(ACL_ERROR_THREAD_NOT_SUBSCRIBE, api, "the calling thread was unsubscribed while it waited");
+  std::shared_ptr<report_call> call = std::move(q->second.front());
+  q->second.pop_front();
+  if (q->second.empty()) r.queue.erase(q);
+  lock.unlock();
+  call->fn(call->user);  // a C callback: it reports nothing back, and must not throw
+  lock.lock();
+  call->done = true;
+  r.cv.notify_all();
+  return ACL_SUCCESS;
+}
+
+// aclrtUnSubscribeReport / aclrtUnSubscribeHostFunc: the calls not yet taken are dropped.
+aclError unsubscribe(report_books& r, const char* api, std::uint64_t threadId, aclrtStream stream) {
+  const aclError checked = guarded(api, call::other, [&] { stream_of(stream, api); });
+  if (checked != ACL_SUCCESS) return checked;
+  std::lock_guard<std::mutex> lock(r.m);
+  const auto it = r.subscriber.find(stream);
+  if (it == r.subscriber.end() || it->second != threadId)
+    return fail(ACL_ERROR_STREAM_NOT_SUBSCRIBE, api, "the thread is not subscribed to the stream");
+  drop_calls(r, threadId, stream);
+  r.subscriber.erase(it);
+  r.cv.notify_all();
+  return ACL_SUCCESS;
+}
+
+}  // namespace
+
+
+}  // namespace keel::acl_emulation::detail
+
+using namespace keel::acl_emulation::detail;
+
+extern "C" {
+
+aclError aclrtSubscribeReport(std::uint64_t threadId, aclrtStream stream) {
+  return subscribe(reports(), "aclrtSubscribeReport", threadId, stream);
 }
 
 aclError aclrtLaunchCallback(aclrtCallback fn, void* userData, aclrtCallbackBlockType blockType, aclrtStream stream) {
@@ -183,12 +268,14 @@ aclError aclrtLaunchCallback(aclrtCallback fn, void* userData, aclrtCallbackBloc
   });
 }
 
-// aclrtLaunchHostFunc: the stream runs fn(args) itself when it reaches the
-// task, on the thread the runtime keeps for the stream (the emulation: the
-// stream's worker), and its later work waits for it; no thread subscribes.
-// Captured into a model, it runs on every replay on the executing stream's
-// thread. Like a callback, it runs on a stream in its error state too,
-// unless the stream's context stops on failure.
+// aclrtLaunchHostFunc: the stream runs fn(args) when it reaches the task, on
+// the thread subscribed to the stream's host functions
+// (aclrtSubscribeHostFunc, inside its aclrtProcessHostFunc) or, with none,
+// on the thread the runtime keeps for the stream (the emulation: the
+// stream's worker); its later work waits for it. Captured into a model, it
+// runs on every replay for the executing stream. Like a callback, it runs
+// on a stream in its error state too, unless the stream's context stops on
+// failure.
 aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void* args) {
   static constexpr const char* api = "aclrtLaunchHostFunc";
   return guarded(api, call::other, [&] {
@@ -198,60 +285,28 @@ aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void* args) {
     hb::launch_host(s, keel::host::detail::make_failure_aware([stream, fn, args](bool healthy) {
       if (!healthy && keel::host::detail::running_aborted()) return;  // aclmdlRIAbort stopped the model's execution
       aclrtStream running = worker_stream();
-      if (!healthy && stops_on_failure(running != nullptr ? running : stream)) return;  // ACL_STOP_ON_FAILURE
-      fn(args);
+      if (running == nullptr) running = stream;
+      if (!healthy && stops_on_failure(running)) return;  // ACL_STOP_ON_FAILURE
+      if (!post_host_func(running, fn, args)) fn(args);
     }));
     cann_rules::note_task(stream);
   });
 }
 
-aclError aclrtProcessReport(std::int32_t timeout) {
-  static constexpr const char* api = "aclrtProcessReport";
-  if (timeout == 0 || timeout < -1) return fail(ACL_ERROR_INVALID_PARAM, api, "timeout must be -1 or positive (ms)");
-  const std::uint64_t me = this_thread_id();
-  report_books& r = reports();
-  std::unique_lock<std::mutex> lock(r.m);
-  auto subscribed = [&] {
-    for (const auto& entry : r.subscriber)
-      if (entry.second == me) return true;
-    return false;
-  };
-  auto ready = [&] {
-    const auto q = r.queue.find(me);
-    return (q != r.queue.end() && !q->second.empty()) || !subscribed();
-  };
-  if (!subscribed()) return fail(ACL_ERROR_THREAD_NOT_SUBSCRIBE, api, "the calling thread is subscribed to no stream");
-  if (timeout < 0)
-    r.cv.wait(lock, ready);
-  else if (!r.cv.wait_for(lock, std::chrono::milliseconds(timeout), ready))
-    return fail(ACL_ERROR_WAIT_CALLBACK_TIMEOUT, api, "no callback within " + std::to_string(timeout) + " ms");
-  const auto q = r.queue.find(me);
-  if (q == r.queue.end() || q->second.empty())
-    return fail(ACL_ERROR_THREAD_NOT_SUBSCRIBE, api, "the calling thread was unsubscribed while it waited");
-  std::shared_ptr<report_call> call = std::move(q->second.front());
-  q->second.pop_front();
-  if (q->second.empty()) r.queue.erase(q);
-  lock.unlock();
-  call->fn(call->user);  // a C callback: it reports nothing back, and must not throw
-  lock.lock();
-  call->done = true;
-  r.cv.notify_all();
-  return ACL_SUCCESS;
-}
+aclError aclrtProcessReport(std::int32_t timeout) { return process(reports(), "aclrtProcessReport", timeout); }
 
 aclError aclrtUnSubscribeReport(std::uint64_t threadId, aclrtStream stream) {
-  static constexpr const char* api = "aclrtUnSubscribeReport";
-  const aclError checked = guarded(api, call::other, [&] { stream_of(stream, api); });
-  if (checked != ACL_SUCCESS) return checked;
-  report_books& r = reports();
-  std::lock_guard<std::mutex> lock(r.m);
-  const auto it = r.subscriber.find(stream);
-  if (it == r.subscriber.end() || it->second != threadId)
-    return fail(ACL_ERROR_STREAM_NOT_SUBSCRIBE, api, "the thread is not subscribed to the stream");
-  drop_calls(threadId, stream);
-  r.subscriber.erase(it);
-  r.cv.notify_all();
-  return ACL_SUCCESS;
+  return unsubscribe(reports(), "aclrtUnSubscribeReport", threadId, stream);
+}
+
+aclError aclrtSubscribeHostFunc(std::uint64_t hostFuncThreadId, aclrtStream exeStream) {
+  return subscribe(host_funcs(), "aclrtSubscribeHostFunc", hostFuncThreadId, exeStream);
+}
+
+aclError aclrtProcessHostFunc(std::int32_t timeout) { return process(host_funcs(), "aclrtProcessHostFunc", timeout); }
+
+aclError aclrtUnSubscribeHostFunc(std::uint64_t hostFuncThreadId, aclrtStream exeStream) {
+  return unsubscribe(host_funcs(), "aclrtUnSubscribeHostFunc", hostFuncThreadId, exeStream);
 }
 
 }  // extern "C"

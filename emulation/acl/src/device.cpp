@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "detail/capture_rules.hpp"
+#include "detail/exception.hpp"
 #include "detail/state.hpp"
 
 namespace keel::acl_emulation::detail {
@@ -62,6 +63,7 @@ keel::host::device& dev(std::int32_t id) {
   d = slot.load(std::memory_order_acquire);
   if (d == nullptr) {
     d = new keel::host::device;  // never destroyed (see state.hpp)
+    report_task_failures(*d, id);
     slot.store(d, std::memory_order_release);
   }
   return *d;

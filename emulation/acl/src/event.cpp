@@ -7,12 +7,15 @@
 #include <mutex>
 
 #include "detail/capture_rules.hpp"
+#include "detail/ipc_event.hpp"
 #include "detail/state.hpp"
 
 namespace keel::acl_emulation::detail {
 
 hb::event_handle event_of(aclrtEvent e, const char* function) {
   if (e == nullptr) throw_rule(errc::null_parameter, function, "event is null");
+  if (is_ipc_event(e))  // the calls that take one hand it to ipc_event.cpp first
+    throw_status(ACL_ERROR_INVALID_PARAM, std::string(function) + " takes no ACL_EVENT_IPC event");
   std::lock_guard<std::mutex> lock(book().m);
   if (!book().events.count(e)) throw_rule(errc::invalid_handle, function, "event is not a live aclrtEvent");
   return static_cast<hb::event_handle>(e);
@@ -104,12 +107,14 @@ aclError aclrtCreateEventWithFlag(aclrtEvent* event, std::uint32_t flag) {
   return e != ACL_SUCCESS ? e : create_event(event, flags, "aclrtCreateEventWithFlag");
 }
 aclError aclrtCreateEventExWithFlag(aclrtEvent* event, std::uint32_t flag) {
+  if ((flag & ACL_EVENT_IPC) != 0) return create_ipc_event(event, flag, "aclrtCreateEventExWithFlag");
   keel::event_flags flags{};
   const aclError e = guarded("aclrtCreateEventExWithFlag", call::other,
                              [&] { flags = flags_from(flag, false, "aclrtCreateEventExWithFlag"); });
   return e != ACL_SUCCESS ? e : create_event(event, flags, "aclrtCreateEventExWithFlag", true);
 }
 aclError aclrtDestroyEvent(aclrtEvent event) {
+  if (is_ipc_event(event)) return destroy_ipc_event(event);
   return guarded("aclrtDestroyEvent", call::other, [&] {
     hb::event_handle e = event_of(event, "aclrtDestroyEvent");
     {
@@ -122,6 +127,7 @@ aclError aclrtDestroyEvent(aclrtEvent event) {
   });
 }
 aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
+  if (is_ipc_event(event)) return record_ipc_event(event, stream, "aclrtRecordEvent");
   return guarded("aclrtRecordEvent", call::other, [&] {
     hb::event_handle e = event_of(event, "aclrtRecordEvent");
     hb::stream_handle s = stream_of(stream, "aclrtRecordEvent");
@@ -160,6 +166,7 @@ aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream) {
   });
 }
 aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus* status) {
+  if (is_ipc_event(event)) return query_ipc_event(event, status, "aclrtQueryEventStatus");
   return guarded("aclrtQueryEventStatus", call::other, [&] {
     require(status, "aclrtQueryEventStatus", "status");
     hb::event_handle e = event_of(event, "aclrtQueryEventStatus");
@@ -168,6 +175,7 @@ aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus* statu
   });
 }
 aclError aclrtSynchronizeEvent(aclrtEvent event) {
+  if (is_ipc_event(event)) return synchronize_ipc_event(event, "aclrtSynchronizeEvent");
   return guarded("aclrtSynchronizeEvent", call::other, [&] {
     hb::event_handle e = event_of(event, "aclrtSynchronizeEvent");
     cann_rules::check_unsafe_event(event, this_thread_state().capture_mode,

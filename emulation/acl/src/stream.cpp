@@ -10,6 +10,8 @@
 #include <string>
 
 #include "detail/capture_rules.hpp"
+#include "detail/ipc_event.hpp"
+#include "detail/overflow.hpp"
 #include "detail/state.hpp"
 
 namespace keel::acl_emulation::detail {
@@ -66,6 +68,7 @@ void destroy_stream_now(aclrtStream stream, const char* function, bool force) {
   }
   cann_rules::note_stream_destroyed(stream);
   forget_subscription(stream);  // after its work: a blocking callback still ran on the subscribed thread
+  forget_overflow_switch(stream);
   if (orphan != nullptr) {
     for (auto g : orphan->groups) {
       cann_rules::note_group_destroyed(g);
@@ -377,6 +380,7 @@ aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus* status) {
   });
 }
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
+  if (is_ipc_event(event)) return wait_ipc_event(stream, event, "aclrtStreamWaitEvent");
   return guarded("aclrtStreamWaitEvent", call::other, [&] {
     hb::stream_handle s = stream_of(stream, "aclrtStreamWaitEvent");
     hb::event_handle e = event_of(event, "aclrtStreamWaitEvent");

@@ -22,7 +22,7 @@
 
 // X(library, return type, name, parameter list): the ACL subset keel uses,
 // with the signatures CANN documents (hicann/runtime docs/zh/api_ref/
-// 02, 04, 06, 07, 11-03, 11-08, 11-10, 13 and 15; CANN aolapi reference for aclnn). keel's
+// 02, 04, 06, 07, 10, 11-03, 11-08, 11-10, 13 and 15; CANN aolapi reference for aclnn). keel's
 // enums stand for CANN's by-value enum parameters (same size and values);
 // tests/acl/headers_test.cpp checks each type against the declarations.
 #define KEEL_DETAIL_ACL_FUNCTIONS(X)                                                                             \
@@ -56,6 +56,9 @@
   X(ascendcl, status, aclrtProcessReport, (std::int32_t timeout))                                               \
   X(ascendcl, status, aclrtUnSubscribeReport, (std::uint64_t threadId, stream_handle stream))                   \
   X(ascendcl, status, aclrtLaunchHostFunc, (stream_handle stream, host_func fn, void* args))                     \
+  X(ascendcl, status, aclrtSubscribeHostFunc, (std::uint64_t hostFuncThreadId, stream_handle exeStream))         \
+  X(ascendcl, status, aclrtProcessHostFunc, (std::int32_t timeout))                                              \
+  X(ascendcl, status, aclrtUnSubscribeHostFunc, (std::uint64_t hostFuncThreadId, stream_handle exeStream))       \
   X(ascendcl, status, aclrtCreateContext, (context_handle * context, std::int32_t deviceId))                      \
   X(ascendcl, status, aclrtDestroyContext, (context_handle context))                                              \
   X(ascendcl, status, aclrtSetCurrentContext, (context_handle context))                                           \
@@ -241,7 +244,31 @@
                                                std::uint32_t * value))                                          \
   X(ascendcl, status, aclrtSetDeviceResLimit, (std::int32_t deviceId, device_resource type,                     \
                                                std::uint32_t value))                                            \
-  X(ascendcl, status, aclrtResetDeviceResLimit, (std::int32_t deviceId))
+  X(ascendcl, status, aclrtResetDeviceResLimit, (std::int32_t deviceId))                                        \
+  X(ascendcl, status, aclrtIpcGetEventHandle, (event_handle event, ipc_event_handle * handle))                  \
+  X(ascendcl, status, aclrtIpcOpenEventHandle, (ipc_event_handle handle, event_handle * event))                  \
+  X(ascendcl, status, aclrtCreateLabel, (label_handle * label))                                                  \
+  X(ascendcl, status, aclrtSetLabel, (label_handle label, stream_handle stream))                                 \
+  X(ascendcl, status, aclrtDestroyLabel, (label_handle label))                                                   \
+  X(ascendcl, status, aclrtCreateLabelList, (label_handle * labels, std::size_t num,                             \
+                                             label_list_handle * labelList))                                     \
+  X(ascendcl, status, aclrtDestroyLabelList, (label_list_handle labelList))                                      \
+  X(ascendcl, status, aclrtSwitchLabelByIndex, (void* ptr, std::uint32_t maxValue, label_list_handle labelList,  \
+                                                stream_handle stream))                                           \
+  X(ascendcl, status, aclrtSetDeviceSatMode, (float_overflow_mode mode))                                         \
+  X(ascendcl, status, aclrtGetDeviceSatMode, (float_overflow_mode * mode))                                       \
+  X(ascendcl, status, aclrtSetStreamOverflowSwitch, (stream_handle stream, std::uint32_t flag))                  \
+  X(ascendcl, status, aclrtGetStreamOverflowSwitch, (stream_handle stream, std::uint32_t * flag))                \
+  X(ascendcl, status, aclrtGetOverflowStatus, (void* outputAddr, std::size_t outputSize, stream_handle stream))  \
+  X(ascendcl, status, aclrtResetOverflowStatus, (stream_handle stream))                                          \
+  X(ascendcl, status, aclrtSetExceptionInfoCallback, (exception_info_callback callback))                         \
+  X(ascendcl, status, aclrtExceptionInfoCallbackRegister, (exception_info_callback callback))                    \
+  X(ascendcl, status, aclrtExceptionInfoCallbackUnregister, (exception_info_callback callback))                  \
+  X(ascendcl, std::uint32_t, aclrtGetTaskIdFromExceptionInfo, (const exception_info* info))                      \
+  X(ascendcl, std::uint32_t, aclrtGetStreamIdFromExceptionInfo, (const exception_info* info))                    \
+  X(ascendcl, std::uint32_t, aclrtGetThreadIdFromExceptionInfo, (const exception_info* info))                    \
+  X(ascendcl, std::uint32_t, aclrtGetDeviceIdFromExceptionInfo, (const exception_info* info))                    \
+  X(ascendcl, std::uint32_t, aclrtGetErrorCodeFromExceptionInfo, (const exception_info* info))
 
 #include "keel/core/config.hpp"
 

@@ -28,6 +28,7 @@ struct aclScalar;
 struct aclIntArray;
 struct aclOpExecutor;
 struct aclDataBuffer;
+struct rtExceptionInfo;  // CANN's aclrtExceptionInfo
 /// @endcond
 
 #include "keel/core/config.hpp"
@@ -295,6 +296,25 @@ using notify_handle = void*;
 
 /// aclrtDevResLimitType (aclrtSetDeviceResLimit, aclrtGetResInCurrentThread): a device's cores.
 enum class device_resource : int { cube_core = 0, vector_core = 1 };
+
+/// aclrtIpcEventHandle: an ACL_EVENT_IPC event's handle, which another process opens (07_event_management.md).
+struct ipc_event_handle {
+  /// The handle's bytes, as the runtime made them.
+  char reserved[64];
+};
+
+/// aclrtLabel: a marked place on a stream bound to a model being built (10_label_management.md).
+using label_handle = void*;
+/// aclrtLabelList: the labels a switch by label index chooses from.
+using label_list_handle = void*;
+
+/// aclrtFloatOverflowMode (aclrtSetDeviceSatMode): what an overflowing floating-point result becomes.
+enum class float_overflow_mode : int { saturation = 0, inf_nan = 1, undefined = 2 };
+
+/// aclrtExceptionInfo: what an exception callback is told of a failed task (13_exception_handling.md).
+using exception_info = ::rtExceptionInfo;
+/// aclrtExceptionInfoCallback: a process-wide callback told of each failed task.
+using exception_info_callback = void (*)(exception_info* exceptionInfo);
 
 /// aclrtValueWait's conditions (11-09_stream_memory_operation.md) on the 64-bit value at an address.
 namespace value_wait {

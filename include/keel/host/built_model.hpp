@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -28,11 +29,13 @@
 KEEL_BEGIN_NAMESPACE namespace host::detail {
 
 /// @cond
-// One step of a bound stream's part: a recorded task, or a control step.
+// One step of a bound stream's part: a recorded task, or a control step. A
+// label marks a place in its part that a jump (a switch by label index) goes
+// to; until the build ends a jump names its labels by key, then by place.
 struct built_step {
-  enum class op : std::uint8_t { task, activate, switch_to, end };
+  enum class op : std::uint8_t { task, activate, switch_to, end, label, jump };
   op what = op::task;
-  std::size_t index = 0;  // the task's index in the part, or the target part
+  std::size_t index = 0;  // the task's index in the part, the target part, a label's key or a jump's table
   const void* left = nullptr;
   const void* right = nullptr;
   compare_condition condition = compare_condition::equal;
@@ -45,9 +48,17 @@ struct built_part {
   bool head = false;
 };
 
-// What a built model runs: its parts, read-only once built.
+// Where a label is: its part and the index of its step there.
+struct built_place {
+  std::size_t part = 0;
+  std::size_t step = 0;
+};
+
+// What a built model runs: its parts and each jump's places (a jump step's
+// index names its table), read-only once built.
 struct built_program {
   std::vector<built_part> parts;
+  std::vector<std::vector<built_place>> jumps;
 
   template <class T>
   static bool compare(const void* l, const void* r, compare_condition c) noexcept {
@@ -75,14 +86,21 @@ struct built_program {
     std::exception_ptr failure;
     std::vector<unsigned char> running(parts.size(), 0);
     for (std::size_t i = 0; i < parts.size(); ++i)
-      if (parts[i].head) run_part(i, work, failure, running);
+      if (parts[i].head) run_part(i, 0, work, failure, running);
     if (failure) std::rethrow_exception(failure);
   }
 
-  void run_part(std::size_t i, bool& work, std::exception_ptr& failure, std::vector<unsigned char>& running) const {
+  // Runs part i from its step `from`. A jump reads its label index (a uint32
+  // in device memory; past the last label it goes to the last one) and goes
+  // on from that label's place: within this part, or in the label's part,
+  // ending this one, as a switch does.
+  void run_part(std::size_t i, std::size_t from, bool& work, std::exception_ptr& failure,
+                std::vector<unsigned char>& running) const {
     running[i] = 1;
     const built_part& p = parts[i];
-    for (const built_step& s : p.steps) {
+    std::size_t next = from;
+    while (next < p.steps.size()) {
+      const built_step& s = p.steps[next++];
       switch (s.what) {
         case built_step::op::task: {
           const replay_task& t = p.tasks[s.index];
@@ -93,11 +111,11 @@ struct built_program {
           break;
         }
         case built_step::op::activate:
-          if (!running[s.index]) run_part(s.index, work, failure, running);
+          if (!running[s.index]) run_part(s.index, 0, work, failure, running);
           break;
         case built_step::op::switch_to:
           if (holds(s)) {
-            if (!running[s.index]) run_part(s.index, work, failure, running);
+            if (!running[s.index]) run_part(s.index, 0, work, failure, running);
             running[i] = 0;
             return;  // the switching stream's work stops where it jumped
           }
@@ -105,6 +123,21 @@ struct built_program {
         case built_step::op::end:
           running[i] = 0;
           return;
+        case built_step::op::label:
+          break;
+        case built_step::op::jump: {
+          const std::vector<built_place>& table = jumps[s.index];
+          std::uint32_t at = 0;
+          std::memcpy(&at, s.left, sizeof at);
+          const built_place to = table[at < table.size() ? at : table.size() - 1];
+          if (to.part == i) {
+            next = to.step;
+            break;
+          }
+          if (!running[to.part]) run_part(to.part, to.step, work, failure, running);
+          running[i] = 0;
+          return;
+        }
       }
     }
     running[i] = 0;
@@ -121,6 +154,7 @@ struct built_state {
     std::vector<std::pair<std::size_t, built_step>> controls;
   };
   std::vector<recording> parts;
+  std::vector<std::vector<std::uintptr_t>> jumps;  // each jump's label keys, in index order
 };
 
 struct built_model_calls : native_types {
@@ -167,6 +201,15 @@ struct built_model_calls : native_types {
                            stream_handle target) {
     control(s, {built_step::op::switch_to, target->bound_part, left, right, c, t});
   }
+  // A label set on s's part here (its key is the caller's, one per label),
+  // and a jump to one of `labels` by the uint32 index at `index`.
+  static void build_label(stream_handle s, std::uintptr_t key) { control(s, {built_step::op::label, key}); }
+  static void build_jump(stream_handle s, const void* index, std::vector<std::uintptr_t> labels) {
+    auto& jumps = s->bound->jumps;
+    jumps.reserve(jumps.size() + 1);
+    control(s, {built_step::op::jump, jumps.size(), index});
+    jumps.push_back(std::move(labels));  // reserved above: cannot throw
+  }
 
   // Interleaves each part's recorded tasks with its control steps; the model
   // then runs the program. Everything is built before anything is moved out.
@@ -189,6 +232,7 @@ struct built_model_calls : native_types {
       for (; next < n; ++next) p.steps.push_back({built_step::op::task, next});
       for (const auto& g : rec.stream->target->groups) groups.push_back(g);
     }
+    resolve_jumps(b, *program);
     std::vector<ref_ptr<external_slot>> externals = m->externals;  // each part's external records and waits
     for (const auto& rec : b.parts)
       externals.insert(externals.end(), rec.stream->target->externals.begin(), rec.stream->target->externals.end());
@@ -224,6 +268,33 @@ struct built_model_calls : native_types {
 
  private:
   static built_state& state(model_handle m) noexcept { return *static_cast<built_state*>(m->built.get()); }
+
+  // Each jump's labels as places; a label no bound stream set (or set twice)
+  // leaves the jump nowhere to go: the build cannot end.
+  static void resolve_jumps(const built_state& b, built_program& program) {
+    std::vector<std::pair<std::uintptr_t, built_place>> labels;
+    for (std::size_t i = 0; i < program.parts.size(); ++i)
+      for (std::size_t k = 0; k < program.parts[i].steps.size(); ++k)
+        if (program.parts[i].steps[k].what == built_step::op::label)
+          labels.push_back({program.parts[i].steps[k].index, built_place{i, k}});
+    program.jumps.reserve(b.jumps.size());
+    for (const auto& keys : b.jumps) {
+      std::vector<built_place> places;
+      places.reserve(keys.size());
+      for (const std::uintptr_t key : keys) {
+        std::size_t found = 0;
+        for (const auto& l : labels)
+          if (l.first == key) {
+            if (found++ == 0) places.push_back(l.second);
+          }
+        if (found != 1)
+          throw_error(errc::invalid_state, "keel::model_builder::end",
+                      found == 0 ? "a switch by label index names a label no bound stream of the model set"
+                                 : "a switch by label index names a label set more than once in the model");
+      }
+      program.jumps.push_back(std::move(places));
+    }
+  }
   // The step, and its task record for introspection: an activation, a
   // switch, or an end task (which CANN's aclmdlRIEndTask adds; keel calls it other).
   static void control(stream_handle s, built_step step) {
@@ -232,9 +303,9 @@ struct built_model_calls : native_types {
     records.reserve(records.size() + 1);
     rec.controls.emplace_back(s->target->nodes.size(), step);
     task_record r;
-    r.type = step.what == built_step::op::activate    ? task_type::activation
-             : step.what == built_step::op::switch_to ? task_type::switch_
-                                                      : task_type::other;
+    r.type = step.what == built_step::op::activate                                           ? task_type::activation
+             : step.what == built_step::op::switch_to || step.what == built_step::op::jump ? task_type::switch_
+                                                                                             : task_type::other;
     r.stream_id = s->id;
     records.push_back(std::move(r));  // reserved above: cannot throw
   }

@@ -151,6 +151,27 @@ class device_state {
     if (j.failure) std::rethrow_exception(j.failure);
   }
 
+  // A task failure observer: told, on the stream's worker thread, of each
+  // task that throws on a stream of this device (the stream's id, the task's
+  // sequence number on it, the exception), after the stream entered its
+  // error state. Set once, before the device's first stream; a runtime built
+  // on the host backend (the ACL emulation's exception callbacks) installs it.
+  using task_failure_observer = void (*)(void* context, std::uint64_t stream_id, std::uint64_t task,
+                                         const std::exception_ptr& failure);
+  void observe_task_failures(task_failure_observer observer, void* context) noexcept {
+    failure_context_ = context;
+    failure_observer_.store(observer, std::memory_order_release);
+  }
+  void task_failed(std::uint64_t stream_id, std::uint64_t task, const std::exception_ptr& failure) noexcept {
+    if (const task_failure_observer observer = failure_observer_.load(std::memory_order_acquire)) {
+      try {
+        observer(failure_context_, stream_id, task, failure);
+      } catch (...) {
+        // the observer's own failure changes nothing for the stream
+      }
+    }
+  }
+
   void retain() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
   static void drop(device_state* d) noexcept {
     if (d != nullptr && d->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete d;
@@ -173,6 +194,8 @@ class device_state {
   std::atomic<device*> owner_{nullptr};
 
  private:
+  std::atomic<task_failure_observer> failure_observer_{nullptr};
+  void* failure_context_ = nullptr;  // written before the observer's release store
   struct job {
     const std::function<void(std::size_t, std::size_t)>* fn = nullptr;
     std::size_t count = 0, grain = 1, chunks = 0;

@@ -47,6 +47,8 @@ typedef void *aclrtEvent;
 typedef void *aclrtContext;
 typedef void *aclrtTaskGrp;
 typedef void *aclrtNotify;
+typedef void *aclrtLabel;
+typedef void *aclrtLabelList;
 typedef int aclError;
 typedef uint16_t aclFloat16;
 

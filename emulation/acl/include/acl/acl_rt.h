@@ -201,6 +201,11 @@ ACL_FUNC_VISIBILITY aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStre
  * stream, which waits for it; capturable. Do not mix with aclrtLaunchCallback
  * on one stream. */
 ACL_FUNC_VISIBILITY aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args);
+/* A thread of the program's may run a stream's host functions instead of the
+ * runtime's (24_other_APIs.md): subscribed per stream, one thread each. */
+ACL_FUNC_VISIBILITY aclError aclrtSubscribeHostFunc(uint64_t hostFuncThreadId, aclrtStream exeStream);
+ACL_FUNC_VISIBILITY aclError aclrtProcessHostFunc(int32_t timeout);
+ACL_FUNC_VISIBILITY aclError aclrtUnSubscribeHostFunc(uint64_t hostFuncThreadId, aclrtStream exeStream);
 
 /* Events. */
 ACL_FUNC_VISIBILITY aclError aclrtCreateEvent(aclrtEvent *event);
@@ -718,6 +723,60 @@ typedef struct {
 } aclrtRandomNumTaskInfo;
 ACL_FUNC_VISIBILITY aclError aclrtRandomNumAsync(const aclrtRandomNumTaskInfo *taskInfo, const aclrtStream stream,
                                                  void *reserve);
+
+/* ---- events shared between processes (07_event_management.md) ----
+ * An ACL_EVENT_IPC event's handle: another process opens it and records and
+ * waits on the event in its own streams. */
+#define ACL_IPC_EVENT_HANDLE_SIZE 64U
+typedef struct aclrtIpcEventHandle {
+  char reserved[ACL_IPC_EVENT_HANDLE_SIZE];
+} aclrtIpcEventHandle;
+ACL_FUNC_VISIBILITY aclError aclrtIpcGetEventHandle(aclrtEvent event, aclrtIpcEventHandle *handle);
+ACL_FUNC_VISIBILITY aclError aclrtIpcOpenEventHandle(aclrtIpcEventHandle handle, aclrtEvent *event);
+
+/* ---- labels (10_label_management.md) ----
+ * A label marks a place on a stream bound to a model being built; a switch by
+ * label index goes on from the label the uint32 at ptr names (past the last
+ * label: the last one) and ends the switching stream's work there. */
+ACL_FUNC_VISIBILITY aclError aclrtCreateLabel(aclrtLabel *label);
+ACL_FUNC_VISIBILITY aclError aclrtSetLabel(aclrtLabel label, aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtDestroyLabel(aclrtLabel label);
+ACL_FUNC_VISIBILITY aclError aclrtCreateLabelList(aclrtLabel *labels, size_t num, aclrtLabelList *labelList);
+ACL_FUNC_VISIBILITY aclError aclrtDestroyLabelList(aclrtLabelList labelList);
+ACL_FUNC_VISIBILITY aclError aclrtSwitchLabelByIndex(void *ptr, uint32_t maxValue, aclrtLabelList labelList,
+                                                     aclrtStream stream);
+
+/* ---- floating-point overflow (04_device_management.md, 06_stream_management.md) ----
+ * The device's result mode for overflowing floating-point results (Inf/NaN
+ * by default on the A2 series), each stream's overflow-detection switch, and
+ * the device's overflow status: 64 bytes, the first uint32 of which is
+ * nonzero once a task of a stream with the switch on overflowed. */
+typedef enum aclrtFloatOverflowMode {
+  ACL_RT_OVERFLOW_MODE_SATURATION = 0,
+  ACL_RT_OVERFLOW_MODE_INFNAN,
+  ACL_RT_OVERFLOW_MODE_UNDEF
+} aclrtFloatOverflowMode;
+ACL_FUNC_VISIBILITY aclError aclrtSetDeviceSatMode(aclrtFloatOverflowMode mode);
+ACL_FUNC_VISIBILITY aclError aclrtGetDeviceSatMode(aclrtFloatOverflowMode *mode);
+ACL_FUNC_VISIBILITY aclError aclrtSetStreamOverflowSwitch(aclrtStream stream, uint32_t flag);
+ACL_FUNC_VISIBILITY aclError aclrtGetStreamOverflowSwitch(aclrtStream stream, uint32_t *flag);
+ACL_FUNC_VISIBILITY aclError aclrtGetOverflowStatus(void *outputAddr, size_t outputSize, aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtResetOverflowStatus(aclrtStream stream);
+
+/* ---- exception information (13_exception_handling.md) ----
+ * Process-wide callbacks told of each task that fails on a device, with
+ * the task, stream, thread and device ids and the error code. The
+ * information lives only during the call. */
+typedef struct rtExceptionInfo aclrtExceptionInfo;
+typedef void (*aclrtExceptionInfoCallback)(aclrtExceptionInfo *exceptionInfo);
+ACL_FUNC_VISIBILITY aclError aclrtSetExceptionInfoCallback(aclrtExceptionInfoCallback callback);
+ACL_FUNC_VISIBILITY aclError aclrtExceptionInfoCallbackRegister(aclrtExceptionInfoCallback callback);
+ACL_FUNC_VISIBILITY aclError aclrtExceptionInfoCallbackUnregister(aclrtExceptionInfoCallback callback);
+ACL_FUNC_VISIBILITY uint32_t aclrtGetTaskIdFromExceptionInfo(const aclrtExceptionInfo *info);
+ACL_FUNC_VISIBILITY uint32_t aclrtGetStreamIdFromExceptionInfo(const aclrtExceptionInfo *info);
+ACL_FUNC_VISIBILITY uint32_t aclrtGetThreadIdFromExceptionInfo(const aclrtExceptionInfo *info);
+ACL_FUNC_VISIBILITY uint32_t aclrtGetDeviceIdFromExceptionInfo(const aclrtExceptionInfo *info);
+ACL_FUNC_VISIBILITY uint32_t aclrtGetErrorCodeFromExceptionInfo(const aclrtExceptionInfo *info);
 
 #ifdef __cplusplus
 }

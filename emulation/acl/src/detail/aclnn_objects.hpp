@@ -31,5 +31,6 @@ struct aclIntArray {
 // Phase one's plan; a successful aclnnXxx consumes it unless it is repeatable.
 struct aclOpExecutor {
   keel::ops::executor ex;
+  keel::ops::tensor out;  // the result's view (overflow.cpp looks at it)
   bool repeatable = false;
 };

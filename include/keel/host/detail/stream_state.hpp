@@ -122,7 +122,9 @@ struct stream_state : ref_counted {
       try {
         s->fn(s->storage, dev, !failed.load(std::memory_order_relaxed));
       } catch (...) {
-        record_failure(std::current_exception());
+        const std::exception_ptr e = std::current_exception();
+        record_failure(e);
+        dev->task_failed(id, h, e);
       }
       // The worker writes the slot it has run (its sequence, which no one
       // reads until the submitter fills the slot again a lap later; the

@@ -11,9 +11,12 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "keel/runtime/backend/built_model.hpp"
 #include "keel/runtime/checked/backend.hpp"
@@ -33,7 +36,8 @@ KEEL_BEGIN_NAMESPACE namespace checked {
  * that was not built), `device_of(m)`, `build_bind(m, s, head)` (the stream's
  * work is recorded into the model from now on), `build_end_task(m, s)`,
  * `build_activate(s, target)`, `build_switch(s, left, condition, right, type,
- * target)`, `build_finish(m)` and `build_unbind(m, s)`. Each is called only
+ * target)`, `build_finish(m)` and `build_unbind(m, s)`; for labels (used
+ * only if called) `build_label(s, key)` and `build_jump(s, index, keys)`. Each is called only
  * when the rules allow it, under the device books' lock.
  *
  * Ownership: the books live in the native records. Thread safety: every call
@@ -142,6 +146,29 @@ struct built_models {
     std::lock_guard<books_mutex> lock(db.m);
     const std::size_t lane = control_task(s, target, api);
     N::build_switch(s, left, condition, right, type, target);
+    count(*N::books(s).session, lane);
+  }
+
+  // A label set on bound stream s (`key` names it, one per label: the
+  // native backend places jumps at the build's end), and a switch on s to
+  // one of `labels` by the uint32 label index at `index`; labels may be on
+  // any stream bound to the same model, s's own included.
+  static void set_label(stream_t s, std::uintptr_t key) {
+    static constexpr const char* api = "keel::model_builder::set_label";
+    auto& db = N::books(N::device_of(s));
+    std::lock_guard<books_mutex> lock(db.m);
+    const std::size_t lane = label_task(s, api);
+    N::build_label(s, key);
+    count(*N::books(s).session, lane);
+  }
+  static void switch_label(stream_t s, const void* index, std::vector<std::uintptr_t> labels) {
+    static constexpr const char* api = "keel::model_builder::switch_label";
+    if (index == nullptr) throw_error(errc::null_parameter, api, "the label index (a uint32 in device memory) must not be null");
+    if (labels.empty()) throw_error(errc::invalid_parameter, api, "a switch by label index needs at least one label");
+    auto& db = N::books(N::device_of(s));
+    std::lock_guard<books_mutex> lock(db.m);
+    const std::size_t lane = label_task(s, api);
+    N::build_jump(s, index, std::move(labels));
     count(*N::books(s).session, lane);
   }
 
@@ -257,6 +284,18 @@ struct built_models {
     if (target == s)
       ::keel::detail::throw_composed(errc::invalid_parameter, api,
                                      {"stream #", N::id_of(s), " cannot activate or switch to itself"});
+    return sb.lane;
+  }
+
+  // A label or switch-label task on s: s bound to a model being built, its
+  // part not ended. Returns s's lane.
+  static std::size_t label_task(stream_t s, const char* api) {
+    auto& sb = N::books(s);
+    if (!sb.session || sb.session->build == 0)
+      ::keel::detail::throw_composed(errc::invalid_state, api,
+                                     {"label tasks belong to built models: stream #", N::id_of(s),
+                                      " is not bound to a model being built"});
+    detail::check_build_issue(*sb.session, sb.lane, N::id_of(s), api);
     return sb.lane;
   }
 

@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: Apache-2.0
+// The exception-information callbacks (exception.cpp): each emulated device
+// tells them of its failed tasks.
+#pragma once
+
+#include <cstdint>
+
+#include "keel/host/host.hpp"
+
+namespace keel::acl_emulation::detail {
+
+// Makes host device `d`, emulated device `id`, report its failed tasks to
+// the registered exception callbacks; called once, before its first stream.
+void report_task_failures(keel::host::device& d, std::int32_t id) noexcept;
+
+}  // namespace keel::acl_emulation::detail

@@ -152,23 +152,28 @@ struct built_models {
   // A label set on bound stream s (`key` names it, one per label: the
   // native backend places jumps at the build's end), and a switch on s to
   // one of `labels` by the uint32 label index at `index`; labels may be on
-  // any stream bound to the same model, s's own included.
-  static void set_label(stream_t s, std::uintptr_t key) {
+  // any stream bound to the same model, s's own included. Only a native
+  // backend with labels has them (member templates: an explicit
+  // instantiation for one without labels does not instantiate them).
+  template <class M = N>
+  static auto set_label(stream_t s, std::uintptr_t key) -> decltype(M::build_label(s, key), void()) {
     static constexpr const char* api = "keel::model_builder::set_label";
     auto& db = N::books(N::device_of(s));
     std::lock_guard<books_mutex> lock(db.m);
     const std::size_t lane = label_task(s, api);
-    N::build_label(s, key);
+    M::build_label(s, key);
     count(*N::books(s).session, lane);
   }
-  static void switch_label(stream_t s, const void* index, std::vector<std::uintptr_t> labels) {
+  template <class M = N>
+  static auto switch_label(stream_t s, const void* index, std::vector<std::uintptr_t> labels)
+      -> decltype(M::build_jump(s, index, std::move(labels)), void()) {
     static constexpr const char* api = "keel::model_builder::switch_label";
     if (index == nullptr) throw_error(errc::null_parameter, api, "the label index (a uint32 in device memory) must not be null");
     if (labels.empty()) throw_error(errc::invalid_parameter, api, "a switch by label index needs at least one label");
     auto& db = N::books(N::device_of(s));
     std::lock_guard<books_mutex> lock(db.m);
     const std::size_t lane = label_task(s, api);
-    N::build_jump(s, index, std::move(labels));
+    M::build_jump(s, index, std::move(labels));
     count(*N::books(s).session, lane);
   }
 

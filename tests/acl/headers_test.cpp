@@ -28,9 +28,13 @@ namespace {
 template <class...>
 struct type_list {};
 
+template <class K, class C>
+struct same_abi_function;
+
 // Whether keel's parameter type K passes exactly like the C declaration's C:
 // the same type, or enums of the same size and alignment (keel's enums stand
-// for CANN's by-value enums), or pointers to such with the same qualifiers.
+// for CANN's by-value enums), or pointers to such with the same qualifiers,
+// or pointers to functions whose return and parameters are such.
 template <class K, class C>
 constexpr bool same_abi() {
   if constexpr (std::is_same_v<K, C>) {
@@ -38,8 +42,12 @@ constexpr bool same_abi() {
   } else if constexpr (std::is_pointer_v<K> && std::is_pointer_v<C>) {
     using kp = std::remove_pointer_t<K>;
     using cp = std::remove_pointer_t<C>;
-    return std::is_const_v<kp> == std::is_const_v<cp> && std::is_volatile_v<kp> == std::is_volatile_v<cp> &&
-           same_abi<std::remove_cv_t<kp>, std::remove_cv_t<cp>>();
+    if constexpr (std::is_function_v<kp> && std::is_function_v<cp>) {
+      return same_abi_function<K, C>::value;
+    } else {
+      return std::is_const_v<kp> == std::is_const_v<cp> && std::is_volatile_v<kp> == std::is_volatile_v<cp> &&
+             same_abi<std::remove_cv_t<kp>, std::remove_cv_t<cp>>();
+    }
   } else if constexpr (std::is_enum_v<K> && std::is_enum_v<C>) {
     return sizeof(K) == sizeof(C) && alignof(K) == alignof(C);
   } else if constexpr ((std::is_class_v<K> && std::is_class_v<C>) || (std::is_union_v<K> && std::is_union_v<C>)) {
@@ -73,6 +81,8 @@ static_assert(same_abi_function<int (*)(void*), aclError (*)(aclrtStream)>::valu
 static_assert(!same_abi_function<int (*)(void*), int (*)(void*, int)>::value);
 static_assert(!same_abi_function<int (*)(const void*), int (*)(void*)>::value);
 static_assert(!same_abi_function<int (*)(long), int (*)(int)>::value);
+static_assert(!same_abi<void (*)(long), void (*)(int)>());
+static_assert(same_abi<void (*)(keel::acl::float_overflow_mode), void (*)(aclrtFloatOverflowMode)>());
 static_assert(!same_abi_function<int (*)(keel::acl::data_type), int (*)(int)>::value);
 
 }  // namespace
@@ -127,7 +137,9 @@ static_assert(!same_abi_function<int (*)(keel::acl::data_type), int (*)(int)>::v
   X(aclrtGetStreamOverflowSwitch) X(aclrtGetOverflowStatus) X(aclrtResetOverflowStatus)                            \
   X(aclrtSetExceptionInfoCallback) X(aclrtExceptionInfoCallbackRegister) X(aclrtExceptionInfoCallbackUnregister)   \
   X(aclrtGetTaskIdFromExceptionInfo) X(aclrtGetStreamIdFromExceptionInfo) X(aclrtGetThreadIdFromExceptionInfo)    \
-  X(aclrtGetDeviceIdFromExceptionInfo) X(aclrtGetErrorCodeFromExceptionInfo)
+  X(aclrtGetDeviceIdFromExceptionInfo) X(aclrtGetErrorCodeFromExceptionInfo)                                     \
+  X(aclrtGetArgsFromExceptionInfo) X(aclrtGetFuncHandleFromExceptionInfo) X(aclrtGetDeviceUtilizationRate)        \
+  X(aclrtStreamAbort) X(aclrtRegStreamStateCallback)
 
 #define KEEL_TEST_SAME_ABI(name)                                                                  \
   static_assert(same_abi_function<decltype(keel::acl::api::name)::pointer, decltype(&::name)>::value, \
@@ -153,6 +165,17 @@ static_assert(std::is_same_v<keel::acl::label_handle, aclrtLabel>);
 static_assert(std::is_same_v<keel::acl::label_list_handle, aclrtLabelList>);
 static_assert(std::is_same_v<keel::acl::exception_info, aclrtExceptionInfo>);
 static_assert(std::is_same_v<keel::acl::exception_info_callback, aclrtExceptionInfoCallback>);
+static_assert(std::is_same_v<keel::acl::func_handle, aclrtFuncHandle>);
+static_assert(same_abi<keel::acl::stream_state_callback, aclrtStreamStateCallback>());
+static_assert(sizeof(keel::acl::utilization_info) == sizeof(aclrtUtilizationInfo));
+static_assert(offsetof(keel::acl::utilization_info, cube_utilization) == offsetof(aclrtUtilizationInfo, cubeUtilization));
+static_assert(offsetof(keel::acl::utilization_info, vector_utilization) ==
+              offsetof(aclrtUtilizationInfo, vectorUtilization));
+static_assert(offsetof(keel::acl::utilization_info, aicpu_utilization) == offsetof(aclrtUtilizationInfo, aicpuUtilization));
+static_assert(offsetof(keel::acl::utilization_info, memory_utilization) ==
+              offsetof(aclrtUtilizationInfo, memoryUtilization));
+static_assert(offsetof(keel::acl::utilization_info, utilization_extend) ==
+              offsetof(aclrtUtilizationInfo, utilizationExtend));
 
 #define KEEL_TEST_VALUE(keel_value, c_value) \
   static_assert(static_cast<long long>(keel_value) == static_cast<long long>(c_value), #keel_value " != " #c_value);
@@ -330,6 +353,8 @@ KEEL_TEST_VALUE(keel::acl::device_resource::vector_core, ACL_RT_DEV_RES_VECTOR_C
 KEEL_TEST_VALUE(keel::acl::float_overflow_mode::saturation, ACL_RT_OVERFLOW_MODE_SATURATION)
 KEEL_TEST_VALUE(keel::acl::float_overflow_mode::inf_nan, ACL_RT_OVERFLOW_MODE_INFNAN)
 KEEL_TEST_VALUE(keel::acl::float_overflow_mode::undefined, ACL_RT_OVERFLOW_MODE_UNDEF)
+KEEL_TEST_VALUE(keel::acl::stream_state::create_post, ACL_RT_STREAM_STATE_CREATE_POST)
+KEEL_TEST_VALUE(keel::acl::stream_state::destroy_pre, ACL_RT_STREAM_STATE_DESTROY_PRE)
 #undef KEEL_TEST_VALUE
 
 TEST_CASE("headers: keel's table lists exactly the functions checked against the declarations", "[acl][headers]") {

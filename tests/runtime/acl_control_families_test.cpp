@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The emulation's control and reliability families: labels in built models,
-// floating-point overflow status and the exception-information callbacks.
+// floating-point overflow status, the exception-information callbacks,
+// stream abort and state callbacks, and the device's utilisation.
 // Each is looked up by name in the loaded emulation with the type of its C
 // declaration, as a C program linked to libascendcl would call it.
 #include <catch2/catch.hpp>
@@ -9,11 +10,14 @@
 #include <pthread.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
-#include <limits>
-#include <thread>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <mutex>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "acl/acl.h"
@@ -207,6 +211,9 @@ namespace {
 struct told {
   std::atomic<int> calls{0};
   std::atomic<std::uint32_t> task{0}, stream{0}, thread{0}, device{0}, code{0};
+  // The kernel getters: the failed task (a wait) launched no kernel.
+  std::atomic<aclError> args_status{-1}, func_status{-1};
+  std::atomic<bool> no_kernel{false};
 };
 told registered_told, set_told;
 void note(told& t, aclrtExceptionInfo* info) {
@@ -215,6 +222,12 @@ void note(told& t, aclrtExceptionInfo* info) {
   t.thread = KEEL_C(aclrtGetThreadIdFromExceptionInfo)(info);
   t.device = KEEL_C(aclrtGetDeviceIdFromExceptionInfo)(info);
   t.code = KEEL_C(aclrtGetErrorCodeFromExceptionInfo)(info);
+  void* args = &t;
+  std::uint32_t args_count = 7;
+  aclrtFuncHandle func = &t;
+  t.args_status = KEEL_C(aclrtGetArgsFromExceptionInfo)(info, &args, &args_count);
+  t.func_status = KEEL_C(aclrtGetFuncHandleFromExceptionInfo)(info, &func);
+  t.no_kernel = args == nullptr && args_count == 0 && func == nullptr;
   t.calls.fetch_add(1);
 }
 void registered_callback(aclrtExceptionInfo* info) { note(registered_told, info); }
@@ -248,6 +261,11 @@ TEST_CASE("acl C API: the exception callbacks are told of a failed task, its str
   CHECK(KEEL_C(aclrtExceptionInfoCallbackUnregister)(registered_callback) == ACL_SUCCESS);  // not registered: no-op
   CHECK(KEEL_C(aclrtGetTaskIdFromExceptionInfo)(nullptr) == 0xFFFFFFFFu);
   CHECK(KEEL_C(aclrtGetErrorCodeFromExceptionInfo)(nullptr) == 0xFFFFFFFFu);
+  void* args = nullptr;
+  std::uint32_t args_count = 0;
+  aclrtFuncHandle func = nullptr;
+  CHECK(KEEL_C(aclrtGetArgsFromExceptionInfo)(nullptr, &args, &args_count) == ACL_ERROR_INVALID_PARAM);
+  CHECK(KEEL_C(aclrtGetFuncHandleFromExceptionInfo)(nullptr, &func) == ACL_ERROR_INVALID_PARAM);
   REQUIRE(KEEL_C(aclrtExceptionInfoCallbackRegister)(registered_callback) == ACL_SUCCESS);
   REQUIRE(KEEL_C(aclrtExceptionInfoCallbackRegister)(registered_callback) == ACL_SUCCESS);  // kept once
   REQUIRE(KEEL_C(aclrtSetExceptionInfoCallback)(set_callback) == ACL_SUCCESS);
@@ -267,6 +285,9 @@ TEST_CASE("acl C API: the exception callbacks are told of a failed task, its str
     CHECK(t->code == static_cast<std::uint32_t>(ACL_ERROR_RT_AICORE_EXCEPTION));
     CHECK(t->thread != 0u);
     CHECK(t->task != 0xFFFFFFFFu);
+    CHECK(t->args_status == ACL_SUCCESS);
+    CHECK(t->func_status == ACL_SUCCESS);
+    CHECK(t->no_kernel);
   }
 
   REQUIRE(KEEL_C(aclrtExceptionInfoCallbackUnregister)(registered_callback) == ACL_SUCCESS);
@@ -364,4 +385,124 @@ TEST_CASE("acl C API: an ACL_EVENT_IPC event opened from its handle orders anoth
   CHECK(KEEL_C(aclrtIpcOpenEventHandle)(forged, &late) == ACL_ERROR_INVALID_PARAM);
   CHECK(KEEL_C(aclrtDestroyStream)(producer) == ACL_SUCCESS);
   CHECK(KEEL_C(aclrtDestroyStream)(consumer) == ACL_SUCCESS);
+}
+
+namespace {
+void count_run(void* runs) { static_cast<std::atomic<int>*>(runs)->fetch_add(1); }
+// A task that runs until its gate opens, and says when it has begun.
+struct gate {
+  std::atomic<bool> began{false}, open{false};
+};
+void run_until_open(void* g) {
+  auto* the_gate = static_cast<gate*>(g);
+  the_gate->began = true;
+  while (!the_gate->open) std::this_thread::yield();
+}
+}  // namespace
+
+TEST_CASE("acl C API: an aborted stream skips its tasks not yet run; a synchronize meanwhile reports the abort",
+          "[acl][families][abort]") {
+  keel_test::emulation_device().make_current();
+  CHECK(KEEL_C(aclrtStreamAbort)(nullptr) == ACL_ERROR_INVALID_PARAM);
+  aclrtStream stream = nullptr;
+  REQUIRE(KEEL_C(aclrtCreateStream)(&stream) == ACL_SUCCESS);
+  aclrtContext context = nullptr;
+  REQUIRE(KEEL_C(aclrtGetCurrentContext)(&context) == ACL_SUCCESS);
+  gate running;
+  std::atomic<int> runs{0};
+  // The stream runs a task that ends only once the abort is under way; a
+  // host function waits behind it.
+  REQUIRE(KEEL_C(aclrtLaunchHostFunc)(stream, run_until_open, &running) == ACL_SUCCESS);
+  REQUIRE(KEEL_C(aclrtLaunchHostFunc)(stream, count_run, &runs) == ACL_SUCCESS);
+  while (!running.began) std::this_thread::yield();
+
+  auto* abort_stream = KEEL_C(aclrtStreamAbort);
+  auto* set_context = KEEL_C(aclrtSetCurrentContext);
+  std::atomic<aclError> aborted{-1};
+  std::thread aborter([&] {
+    if (set_context(context) == ACL_SUCCESS) aborted = abort_stream(stream);
+  });
+  aclError synchronized = ACL_SUCCESS;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  do {  // a timeout (1 ms) until the abort begins
+    synchronized = KEEL_C(aclrtSynchronizeStreamWithTimeout)(stream, 1);
+  } while (synchronized != ACL_ERROR_RT_STREAM_ABORT && aborted == -1 && std::chrono::steady_clock::now() < give_up);
+  CHECK(synchronized == ACL_ERROR_RT_STREAM_ABORT);
+  running.open = true;  // the running task ends; the abort then does
+  aborter.join();
+  CHECK(aborted == ACL_SUCCESS);
+  CHECK(runs == 0);  // discarded
+
+  CHECK(KEEL_C(aclrtSynchronizeStream)(stream) == ACL_SUCCESS);  // no error state is left
+  REQUIRE(KEEL_C(aclrtLaunchHostFunc)(stream, count_run, &runs) == ACL_SUCCESS);
+  CHECK(KEEL_C(aclrtSynchronizeStream)(stream) == ACL_SUCCESS);
+  CHECK(runs == 1);  // the stream takes new work
+  CHECK(KEEL_C(aclrtDestroyStream)(stream) == ACL_SUCCESS);
+}
+
+namespace {
+// What the stream state callback was told, of every stream.
+struct state_changes {
+  std::mutex m;
+  std::vector<std::pair<aclrtStream, aclrtStreamState>> seen;
+  std::vector<std::pair<aclrtStream, aclrtStreamState>> of(aclrtStream s) {
+    std::lock_guard<std::mutex> lock(m);
+    std::vector<std::pair<aclrtStream, aclrtStreamState>> mine;
+    for (const auto& c : seen)
+      if (c.first == s) mine.push_back(c);
+    return mine;
+  }
+};
+void note_state(aclrtStream stm, aclrtStreamState state, void* args) {
+  auto* changes = static_cast<state_changes*>(args);
+  std::lock_guard<std::mutex> lock(changes->m);
+  changes->seen.emplace_back(stm, state);
+}
+}  // namespace
+
+TEST_CASE("acl C API: a stream state callback is told after a stream is made and before it is destroyed",
+          "[acl][families][stream_state]") {
+  keel_test::emulation_device().make_current();
+  state_changes changes;
+  CHECK(KEEL_C(aclrtRegStreamStateCallback)(nullptr, note_state, &changes) == ACL_ERROR_INVALID_PARAM);
+  CHECK(KEEL_C(aclrtRegStreamStateCallback)("", note_state, &changes) == ACL_ERROR_INVALID_PARAM);
+  CHECK(KEEL_C(aclrtRegStreamStateCallback)("keel.test", nullptr, nullptr) == ACL_SUCCESS);  // not registered: no-op
+  REQUIRE(KEEL_C(aclrtRegStreamStateCallback)("keel.test", note_state, &changes) == ACL_SUCCESS);
+  CHECK(KEEL_C(aclrtRegStreamStateCallback)("keel.test", note_state, &changes) == ACL_ERROR_INVALID_PARAM);  // once
+
+  aclrtStream stream = nullptr;
+  REQUIRE(KEEL_C(aclrtCreateStream)(&stream) == ACL_SUCCESS);
+  using change = std::pair<aclrtStream, aclrtStreamState>;
+  CHECK(changes.of(stream) == std::vector<change>{{stream, ACL_RT_STREAM_STATE_CREATE_POST}});
+  REQUIRE(KEEL_C(aclrtDestroyStream)(stream) == ACL_SUCCESS);
+  CHECK(changes.of(stream) ==
+        std::vector<change>{{stream, ACL_RT_STREAM_STATE_CREATE_POST}, {stream, ACL_RT_STREAM_STATE_DESTROY_PRE}});
+
+  REQUIRE(KEEL_C(aclrtRegStreamStateCallback)("keel.test", nullptr, nullptr) == ACL_SUCCESS);  // unregistered
+  {
+    std::lock_guard<std::mutex> lock(changes.m);
+    changes.seen.clear();
+  }
+  aclrtStream untold = nullptr;
+  REQUIRE(KEEL_C(aclrtCreateStream)(&untold) == ACL_SUCCESS);
+  CHECK(KEEL_C(aclrtDestroyStream)(untold) == ACL_SUCCESS);
+  CHECK(changes.of(untold).empty());
+}
+
+TEST_CASE("acl C API: the emulated device's utilisation: idle cores, memory not reported", "[acl][families][utilization]") {
+  keel_test::emulation_device().make_current();
+  aclrtUtilizationInfo info{};
+  CHECK(KEEL_C(aclrtGetDeviceUtilizationRate)(0, nullptr) == ACL_ERROR_INVALID_PARAM);
+  std::uint32_t devices = 0;
+  REQUIRE(KEEL_C(aclrtGetDeviceCount)(&devices) == ACL_SUCCESS);
+  CHECK(KEEL_C(aclrtGetDeviceUtilizationRate)(static_cast<std::int32_t>(devices), &info) ==
+        ACL_ERROR_RT_INVALID_DEVICEID);
+  CHECK(KEEL_C(aclrtGetDeviceUtilizationRate)(-1, &info) == ACL_ERROR_RT_INVALID_DEVICEID);
+  info.memoryUtilization = 50;
+  REQUIRE(KEEL_C(aclrtGetDeviceUtilizationRate)(0, &info) == ACL_SUCCESS);
+  CHECK(info.cubeUtilization == 0);
+  CHECK(info.vectorUtilization == 0);
+  CHECK(info.aicpuUtilization == 0);
+  CHECK(info.memoryUtilization == -1);
+  CHECK(info.utilizationExtend == nullptr);
 }

@@ -262,6 +262,7 @@ aclError aclrtLaunchCallback(aclrtCallback fn, void* userData, aclrtCallbackBloc
       aclrtStream running = worker_stream();  // the executing stream on a replay
       if (running == nullptr) running = stream;
       if (!healthy && stops_on_failure(running)) return;  // ACL_STOP_ON_FAILURE: the stream stopped
+      if (!healthy && being_aborted(running)) return;     // aclrtStreamAbort discards it
       post_callback(running, fn, userData, block == ACL_CALLBACK_BLOCK);
     }));
     cann_rules::note_task(stream);
@@ -287,6 +288,7 @@ aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void* args) {
       aclrtStream running = worker_stream();
       if (running == nullptr) running = stream;
       if (!healthy && stops_on_failure(running)) return;  // ACL_STOP_ON_FAILURE
+      if (!healthy && being_aborted(running)) return;     // aclrtStreamAbort discards it
       if (!post_host_func(running, fn, args)) fn(args);
     }));
     cann_rules::note_task(stream);

@@ -16,7 +16,9 @@
 // stream's worker thread right after the failure, the thread id is that
 // thread's (gettid), the task id the task's sequence number on its stream
 // (from 0, counting every task issued to it), the stream id aclrtStreamGetId's;
-// each getter returns 0xFFFFFFFF for a null info.
+// each id getter returns 0xFFFFFFFF for a null info. The emulation's failing
+// tasks are waits and host work, never a kernel launch: the kernel-argument
+// and function getters give null (and 0 arguments) for them.
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -36,6 +38,9 @@ struct rtExceptionInfo {
   std::uint32_t thread_id;
   std::uint32_t device_id;
   std::uint32_t error_code;
+  void* kernel_args;       // the failed kernel launch's arguments (null: no kernel)
+  std::uint32_t kernel_args_count;
+  aclrtFuncHandle kernel;  // the failed kernel's function (null: no kernel)
 };
 
 namespace keel::acl_emulation::detail {
@@ -65,7 +70,10 @@ void task_failed(void* context, std::uint64_t stream_id, std::uint64_t task, con
   rtExceptionInfo info{static_cast<std::uint32_t>(task), static_cast<std::uint32_t>(stream_id),
                        static_cast<std::uint32_t>(::syscall(SYS_gettid)),
                        static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(context)),
-                       static_cast<std::uint32_t>(ACL_ERROR_RT_AICORE_EXCEPTION)};
+                       static_cast<std::uint32_t>(ACL_ERROR_RT_AICORE_EXCEPTION),
+                       nullptr,
+                       0,
+                       nullptr};
   for (aclrtExceptionInfoCallback f : callbacks) f(&info);  // outside the lock: a callback may unregister
 }
 
@@ -124,6 +132,22 @@ std::uint32_t aclrtGetDeviceIdFromExceptionInfo(const aclrtExceptionInfo* info) 
 }
 std::uint32_t aclrtGetErrorCodeFromExceptionInfo(const aclrtExceptionInfo* info) {
   return info == nullptr ? no_info : info->error_code;
+}
+
+
+aclError aclrtGetArgsFromExceptionInfo(const aclrtExceptionInfo* info, void** devArgsPtr, std::uint32_t* devArgsLen) {
+  static constexpr const char* api = "aclrtGetArgsFromExceptionInfo";
+  if (info == nullptr || devArgsPtr == nullptr || devArgsLen == nullptr)
+    return fail(ACL_ERROR_INVALID_PARAM, api, "a pointer is null");
+  *devArgsPtr = info->kernel_args;
+  *devArgsLen = info->kernel_args_count;
+  return ACL_SUCCESS;
+}
+aclError aclrtGetFuncHandleFromExceptionInfo(const aclrtExceptionInfo* info, aclrtFuncHandle* func) {
+  static constexpr const char* api = "aclrtGetFuncHandleFromExceptionInfo";
+  if (info == nullptr || func == nullptr) return fail(ACL_ERROR_INVALID_PARAM, api, "a pointer is null");
+  *func = info->kernel;
+  return ACL_SUCCESS;
 }
 
 }  // extern "C"

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // Streams: creation and destruction (which ends the stream's callback
-// subscription and discards a capture it began), synchronization, queries
-// and waits on events. Each aclrtStream is a host backend stream.
+// subscription and discards a capture it began), the stream state callbacks
+// told of both, abort, synchronization, queries and waits on events. Each
+// aclrtStream is a host backend stream.
 #include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <new>
 #include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "detail/capture_rules.hpp"
 #include "detail/ipc_event.hpp"
@@ -36,9 +40,51 @@ hb::stream_handle current_device_stream(aclrtStream stream, const char* function
 }
 
 namespace {
+// aclrtRegStreamStateCallback's registrations, by name, in registration order.
+struct stream_state_callbacks {
+  struct registration {
+    std::string name;
+    aclrtStreamStateCallback callback;
+    void* args;
+  };
+  std::mutex m;
+  std::vector<registration> registered;
+};
+stream_state_callbacks& state_callbacks() {
+  static auto* c = new stream_state_callbacks;  // as the other books: never destroyed
+  return *c;
+}
+// Tells every registered callback, outside the lock: a callback may register
+// or unregister, or make and destroy streams of its own.
+void tell_stream_state(aclrtStream stream, aclrtStreamState state) {
+  std::vector<stream_state_callbacks::registration> told;
+  {
+    stream_state_callbacks& c = state_callbacks();
+    std::lock_guard<std::mutex> lock(c.m);
+    if (c.registered.empty()) return;
+    told = c.registered;
+  }
+  for (const auto& r : told) r.callback(stream, state, r.args);
+}
+
+// The streams an aclrtStreamAbort is clearing, with how many aborts each.
+struct abort_books {
+  std::mutex m;
+  std::unordered_map<aclrtStream, int> aborting;
+};
+abort_books& aborts() {
+  static auto* a = new abort_books;  // as the other books: never destroyed
+  return *a;
+}
+// CANN: a synchronize of a stream being aborted returns ACL_ERROR_RT_STREAM_ABORT.
+void check_not_aborting(aclrtStream stream) {
+  if (being_aborted(stream)) throw_status(ACL_ERROR_RT_STREAM_ABORT, "the stream is being aborted (aclrtStreamAbort)");
+}
+
 // aclrtDestroyStream(Force)'s work; throws what stream_of throws.
 void destroy_stream_now(aclrtStream stream, const char* function, bool force) {
   hb::stream_handle s = stream_of(stream, function);
+  tell_stream_state(stream, ACL_RT_STREAM_STATE_DESTROY_PRE);
   model_box* orphan = nullptr;
   {
     std::lock_guard<std::mutex> lock(book().m);
@@ -109,6 +155,7 @@ aclError create_stream(aclrtStream* stream, const char* function, const books::s
       throw;
     }
     *stream = s;
+    tell_stream_state(s, ACL_RT_STREAM_STATE_CREATE_POST);
   });
 }
 
@@ -134,6 +181,11 @@ std::uint32_t known_flags(std::uint32_t flag) noexcept {
   return (flag & ~known) != 0 ? 0 : flag;
 }
 }  // namespace
+
+bool being_aborted(aclrtStream stream) {
+  std::lock_guard<std::mutex> lock(aborts().m);
+  return aborts().aborting.count(stream) != 0;
+}
 
 bool stops_on_failure(aclrtStream stream) {
   std::lock_guard<std::mutex> lock(book().m);
@@ -172,9 +224,12 @@ aclrtStream stream_or_default(aclrtStream s, const char* function) {
   aclrtStream made = nullptr;
   const aclError st = create_stream(&made, function, {});
   if (st != ACL_SUCCESS) throw_status(st, std::string("the context's default stream could not be made"));
-  std::lock_guard<std::mutex> lock(book().m);
+  std::unique_lock<std::mutex> lock(book().m);
   const auto placed = book().default_streams.emplace(context, made);
   if (!placed.second) {  // another thread made it first: keep theirs
+    lock.unlock();
+    tell_stream_state(made, ACL_RT_STREAM_STATE_DESTROY_PRE);  // its callbacks were told it was made
+    lock.lock();
     book().streams.erase(made);
     book().stream_context.erase(made);
     book().stream_configs.erase(made);
@@ -341,6 +396,7 @@ aclError aclrtDeviceGetStreamPriorityRange(std::int32_t* leastPriority, std::int
 aclError aclrtSynchronizeStream(aclrtStream stream) {
   return guarded("aclrtSynchronizeStream", call::other, [&] {
     hb::stream_handle s = stream_of(stream, "aclrtSynchronizeStream");
+    check_not_aborting(stream);
     cann_rules::check_unsafe_stream(stream, this_thread_state().capture_mode);
     hb::synchronize(s);
   });
@@ -349,6 +405,7 @@ aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, std::int32_t time
   static constexpr const char* api = "aclrtSynchronizeStreamWithTimeout";
   return guarded(api, call::stream_sync, [&] {
     hb::stream_handle s = stream_of(stream, api);
+    check_not_aborting(stream);
     cann_rules::check_unsafe_stream(stream, this_thread_state().capture_mode);
     std::chrono::microseconds budget{};
     if (bounded(timeout, api, budget)) {
@@ -372,6 +429,66 @@ aclError aclrtStreamWaitEventWithTimeout(aclrtStream stream, aclrtEvent event, s
     }
   });
 }
+// CANN: the stream's running task stops and its tasks not yet run are
+// discarded; tasks issued meanwhile take no effect. The host cannot stop a
+// task midway: the running one finishes, and the worker skips the rest
+// (control tasks, such as event records, still take effect, so no waiter
+// elsewhere hangs). The stream is then empty, without an error state, and
+// takes new work. A stream bound to a model (aclmdlRIBindStream) is refused.
+aclError aclrtStreamAbort(aclrtStream stream) {
+  static constexpr const char* api = "aclrtStreamAbort";
+  return guarded(api, call::other, [&] {
+    if (stream == nullptr) throw_status(ACL_ERROR_INVALID_PARAM, "stream is null (the default stream cannot be aborted)");
+    hb::stream_handle s = stream_of(stream, api);
+    if (s->bound != nullptr)
+      throw_status(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "the stream is bound to a model run instance (aclmdlRIBindStream)");
+    {
+      std::lock_guard<std::mutex> lock(aborts().m);
+      ++aborts().aborting[stream];
+    }
+    struct unmark {
+      aclrtStream stream;
+      ~unmark() {
+        std::lock_guard<std::mutex> lock(aborts().m);
+        auto it = aborts().aborting.find(stream);
+        if (--it->second == 0) aborts().aborting.erase(it);
+      }
+    } done{stream};
+    // The discard is a failure nobody is told about: the exception callbacks
+    // hear of failed tasks only.
+    s->record_failure(std::make_exception_ptr(keel::error(errc::task_failed, api, "the stream was aborted")));
+    try {
+      hb::synchronize(s);
+    } catch (const keel::error& e) {
+      // The drain reports the discard (or a failure before it, discarded too)
+      // and clears the error state; anything else is the caller's to hear.
+      if (e.code() != keel::make_error_code(errc::task_failed)) throw;
+    }
+  });
+}
+
+aclError aclrtRegStreamStateCallback(const char* regName, aclrtStreamStateCallback callback, void* args) {
+  static constexpr const char* api = "aclrtRegStreamStateCallback";
+  if (regName == nullptr || *regName == '\0') return fail(ACL_ERROR_INVALID_PARAM, api, "regName is null or empty");
+  stream_state_callbacks& c = state_callbacks();
+  std::lock_guard<std::mutex> lock(c.m);
+  auto it = c.registered.begin();
+  while (it != c.registered.end() && it->name != regName) ++it;
+  if (callback == nullptr) {  // unregisters (a name not registered: nothing to do)
+    if (it != c.registered.end()) c.registered.erase(it);
+    return ACL_SUCCESS;
+  }
+  if (it != c.registered.end())
+    return fail(ACL_ERROR_INVALID_PARAM, api,
+                std::string("a callback is already registered as \"") + regName + "\" (unregister it first)");
+  try {
+    c.registered.push_back({regName, callback, args});
+  } catch (const std::bad_alloc&) {
+    return fail(ACL_ERROR_BAD_ALLOC, api, "out of host memory");
+  }
+  return ACL_SUCCESS;
+}
+
 aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus* status) {
   return guarded("aclrtStreamQuery", call::other, [&] {
     require(status, "aclrtStreamQuery", "status");

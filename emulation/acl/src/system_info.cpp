@@ -225,6 +225,18 @@ aclError aclrtQueryDeviceStatus(std::int32_t deviceId, aclrtDeviceStatus* device
   return ACL_SUCCESS;
 }
 
+// The emulated device's work runs on host threads, none on its cube, vector
+// or AI CPU cores: each is idle (0 %); the device has vector cores, so the
+// vector rate is not CANN's -1 for "no such unit"; memory utilisation is -1,
+// as CANN documents for the versions that do not report it.
+aclError aclrtGetDeviceUtilizationRate(std::int32_t deviceId, aclrtUtilizationInfo* utilizationInfo) {
+  static constexpr const char* api = "aclrtGetDeviceUtilizationRate";
+  if (utilizationInfo == nullptr) return fail(ACL_ERROR_INVALID_PARAM, api, "utilizationInfo is null");
+  if (!valid_device(deviceId)) return invalid_device(api, deviceId);
+  *utilizationInfo = aclrtUtilizationInfo{0, 0, 0, -1, nullptr};
+  return ACL_SUCCESS;
+}
+
 // A device reports a hardware error (memory UCE, AI Core) it met; the
 // emulated device meets none.
 aclError aclrtGetErrorVerbose(std::int32_t deviceId, aclrtErrorInfo* errorInfo) {

@@ -268,7 +268,14 @@
   X(ascendcl, std::uint32_t, aclrtGetStreamIdFromExceptionInfo, (const exception_info* info))                    \
   X(ascendcl, std::uint32_t, aclrtGetThreadIdFromExceptionInfo, (const exception_info* info))                    \
   X(ascendcl, std::uint32_t, aclrtGetDeviceIdFromExceptionInfo, (const exception_info* info))                    \
-  X(ascendcl, std::uint32_t, aclrtGetErrorCodeFromExceptionInfo, (const exception_info* info))
+  X(ascendcl, std::uint32_t, aclrtGetErrorCodeFromExceptionInfo, (const exception_info* info))                   \
+  X(ascendcl, status, aclrtGetArgsFromExceptionInfo,                                                             \
+    (const exception_info* info, void** devArgsPtr, std::uint32_t* devArgsLen))                                  \
+  X(ascendcl, status, aclrtGetFuncHandleFromExceptionInfo, (const exception_info* info, func_handle* func))      \
+  X(ascendcl, status, aclrtGetDeviceUtilizationRate, (std::int32_t deviceId, utilization_info* utilizationInfo)) \
+  X(ascendcl, status, aclrtStreamAbort, (stream_handle stream))                                                  \
+  X(ascendcl, status, aclrtRegStreamStateCallback,                                                               \
+    (const char* regName, stream_state_callback callback, void* args))
 
 #include "keel/core/config.hpp"
 

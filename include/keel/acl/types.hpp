@@ -29,6 +29,7 @@ struct aclIntArray;
 struct aclOpExecutor;
 struct aclDataBuffer;
 struct rtExceptionInfo;  // CANN's aclrtExceptionInfo
+struct aclrtUtilizationExtendInfo;
 /// @endcond
 
 #include "keel/core/config.hpp"
@@ -315,6 +316,25 @@ enum class float_overflow_mode : int { saturation = 0, inf_nan = 1, undefined = 
 using exception_info = ::rtExceptionInfo;
 /// aclrtExceptionInfoCallback: a process-wide callback told of each failed task.
 using exception_info_callback = void (*)(exception_info* exceptionInfo);
+/// aclrtFuncHandle: a kernel function's handle (14_Kernel_loading_and_execution.md).
+using func_handle = void*;
+
+/// aclrtUtilizationInfo (aclrtGetDeviceUtilizationRate): a device's units busy, in percent; -1 for none reported.
+struct utilization_info {
+  std::int32_t cube_utilization = 0;    ///< the cube cores
+  std::int32_t vector_utilization = 0;  ///< the vector cores (-1: the device has none)
+  std::int32_t aicpu_utilization = 0;   ///< the AI CPUs
+  std::int32_t memory_utilization = 0;  ///< device memory (-1: not reported)
+  ::aclrtUtilizationExtendInfo* utilization_extend = nullptr;  ///< reserved: null
+};
+
+/// aclrtStreamState: the change a stream state callback is told of (06_stream_management.md).
+enum class stream_state : int {
+  create_post = 1,  ///< after a stream was made
+  destroy_pre = 2   ///< before a stream is destroyed
+};
+/// aclrtStreamStateCallback: a process-wide callback told of each stream made and destroyed.
+using stream_state_callback = void (*)(stream_handle stm, stream_state state, void* args);
 
 /// aclrtValueWait's conditions (11-09_stream_memory_operation.md) on the 64-bit value at an address.
 namespace value_wait {

@@ -777,6 +777,40 @@ ACL_FUNC_VISIBILITY uint32_t aclrtGetStreamIdFromExceptionInfo(const aclrtExcept
 ACL_FUNC_VISIBILITY uint32_t aclrtGetThreadIdFromExceptionInfo(const aclrtExceptionInfo *info);
 ACL_FUNC_VISIBILITY uint32_t aclrtGetDeviceIdFromExceptionInfo(const aclrtExceptionInfo *info);
 ACL_FUNC_VISIBILITY uint32_t aclrtGetErrorCodeFromExceptionInfo(const aclrtExceptionInfo *info);
+/* The failed task's kernel arguments and function (14_Kernel_loading_and_execution.md):
+ * null and 0 for a task that launched no kernel. */
+ACL_FUNC_VISIBILITY aclError aclrtGetArgsFromExceptionInfo(const aclrtExceptionInfo *info, void **devArgsPtr,
+                                                           uint32_t *devArgsLen);
+ACL_FUNC_VISIBILITY aclError aclrtGetFuncHandleFromExceptionInfo(const aclrtExceptionInfo *info,
+                                                                 aclrtFuncHandle *func);
+
+/* ---- a device's utilisation (04_device_management.md) ----
+ * Percentages; -1 for a unit the device lacks, and for memory (not
+ * reported). utilizationExtend is reserved: null. */
+typedef struct aclrtUtilizationExtendInfo aclrtUtilizationExtendInfo;
+typedef struct aclrtUtilizationInfo {
+  int32_t cubeUtilization;
+  int32_t vectorUtilization;
+  int32_t aicpuUtilization;
+  int32_t memoryUtilization;
+  aclrtUtilizationExtendInfo *utilizationExtend;
+} aclrtUtilizationInfo;
+ACL_FUNC_VISIBILITY aclError aclrtGetDeviceUtilizationRate(int32_t deviceId, aclrtUtilizationInfo *utilizationInfo);
+
+/* ---- stream abort and state callbacks (06_stream_management.md) ----
+ * aclrtStreamAbort discards the stream's tasks not yet run and ends when the
+ * running one has; a synchronize of the stream meanwhile returns
+ * ACL_ERROR_RT_STREAM_ABORT. A stream state callback, registered once under
+ * its name (a null callback unregisters it), is told after each stream is
+ * made and before each is destroyed, the default streams included. */
+typedef enum {
+  ACL_RT_STREAM_STATE_CREATE_POST = 1,
+  ACL_RT_STREAM_STATE_DESTROY_PRE,
+} aclrtStreamState;
+typedef void (*aclrtStreamStateCallback)(aclrtStream stm, aclrtStreamState state, void *args);
+ACL_FUNC_VISIBILITY aclError aclrtStreamAbort(aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtRegStreamStateCallback(const char *regName, aclrtStreamStateCallback callback,
+                                                         void *args);
 
 #ifdef __cplusplus
 }

@@ -268,6 +268,9 @@ void require_ex_sync_event(aclrtEvent e, const char* function);
 // failed stream then runs none of its later tasks, host callbacks and host
 // functions included (stream.cpp).
 bool stops_on_failure(aclrtStream stream);
+// Whether an aclrtStreamAbort is clearing the stream: its host callbacks and
+// host functions are discarded with its other tasks (stream.cpp).
+bool being_aborted(aclrtStream stream);
 
 // ---- host callbacks (callback.cpp) ------------------------------------------
 

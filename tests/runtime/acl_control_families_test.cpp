@@ -440,6 +440,22 @@ TEST_CASE("acl C API: an aborted stream skips its tasks not yet run; a synchroni
   CHECK(KEEL_C(aclrtDestroyStream)(stream) == ACL_SUCCESS);
 }
 
+TEST_CASE("acl C API: a stream bound to a model being built cannot be aborted", "[acl][families][abort]") {
+  keel_test::emulation_device().make_current();
+  aclrtStream bound = nullptr;
+  REQUIRE(KEEL_C(aclrtCreateStreamWithConfig)(&bound, 0, ACL_STREAM_PERSISTENT) == ACL_SUCCESS);
+  aclmdlRI model = nullptr;
+  REQUIRE(KEEL_C(aclmdlRIBuildBegin)(&model, 0) == ACL_SUCCESS);
+  REQUIRE(KEEL_C(aclmdlRIBindStream)(model, bound, ACL_MODEL_STREAM_FLAG_HEAD) == ACL_SUCCESS);
+  CHECK(KEEL_C(aclrtStreamAbort)(bound) == ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+  REQUIRE(KEEL_C(aclmdlRIEndTask)(model, bound) == ACL_SUCCESS);
+  REQUIRE(KEEL_C(aclmdlRIBuildEnd)(model, nullptr) == ACL_SUCCESS);
+  CHECK(KEEL_C(aclmdlRIUnbindStream)(model, bound) == ACL_SUCCESS);
+  CHECK(KEEL_C(aclmdlRIDestroy)(model) == ACL_SUCCESS);
+  CHECK(KEEL_C(aclrtStreamAbort)(bound) == ACL_SUCCESS);  // unbound: an empty stream aborts at once
+  CHECK(KEEL_C(aclrtDestroyStream)(bound) == ACL_SUCCESS);
+}
+
 namespace {
 // What the stream state callback was told, of every stream.
 struct state_changes {

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <system_error>
@@ -62,8 +63,9 @@ keel::host::device& dev(std::int32_t id) {
   std::lock_guard<std::mutex> lock(making);
   d = slot.load(std::memory_order_acquire);
   if (d == nullptr) {
-    d = new keel::host::device;  // never destroyed (see state.hpp)
-    report_task_failures(*d, id);
+    auto made = std::make_unique<keel::host::device>();
+    report_task_failures(*made, id);
+    d = made.release();  // never destroyed (see state.hpp)
     slot.store(d, std::memory_order_release);
   }
   return *d;

@@ -58,7 +58,7 @@ exception_books& exceptions() {
   return *b;
 }
 
-void task_failed(void* context, std::uint64_t stream_id, std::uint64_t task, const std::exception_ptr&) {
+void task_failed(std::int32_t device, std::uint64_t stream_id, std::uint64_t task) {
   std::vector<aclrtExceptionInfoCallback> callbacks;
   {
     exception_books& b = exceptions();
@@ -69,7 +69,7 @@ void task_failed(void* context, std::uint64_t stream_id, std::uint64_t task, con
   }
   rtExceptionInfo info{static_cast<std::uint32_t>(task), static_cast<std::uint32_t>(stream_id),
                        static_cast<std::uint32_t>(::syscall(SYS_gettid)),
-                       static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(context)),
+                       static_cast<std::uint32_t>(device),
                        static_cast<std::uint32_t>(ACL_ERROR_RT_AICORE_EXCEPTION),
                        nullptr,
                        0,
@@ -79,8 +79,9 @@ void task_failed(void* context, std::uint64_t stream_id, std::uint64_t task, con
 
 }  // namespace
 
-void report_task_failures(keel::host::device& d, std::int32_t id) noexcept {
-  d.state().observe_task_failures(task_failed, reinterpret_cast<void*>(static_cast<std::uintptr_t>(id)));
+void report_task_failures(keel::host::device& d, std::int32_t id) {
+  d.state().observe_task_failures(
+      [id](std::uint64_t stream_id, std::uint64_t task, const std::exception_ptr&) { task_failed(id, stream_id, task); });
 }
 
 }  // namespace keel::acl_emulation::detail

@@ -12,8 +12,10 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "keel/core/error.hpp"
@@ -151,23 +153,45 @@ class device_state {
     if (j.failure) std::rethrow_exception(j.failure);
   }
 
-  // A task failure observer: told, on the stream's worker thread, of each
-  // task that throws on a stream of this device (the stream's id, the task's
-  // sequence number on it, the exception), after the stream entered its
-  // error state. Set once, before the device's first stream; a runtime built
-  // on the host backend (the ACL emulation's exception callbacks) installs it.
-  using task_failure_observer = void (*)(void* context, std::uint64_t stream_id, std::uint64_t task,
-                                         const std::exception_ptr& failure);
-  void observe_task_failures(task_failure_observer observer, void* context) noexcept {
-    failure_context_ = context;
-    failure_observer_.store(observer, std::memory_order_release);
+  // Task failure observers: each is told, on the stream's worker thread, of
+  // each task that throws on a stream of this device (the stream's id, the
+  // task's sequence number on it, the exception), after the stream entered
+  // its error state. Any number, added and removed at any time: keel's
+  // task-failure subscriptions and a runtime built on the host backend (the
+  // ACL emulation's exception callbacks) are observers alike. An observer
+  // is called outside the lock, so it may add or remove observers; one
+  // removed may still be running a call that began before.
+  using task_failure_observer =
+      std::function<void(std::uint64_t stream_id, std::uint64_t task, const std::exception_ptr& failure)>;
+  // Adds an observer; the key removes it. Throws what allocation throws (nothing added then).
+  std::uint64_t observe_task_failures(task_failure_observer observer) {
+    auto held = std::make_shared<const task_failure_observer>(std::move(observer));
+    std::lock_guard<std::mutex> lock(failure_mutex_);
+    failure_observers_.emplace_back(++failure_keys_, std::move(held));
+    return failure_keys_;
+  }
+  void stop_observing_task_failures(std::uint64_t key) noexcept {
+    std::lock_guard<std::mutex> lock(failure_mutex_);
+    for (auto it = failure_observers_.begin(); it != failure_observers_.end(); ++it)
+      if (it->first == key) {
+        failure_observers_.erase(it);
+        return;
+      }
   }
   void task_failed(std::uint64_t stream_id, std::uint64_t task, const std::exception_ptr& failure) noexcept {
-    if (const task_failure_observer observer = failure_observer_.load(std::memory_order_acquire)) {
+    std::vector<std::shared_ptr<const task_failure_observer>> observers;
+    try {
+      std::lock_guard<std::mutex> lock(failure_mutex_);
+      observers.reserve(failure_observers_.size());
+      for (const auto& o : failure_observers_) observers.push_back(o.second);
+    } catch (...) {
+      return;  // no memory to copy the list: the stream's error state still holds the failure
+    }
+    for (const auto& o : observers) {
       try {
-        observer(failure_context_, stream_id, task, failure);
+        (*o)(stream_id, task, failure);
       } catch (...) {
-        // the observer's own failure changes nothing for the stream
+        // an observer's own failure changes nothing for the stream
       }
     }
   }
@@ -194,8 +218,9 @@ class device_state {
   std::atomic<device*> owner_{nullptr};
 
  private:
-  std::atomic<task_failure_observer> failure_observer_{nullptr};
-  void* failure_context_ = nullptr;  // written before the observer's release store
+  std::mutex failure_mutex_;
+  std::vector<std::pair<std::uint64_t, std::shared_ptr<const task_failure_observer>>> failure_observers_;
+  std::uint64_t failure_keys_ = 0;  // the last key given
   struct job {
     const std::function<void(std::size_t, std::size_t)>* fn = nullptr;
     std::size_t count = 0, grain = 1, chunks = 0;

@@ -10,7 +10,8 @@
 namespace keel::acl_emulation::detail {
 
 // Makes host device `d`, emulated device `id`, report its failed tasks to
-// the registered exception callbacks; called once, before its first stream.
-void report_task_failures(keel::host::device& d, std::int32_t id) noexcept;
+// the registered exception callbacks (one observer of its task failures among
+// any others); called once, before its first stream. Throws std::bad_alloc.
+void report_task_failures(keel::host::device& d, std::int32_t id);
 
 }  // namespace keel::acl_emulation::detail

@@ -32,8 +32,20 @@ void* operator new(std::size_t bytes) {
   if (void* p = std::malloc(bytes == 0 ? 1 : bytes)) return p;
   throw std::bad_alloc();
 }
+// Every form that pairs with the replaced delete is replaced too: a nothrow
+// new left to the sanitizer's allocator would be freed here (a mismatch).
+void* operator new(std::size_t bytes, const std::nothrow_t&) noexcept {
+  if (allocations_fail.load(std::memory_order_relaxed)) return nullptr;
+  return std::malloc(bytes == 0 ? 1 : bytes);
+}
+void* operator new[](std::size_t bytes) { return ::operator new(bytes); }
+void* operator new[](std::size_t bytes, const std::nothrow_t& tag) noexcept { return ::operator new(bytes, tag); }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 TEST_CASE("memory pool: releasing blocks allocates nothing (every allocation failing meanwhile)",
           "[runtime][memory_pool]") {

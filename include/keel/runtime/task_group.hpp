@@ -328,8 +328,14 @@ class [[nodiscard]] basic_update_scope {
  * recorded and consumed (the event reset by the execution it released):
  * replaying, then updating on the update stream with no wait between (the
  * order of runners that update after the replay) is correct, the update
- * waiting for the previous execution to pass its fence. When that does not
- * happen within the consume limit (no execution to consume the previous
+ * waiting for the previous execution to pass its fence. Passing the fence
+ * is not finishing the group, though: an update whose commit runs while
+ * the previous execution is still between its fence and its group lands in
+ * that execution, one early (the window is that execution's next task, so
+ * it is rare, but nothing closes it here); basic_fenced_model orders each
+ * apply after the previous execution on the device and has no such window,
+ * so prefer it where every step's values must be exact. When the previous
+ * signal is not consumed within the consume limit (no execution to consume the previous
  * signal was issued, or it is held up), the call is refused with timeout,
  * naming the update stream, and issues nothing. Cost per call: two queries
  * when the previous signal was consumed already (the usual case with a

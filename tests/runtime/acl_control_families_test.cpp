@@ -400,7 +400,7 @@ void run_until_open(void* g) {
 }
 }  // namespace
 
-TEST_CASE("acl C API: an aborted stream skips its tasks not yet run; a synchronize meanwhile reports the abort",
+TEST_CASE("acl C API: an aborted stream skips its tasks not yet run, and a synchronize meanwhile reports the abort",
           "[acl][families][abort]") {
   keel_test::emulation_device().make_current();
   CHECK(KEEL_C(aclrtStreamAbort)(nullptr) == ACL_ERROR_INVALID_PARAM);

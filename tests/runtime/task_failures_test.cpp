@@ -94,7 +94,7 @@ KEEL_BACKEND_TEST("task failure subscription: told of a failed task's device, ru
   CHECK(h.count() == 2);
 }
 
-KEEL_BACKEND_TEST("task failure subscription: an ended subscription is not told; two subscribers each hear once",
+KEEL_BACKEND_TEST("task failure subscription: an ended subscription is not told, and two subscribers each hear once",
                   "[runtime][task_failures]") {
   KEEL_USING_BACKEND(TestType);
   using traits = failure_traits<TestType>;

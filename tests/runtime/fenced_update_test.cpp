@@ -416,7 +416,14 @@ KEEL_BACKEND_TEST("concurrent update: replay then update every step with no wait
   }
   f.s.synchronize(std::chrono::seconds(10));
   REQUIRE(f.seen.size() == 20);
-  for (std::size_t i = 1; i <= 20; ++i) CHECK(f.seen[i - 1] == 1.0f + static_cast<float>(i));
+  // Each update lands in its execution, or (the documented window: its
+  // commit ran while the previous execution was between its fence and its
+  // group) in the one before; never later, never lost.
+  for (std::size_t i = 1; i <= 20; ++i) {
+    const float own = 1.0f + static_cast<float>(i);
+    CHECK((f.seen[i - 1] == own || (i < 20 && f.seen[i - 1] == own + 1.0f)));
+  }
+  CHECK(f.seen.back() == 21.0f);
 }
 
 KEEL_BACKEND_TEST("concurrent update: a second signal no execution consumes is refused after the limit, nothing changes",
@@ -443,7 +450,11 @@ KEEL_BACKEND_TEST("concurrent update: a second signal no execution consumes is r
   gate.record(f.u);
   f.update(7.0f);  // waits for the first execution to pass the fence
   f.s.synchronize(std::chrono::seconds(10));
-  CHECK(f.seen == std::vector<float>{2.0f, 6.0f, 4.0f, 8.0f});
+  // The third execution runs alpha 3, or alpha 7 when the last update's
+  // commit fell in the documented window between its fence and its group.
+  const bool in_its_execution = f.seen == std::vector<float>{2.0f, 6.0f, 4.0f, 8.0f};
+  const bool one_early = f.seen == std::vector<float>{2.0f, 6.0f, 8.0f, 8.0f};
+  CHECK((in_its_execution || one_early));
 }
 
 KEEL_BACKEND_TEST("concurrent update: movable, a moved-from one has no event and refuses every call",

@@ -312,9 +312,12 @@ TEST_CASE("acl C API: a stream's host functions run on the thread subscribed to 
 
   std::atomic<bool> serve{true};
   std::atomic<std::uint64_t> server_id{0};
+  // Looked up here: KEEL_C uses Catch's INFO and REQUIRE, which only the
+  // test's own thread may call.
+  auto* const process_host_func = KEEL_C(aclrtProcessHostFunc);
   std::thread server([&] {
     server_id = static_cast<std::uint64_t>(::pthread_self());
-    while (serve) (void)KEEL_C(aclrtProcessHostFunc)(10);
+    while (serve) (void)process_host_func(10);
   });
   while (server_id == 0) std::this_thread::yield();
   REQUIRE(KEEL_C(aclrtSubscribeHostFunc)(server_id, stream) == ACL_SUCCESS);

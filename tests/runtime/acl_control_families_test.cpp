@@ -25,21 +25,9 @@
 #include "aclnnop/aclnn_add.h"
 #include "keel/acl/backend.hpp"
 
-#include "../support/acl_device.hpp"
+#include "../support/acl_c_function.hpp"
 
 namespace {
-
-template <class F>
-F* c_function(const char* name) {
-  keel::acl::device& dev = keel_test::emulation_device();
-  void* symbol = ::dlsym(dev.lease(keel::acl::library::ascendcl).native().native(), name);
-  INFO(name);
-  REQUIRE(symbol != nullptr);
-  F* f = nullptr;
-  std::memcpy(&f, &symbol, sizeof f);
-  return f;
-}
-#define KEEL_C(name) c_function<decltype(::name)>(#name)
 
 // Appends its digit to the run's trace (a host function of a built model).
 struct trace_step {

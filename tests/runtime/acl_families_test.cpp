@@ -21,22 +21,9 @@
 #include "aclnnop/aclnn_add.h"
 #include "keel/acl/backend.hpp"
 
-#include "../support/acl_device.hpp"
+#include "../support/acl_c_function.hpp"
 
 namespace {
-
-template <class F>
-F* c_function(const char* name) {
-  keel::acl::device& dev = keel_test::emulation_device();
-  void* symbol = ::dlsym(dev.lease(keel::acl::library::ascendcl).native().native(), name);
-  INFO(name);
-  REQUIRE(symbol != nullptr);
-  F* f = nullptr;
-  std::memcpy(&f, &symbol, sizeof f);
-  return f;
-}
-// The emulation's export of a declared function, with its declared type.
-#define KEEL_C(name) c_function<decltype(::name)>(#name)
 
 void bump(void* counter) { static_cast<std::atomic<int>*>(counter)->fetch_add(1); }
 
@@ -113,8 +100,8 @@ TEST_CASE("acl C API: the system and the device describe themselves", "[acl][fam
   CHECK(cores == 20u);
   std::uint32_t elsewhere = 0;
   aclError without_context = ACL_SUCCESS;
-  std::thread([&] { without_context = KEEL_C(aclrtGetResInCurrentThread)(ACL_RT_DEV_RES_CUBE_CORE, &elsewhere); })
-      .join();
+  auto* const get_res_in_current_thread = KEEL_C(aclrtGetResInCurrentThread);  // Catch's macros: this thread only
+  std::thread([&] { without_context = get_res_in_current_thread(ACL_RT_DEV_RES_CUBE_CORE, &elsewhere); }).join();
   CHECK(without_context == ACL_ERROR_RT_CONTEXT_NULL);
 
   aclrtDeviceStatus health = ACL_RT_DEVICE_STATUS_ABNORMAL;
